@@ -1,0 +1,63 @@
+/* The backend interface: what the encoder asks of a CPU or GPU backend.
+ *
+ * A backend owns the pixel stages of encoding (motion search, compensation,
+ * forward transform and quantisation, reconstruction) and keeps the reference
+ * frame itself, so a GPU backend keeps it resident on the device. The
+ * encoder hands it one frame at a time (submit) and later collects the
+ * coefficients and vectors the entropy coder needs (collect), so a backend may
+ * keep up to max_in_flight frames in flight.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef C63_BACKEND_H
+#define C63_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dsp.h"
+#include "geometry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One frame's work. The encoder owns the output buffers; they must stay
+ * untouched between submit and collect. */
+typedef struct c63_frame_job {
+  /* Input picture, visible size (geometry pic_w x pic_h), any stride. The
+   * backend copies it during submit. */
+  const uint8_t *src[3];
+  int src_stride[3];
+  int keyframe;
+  int search_range;     /* luma; chroma uses search_range / 2 */
+  uint8_t quant[3][64]; /* zig-zag order */
+  /* Outputs, valid after collect: layouts as in dsp.h. */
+  int16_t *coeffs[3];
+  c63_mv *mvs[3];
+} c63_frame_job;
+
+typedef struct c63_backend c63_backend;
+
+typedef struct c63_backend_ops {
+  const char *name;
+  /* Frames the backend may hold between submit and collect (>= 1). */
+  int max_in_flight;
+  int (*create)(const c63_geometry *g, int device_id, c63_backend **out, char *msg,
+                size_t msg_size);
+  void (*destroy)(c63_backend *be);
+  /* Start the frame. Jobs are collected in submission order. */
+  int (*submit)(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size);
+  /* Wait for the oldest submitted job and fill its outputs. */
+  int (*collect)(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size);
+} c63_backend_ops;
+
+extern const c63_backend_ops c63_backend_cpu;
+
+/* Copy a visible plane into a zero-padded plane (stride pad_w). */
+void c63_pad_plane(const uint8_t *src, int src_stride, int pic_w, int pic_h, uint8_t *dst,
+                   int pad_w, int pad_h);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

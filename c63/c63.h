@@ -1,0 +1,185 @@
+/* libc63: the public API of the Codec63 codec core.
+ *
+ * Copyright (C) 2026 gst-c63 contributors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Nothing here knows GStreamer. Every function returns a status (c63_status)
+ * and, on failure, leaves a human-readable message that c63_*_error() returns;
+ * nothing calls exit() or abort().
+ */
+#ifndef C63_H
+#define C63_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Status codes ------------------------------------------------------- */
+
+typedef enum c63_status {
+  C63_OK = 0,
+  C63_ERR_INVALID_ARG = -1, /* a parameter is out of range */
+  C63_ERR_NOMEM = -2,       /* host or device allocation failed */
+  C63_ERR_BITSTREAM = -3,   /* corrupt data: bad marker, table id, code, value */
+  C63_ERR_TRUNCATED = -4,   /* the data ends before the frame does */
+  C63_ERR_AGAIN = -5,       /* send/receive: the other call must run first */
+  C63_ERR_EOF = -6,         /* receive: drained, no more packets */
+  C63_ERR_NO_REFERENCE = -7, /* a delta frame without a preceding keyframe */
+  C63_ERR_BACKEND = -8,     /* the backend failed (e.g. a CUDA error) */
+  C63_ERR_NO_DEVICE = -9,   /* the requested backend has no usable device */
+  C63_ERR_UNSUPPORTED = -10 /* valid but unsupported by this build */
+} c63_status;
+
+/* A short static description of a status code. */
+const char *c63_status_string(int status);
+
+/* ---- Limits ------------------------------------------------------------- */
+
+#define C63_MIN_SIZE 8
+#define C63_MAX_SIZE 8192
+#define C63_MIN_QUALITY 1
+#define C63_MAX_QUALITY 50
+#define C63_MIN_SEARCH_RANGE 1
+#define C63_MAX_SEARCH_RANGE 64
+#define C63_DEFAULT_QUALITY 25
+#define C63_DEFAULT_KEYFRAME_INTERVAL 100
+#define C63_DEFAULT_SEARCH_RANGE 16
+
+/* ---- Pictures and packets ---------------------------------------------- */
+
+/* An I420 picture of width x height; chroma planes are ceil(width/2) x
+ * ceil(height/2). Strides are in bytes and must be >= the plane width. */
+typedef struct c63_picture {
+  const uint8_t *data[3];
+  int stride[3];
+  int64_t user; /* passed through to the packet made from this picture */
+  int force_keyframe;
+} c63_picture;
+
+/* One coded frame. data stays valid until the next c63_encoder_* call. */
+typedef struct c63_packet {
+  const uint8_t *data;
+  size_t size;
+  int keyframe;
+  int64_t user;
+  int64_t frame_number; /* 0-based count of pictures sent */
+} c63_packet;
+
+/* ---- Encoder ------------------------------------------------------------ */
+
+typedef enum c63_backend_kind {
+  C63_BACKEND_CPU = 0,
+  C63_BACKEND_CUDA = 1,
+} c63_backend_kind;
+
+typedef struct c63_enc_params {
+  int width, height;     /* C63_MIN_SIZE..C63_MAX_SIZE, any value in between */
+  int quality;           /* 1..50; below 5 quantiser entries saturate at 255 */
+  int keyframe_interval; /* 0: only the first frame; 1: every frame; n: every n */
+  int search_range;      /* 1..64 luma pixels; chroma uses search_range / 2 */
+  c63_backend_kind backend;
+  int device_id; /* CUDA device ordinal */
+} c63_enc_params;
+
+typedef struct c63_encoder c63_encoder;
+
+/* Fill p with the reference encoder's defaults (quality 25, keyframe
+ * interval 100, search range 16, CPU backend); width and height are 0. */
+void c63_enc_params_init(c63_enc_params *p);
+
+/* Check p. On failure returns C63_ERR_INVALID_ARG and writes a message
+ * naming the bad field into msg (if msg is not NULL). */
+int c63_enc_params_validate(const c63_enc_params *p, char *msg, size_t msg_size);
+
+/* Create an encoder. On failure *out is NULL and msg says why. */
+int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_t msg_size);
+void c63_encoder_free(c63_encoder *enc);
+
+/* Change the quality; it applies from the next picture sent. */
+int c63_encoder_set_quality(c63_encoder *enc, int quality);
+
+/* Send a picture (the encoder copies what it needs before returning), or
+ * NULL to drain. Returns C63_ERR_AGAIN when packets must be received first. */
+int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic);
+
+/* Receive the next packet in order. Returns C63_ERR_AGAIN when more input is
+ * needed, C63_ERR_EOF once drained (then the encoder accepts pictures again). */
+int c63_encoder_receive_packet(c63_encoder *enc, c63_packet *pkt);
+
+/* Pictures that may be held before the first packet comes out (latency). */
+int c63_encoder_delay(const c63_encoder *enc);
+
+/* The message of the last failure, or "" if none. */
+const char *c63_encoder_error(const c63_encoder *enc);
+
+/* Name of the backend in use ("cpu", "cuda"). */
+const char *c63_encoder_backend_name(const c63_encoder *enc);
+
+/* Whether a backend can be used on this machine (CUDA: built in and a
+ * device present). msg says why not. */
+int c63_backend_available(c63_backend_kind kind, int device_id, char *msg, size_t msg_size);
+
+/* ---- Frame syntax ------------------------------------------------------- */
+
+typedef struct c63_frame_header {
+  int width, height;
+  int keyframe;
+  uint8_t quant[3][64]; /* zig-zag order, as sent in DQT */
+  size_t data_offset;   /* first byte of the entropy-coded data */
+  size_t data_size;     /* bytes of entropy-coded data (stuffed), up to EOI */
+  size_t frame_size;    /* whole frame, SOI to EOI inclusive */
+} c63_frame_header;
+
+/* Parse the headers of the frame at buf[0] (which must be SOI) and find its
+ * EOI. Returns C63_OK, C63_ERR_TRUNCATED when more bytes are needed, or
+ * C63_ERR_BITSTREAM (msg says what is wrong). */
+int c63_parse_frame_header(const uint8_t *buf, size_t len, c63_frame_header *hdr, char *msg,
+                           size_t msg_size);
+
+/* Find where the next frame starts at or after buf[0]: the offset of the next
+ * SOI marker that is followed by DQT, or len if none (or a possible partial
+ * marker at the very end, in which case the offset of that byte). Used to
+ * resynchronise after corrupt data. */
+size_t c63_find_frame_start(const uint8_t *buf, size_t len);
+
+/* ---- Decoder ------------------------------------------------------------ */
+
+typedef struct c63_decoder c63_decoder;
+
+/* A decoded picture: planes of width x height (chroma ceil(w/2) x ceil(h/2)),
+ * owned by the decoder and valid until its next call. */
+typedef struct c63_decoded_picture {
+  const uint8_t *data[3];
+  int stride[3];
+  int width, height;
+  int keyframe;
+} c63_decoded_picture;
+
+int c63_decoder_new(c63_decoder **out);
+void c63_decoder_free(c63_decoder *dec);
+
+/* Forget the reference frame: the next frame must be a keyframe. */
+void c63_decoder_reset(c63_decoder *dec);
+
+/* Decode one complete frame (SOI..EOI; trailing bytes after EOI are ignored).
+ * On failure the reference is dropped, so decoding resumes at the next
+ * keyframe; C63_ERR_NO_REFERENCE means a delta frame came first. */
+int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size,
+                       c63_decoded_picture *out);
+
+const char *c63_decoder_error(const c63_decoder *dec);
+
+/* Plane sizes of an I420 picture, as this library lays them out. */
+static inline int c63_chroma_size(int luma)
+{
+  return (luma + 1) / 2;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* C63_H */

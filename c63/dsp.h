@@ -1,0 +1,70 @@
+/* The pixel stages of the codec as a table of functions, dav1d style: the C
+ * versions in dsp_c.c are the reference ("oracle") for every optimised or GPU
+ * version, which must produce the same bytes.
+ *
+ * Data layout shared by all implementations:
+ *  - planes are padded planes (c63_geometry pad_w x pad_h), stride = pad_w;
+ *  - coefficients: per plane, blocks in raster order, 64 int16 per block in
+ *    zig-zag order (index z as in c63-format.md section 5);
+ *  - vectors: per plane, one c63_mv per block in raster order.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef C63_DSP_H
+#define C63_DSP_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct c63_mv {
+  int8_t x, y;
+  uint8_t use_mv; /* 0: intra (zero prediction) */
+  uint8_t pad_;
+} c63_mv;
+
+/* Exact float constants of the transform (c63-format.md section 5). */
+extern const float c63_dct_lookup[8][8];
+#define C63_ISQRT2 0.70710678118654f
+extern const uint8_t c63_zigzag_u[64];
+extern const uint8_t c63_zigzag_v[64];
+
+/* Largest AC magnitude the entropy coder may carry for a plane: luma 511
+ * (the reference's broken FF82 code for size 10), chroma 1023 (size 10). */
+static inline int c63_ac_limit(int plane)
+{
+  return plane == 0 ? 511 : 1023;
+}
+
+/* Block-level primitives. */
+/* residual: 64 values row-major; out: 64 coefficients in zig-zag order. */
+void c63_fdct_quant_block(const int16_t residual[64], const uint8_t quant[64], int ac_limit,
+                          int16_t out[64]);
+/* in: 64 coefficients in zig-zag order; out: 64 residuals row-major. */
+void c63_dequant_idct_block(const int16_t in[64], const uint8_t quant[64], int16_t out[64]);
+int c63_sad_8x8(const uint8_t *a, int a_stride, const uint8_t *b, int b_stride);
+
+/* Plane-level stages. w, h: padded plane size; stride = w. */
+typedef struct c63_dsp {
+  /* Full search, reference bounds and raster-order tie-break (format 3).
+   * range: search range of this plane (luma R, chroma R/2). Sets use_mv = 1. */
+  void (*motion_search)(const uint8_t *cur, const uint8_t *ref, int w, int h, int range,
+                        c63_mv *mvs);
+  /* pred = ref displaced by each block's vector; use_mv = 0 gives zeros. */
+  void (*motion_compensate)(const uint8_t *ref, int w, int h, const c63_mv *mvs, uint8_t *pred);
+  /* coeffs = quant(fdct(cur - pred)); pred NULL means a zero prediction. */
+  void (*fdct_quant)(const uint8_t *cur, const uint8_t *pred, int w, int h, const uint8_t quant[64],
+                     int ac_limit, int16_t *coeffs);
+  /* recon = clamp(pred + idct(dequant(coeffs))); pred NULL means zero. */
+  void (*dequant_idct_recon)(const int16_t *coeffs, const uint8_t *pred, int w, int h,
+                             const uint8_t quant[64], uint8_t *recon);
+} c63_dsp;
+
+/* The portable C implementation (the oracle). */
+extern const c63_dsp c63_dsp_c;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,27 @@
+/* Padded plane geometry of a Codec63 picture (c63-format.md section 1).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef C63_GEOMETRY_H
+#define C63_GEOMETRY_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Plane indices. */
+enum { C63_Y = 0, C63_U = 1, C63_V = 2 };
+
+typedef struct c63_geometry {
+  int width, height;       /* picture */
+  int pic_w[3], pic_h[3];  /* visible plane sizes: luma w x h, chroma ceil(w/2) x ceil(h/2) */
+  int pad_w[3], pad_h[3];  /* padded (coded) plane sizes, multiples of 8 (luma of 16) */
+  int blocks_w[3], blocks_h[3]; /* 8x8 blocks per row / column of each plane */
+  int mcus_w, mcus_h;      /* 16x16 luma MCUs */
+} c63_geometry;
+
+void c63_geometry_init(c63_geometry *g, int width, int height);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

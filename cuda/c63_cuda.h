@@ -1,0 +1,26 @@
+/* The CUDA backend of libc63, as seen from C. Built only when nvcc is found
+ * (HAVE_CUDA); nothing here knows GStreamer.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef C63_CUDA_H
+#define C63_CUDA_H
+
+#include <stddef.h>
+
+#include "../c63/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The CUDA backend (c63_backend_ops: create/destroy/submit/collect). */
+extern const c63_backend_ops c63_backend_cuda;
+
+/* Number of usable CUDA devices; 0 with a message when there is no driver or
+ * no device. Never aborts. */
+int c63_cuda_device_count(char *msg, size_t msg_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
