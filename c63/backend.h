@@ -20,8 +20,7 @@
 extern "C" {
 #endif
 
-/* One frame's work. The encoder owns the output buffers; they must stay
- * untouched between submit and collect. */
+/* One frame's work. */
 typedef struct c63_frame_job {
   /* Input picture, visible size (geometry pic_w x pic_h), any stride. The
    * backend copies it during submit. */
@@ -30,9 +29,11 @@ typedef struct c63_frame_job {
   int keyframe;
   int search_range;     /* luma; chroma uses search_range / 2 */
   uint8_t quant[3][64]; /* zig-zag order */
-  /* Outputs, valid after collect: layouts as in dsp.h. */
-  int16_t *coeffs[3];
-  c63_mv *mvs[3];
+  /* Outputs, set by collect: layouts as in dsp.h. They point into memory
+   * the backend owns (pinned host memory for CUDA) and stay valid until the
+   * next submit or collect on this backend. */
+  const int16_t *coeffs[3];
+  const c63_mv *mvs[3];
 } c63_frame_job;
 
 typedef struct c63_backend c63_backend;
@@ -46,7 +47,8 @@ typedef struct c63_backend_ops {
   void (*destroy)(c63_backend *be);
   /* Start the frame. Jobs are collected in submission order. */
   int (*submit)(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size);
-  /* Wait for the oldest submitted job and fill its outputs. */
+  /* Wait for the oldest submitted job and set its outputs. job is the same
+   * object that was submitted (the encoder keeps it alive in between). */
   int (*collect)(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size);
 } c63_backend_ops;
 
