@@ -21,16 +21,16 @@ extern "C" {
 
 typedef enum c63_status {
   C63_OK = 0,
-  C63_ERR_INVALID_ARG = -1, /* a parameter is out of range */
-  C63_ERR_NOMEM = -2,       /* host or device allocation failed */
-  C63_ERR_BITSTREAM = -3,   /* corrupt data: bad marker, table id, code, value */
-  C63_ERR_TRUNCATED = -4,   /* the data ends before the frame does */
-  C63_ERR_AGAIN = -5,       /* send/receive: the other call must run first */
-  C63_ERR_EOF = -6,         /* receive: drained, no more packets */
+  C63_ERR_INVALID_ARG = -1,  /* a parameter is out of range */
+  C63_ERR_NOMEM = -2,        /* host or device allocation failed */
+  C63_ERR_BITSTREAM = -3,    /* corrupt data: bad marker, table id, code, value */
+  C63_ERR_TRUNCATED = -4,    /* the data ends before the frame does */
+  C63_ERR_AGAIN = -5,        /* send/receive: the other call must run first */
+  C63_ERR_EOF = -6,          /* receive: drained, no more packets */
   C63_ERR_NO_REFERENCE = -7, /* a delta frame without a preceding keyframe */
-  C63_ERR_BACKEND = -8,     /* the backend failed (e.g. a CUDA error) */
-  C63_ERR_NO_DEVICE = -9,   /* the requested backend has no usable device */
-  C63_ERR_UNSUPPORTED = -10 /* valid but unsupported by this build */
+  C63_ERR_BACKEND = -8,      /* the backend failed (e.g. a CUDA error) */
+  C63_ERR_NO_DEVICE = -9,    /* the requested backend has no usable device */
+  C63_ERR_UNSUPPORTED = -10  /* valid but unsupported by this build */
 } c63_status;
 
 /* A short static description of a status code. */

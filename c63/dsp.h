@@ -63,6 +63,20 @@ typedef struct c63_dsp {
 /* The portable C implementation (the oracle). */
 extern const c63_dsp c63_dsp_c;
 
+/* The fastest implementation for this CPU: c63_dsp_c with the functions
+ * that have a SIMD version replaced (same output, tested against it). */
+void c63_dsp_init(c63_dsp *dsp);
+
+/* The search window of the block at (mx, my) in a w x h plane: candidates
+ * x in [left, right), y in [top, bottom) (format section 3). */
+void c63_me_window(int mx, int my, int w, int h, int range, int *left, int *top, int *right,
+                   int *bottom);
+
+/* SSE4.1 motion search (NULL where unavailable), for tests and dispatch. */
+typedef void (*c63_motion_search_fn)(const uint8_t *cur, const uint8_t *ref, int w, int h,
+                                     int range, c63_mv *mvs);
+c63_motion_search_fn c63_motion_search_sse41(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,11 +11,11 @@ extern "C" {
 enum { C63_Y = 0, C63_U = 1, C63_V = 2 };
 
 typedef struct c63_geometry {
-  int width, height;       /* picture */
-  int pic_w[3], pic_h[3];  /* visible plane sizes: luma w x h, chroma ceil(w/2) x ceil(h/2) */
-  int pad_w[3], pad_h[3];  /* padded (coded) plane sizes, multiples of 8 (luma of 16) */
+  int width, height;            /* picture */
+  int pic_w[3], pic_h[3];       /* visible plane sizes: luma w x h, chroma ceil(w/2) x ceil(h/2) */
+  int pad_w[3], pad_h[3];       /* padded (coded) plane sizes, multiples of 8 (luma of 16) */
   int blocks_w[3], blocks_h[3]; /* 8x8 blocks per row / column of each plane */
-  int mcus_w, mcus_h;      /* 16x16 luma MCUs */
+  int mcus_w, mcus_h;           /* 16x16 luma MCUs */
 } c63_geometry;
 
 void c63_geometry_init(c63_geometry *g, int width, int height);

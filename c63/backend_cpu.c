@@ -1,0 +1,128 @@
+/* The CPU backend: the pixel stages with the fastest DSP functions of this
+ * CPU, completing each frame during submit.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "c63.h"
+
+/* Slack after every plane so SIMD loads near the end stay in bounds. */
+#define PLANE_SLACK 32
+
+struct c63_backend {
+  c63_geometry g;
+  c63_dsp dsp;
+  uint8_t *cur[3], *pred[3], *recon[2][3];
+  int16_t *coeffs[3];
+  c63_mv *mvs[3];
+  int ref; /* index of the reference reconstruction in recon[] */
+  int pending;
+};
+
+void c63_pad_plane(const uint8_t *src, int src_stride, int pic_w, int pic_h, uint8_t *dst,
+                   int pad_w, int pad_h)
+{
+  for (int y = 0; y < pic_h; y++) {
+    memcpy(dst + (size_t)y * pad_w, src + (size_t)y * src_stride, (size_t)pic_w);
+    memset(dst + (size_t)y * pad_w + pic_w, 0, (size_t)(pad_w - pic_w));
+  }
+  memset(dst + (size_t)pic_h * pad_w, 0, (size_t)(pad_h - pic_h) * pad_w);
+}
+
+static void cpu_destroy(c63_backend *be)
+{
+  if (!be) return;
+  for (int c = 0; c < 3; c++) {
+    free(be->cur[c]);
+    free(be->pred[c]);
+    free(be->recon[0][c]);
+    free(be->recon[1][c]);
+    free(be->coeffs[c]);
+    free(be->mvs[c]);
+  }
+  free(be);
+}
+
+static int cpu_create(const c63_geometry *g, int device_id, c63_backend **out, char *msg,
+                      size_t msg_size)
+{
+  c63_backend *be = calloc(1, sizeof(*be));
+  *out = NULL;
+  if (!be) goto nomem;
+  be->g = *g;
+  c63_dsp_init(&be->dsp);
+  for (int c = 0; c < 3; c++) {
+    size_t px = (size_t)g->pad_w[c] * g->pad_h[c], blocks = px / 64;
+    /* calloc: the first reference is never read (keyframe), but keep it defined */
+    be->cur[c] = calloc(1, px + PLANE_SLACK);
+    be->pred[c] = calloc(1, px + PLANE_SLACK);
+    be->recon[0][c] = calloc(1, px + PLANE_SLACK);
+    be->recon[1][c] = calloc(1, px + PLANE_SLACK);
+    be->coeffs[c] = calloc(blocks, 64 * sizeof(int16_t));
+    be->mvs[c] = calloc(blocks, sizeof(c63_mv));
+    if (!be->cur[c] || !be->pred[c] || !be->recon[0][c] || !be->recon[1][c] || !be->coeffs[c] ||
+        !be->mvs[c])
+      goto nomem;
+  }
+  *out = be;
+  return C63_OK;
+nomem:
+  cpu_destroy(be);
+  if (msg && msg_size)
+    snprintf(msg, msg_size, "out of memory allocating CPU encoder buffers for %dx%d", g->width,
+             g->height);
+  return C63_ERR_NOMEM;
+}
+
+static int cpu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
+{
+  const c63_geometry *g = &be->g;
+  int next = !be->ref;
+
+  for (int c = 0; c < 3; c++) {
+    int w = g->pad_w[c], h = g->pad_h[c];
+    size_t blocks = (size_t)g->blocks_w[c] * g->blocks_h[c];
+    uint8_t *ref = be->recon[be->ref][c], *rec = be->recon[next][c];
+    const uint8_t *pred = NULL;
+
+    c63_pad_plane(job->src[c], job->src_stride[c], g->pic_w[c], g->pic_h[c], be->cur[c], w, h);
+    if (job->keyframe) {
+      memset(be->mvs[c], 0, blocks * sizeof(c63_mv));
+    } else {
+      be->dsp.motion_search(be->cur[c], ref, w, h, c ? job->search_range / 2 : job->search_range,
+                            be->mvs[c]);
+      be->dsp.motion_compensate(ref, w, h, be->mvs[c], be->pred[c]);
+      pred = be->pred[c];
+    }
+    be->dsp.fdct_quant(be->cur[c], pred, w, h, job->quant[c], c63_ac_limit(c), be->coeffs[c]);
+    be->dsp.dequant_idct_recon(be->coeffs[c], pred, w, h, job->quant[c], rec);
+  }
+  be->ref = next;
+  be->pending = 1;
+  return C63_OK;
+}
+
+static int cpu_collect(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
+{
+  if (!be->pending) {
+    if (msg && msg_size) snprintf(msg, msg_size, "collect without a submitted frame");
+    return C63_ERR_INVALID_ARG;
+  }
+  be->pending = 0;
+  for (int c = 0; c < 3; c++) {
+    job->coeffs[c] = be->coeffs[c];
+    job->mvs[c] = be->mvs[c];
+  }
+  return C63_OK;
+}
+
+const c63_backend_ops c63_backend_cpu = {
+    .name = "cpu",
+    .max_in_flight = 1,
+    .create = cpu_create,
+    .destroy = cpu_destroy,
+    .submit = cpu_submit,
+    .collect = cpu_collect,
+};

@@ -1,0 +1,33 @@
+/* Bit reader refill.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "bitreader.h"
+
+void c63_br_init(c63_bitreader *br, const uint8_t *data, size_t size)
+{
+  br->p = data;
+  br->end = data + size;
+  br->acc = 0;
+  br->nbits = 0;
+  br->pad_bits = 0;
+  br->bad_stuff = 0;
+}
+
+void c63_br_refill(c63_bitreader *br, int n)
+{
+  while (br->nbits < n) {
+    uint64_t byte = 0;
+    if (br->p < br->end) {
+      byte = *br->p++;
+      if (byte == 0xff) {
+        if (br->p < br->end && *br->p == 0x00)
+          br->p++;
+        else
+          br->bad_stuff = 1;
+      }
+    } else {
+      br->pad_bits += 8;
+    }
+    br->acc |= byte << (56 - br->nbits);
+    br->nbits += 8;
+  }
+}

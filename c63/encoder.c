@@ -1,0 +1,269 @@
+/* The encoder object: parameters, frame types, the send/receive queue
+ * over a backend, and entropy coding of what the backend returns.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "c63-config.h"
+#include "c63.h"
+#include "entropy.h"
+#include "frame_syntax.h"
+#include "tables.h"
+#if HAVE_CUDA
+#include "../cuda/c63_cuda.h"
+#endif
+
+#define MAX_IN_FLIGHT 4
+
+typedef struct queued_frame {
+  c63_frame_job job;
+  int64_t user, number;
+} queued_frame;
+
+struct c63_encoder {
+  c63_enc_params p;
+  c63_geometry g;
+  const c63_backend_ops *ops;
+  c63_backend *be;
+  int depth; /* frames the backend may hold */
+
+  queued_frame queue[MAX_IN_FLIGHT];
+  int head, count;
+  int draining;
+
+  int64_t frames_sent;
+  int frames_since_keyframe;
+  int quality;
+  uint8_t quant[3][64];
+
+  c63_bytebuf packet;
+  char err[256];
+};
+
+static void set_msg(char *msg, size_t msg_size, const char *fmt, ...)
+{
+  if (!msg || !msg_size) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, msg_size, fmt, ap);
+  va_end(ap);
+}
+
+void c63_enc_params_init(c63_enc_params *p)
+{
+  memset(p, 0, sizeof(*p));
+  p->quality = C63_DEFAULT_QUALITY;
+  p->keyframe_interval = C63_DEFAULT_KEYFRAME_INTERVAL;
+  p->search_range = C63_DEFAULT_SEARCH_RANGE;
+  p->backend = C63_BACKEND_CPU;
+}
+
+int c63_enc_params_validate(const c63_enc_params *p, char *msg, size_t msg_size)
+{
+  if (p->width < C63_MIN_SIZE || p->width > C63_MAX_SIZE || p->height < C63_MIN_SIZE ||
+      p->height > C63_MAX_SIZE) {
+    set_msg(msg, msg_size, "picture size %dx%d is outside %d..%d", p->width, p->height,
+            C63_MIN_SIZE, C63_MAX_SIZE);
+    return C63_ERR_INVALID_ARG;
+  }
+  if (p->quality < C63_MIN_QUALITY || p->quality > C63_MAX_QUALITY) {
+    set_msg(msg, msg_size, "quality %d is outside %d..%d", p->quality, C63_MIN_QUALITY,
+            C63_MAX_QUALITY);
+    return C63_ERR_INVALID_ARG;
+  }
+  if (p->search_range < C63_MIN_SEARCH_RANGE || p->search_range > C63_MAX_SEARCH_RANGE) {
+    set_msg(msg, msg_size, "search range %d is outside %d..%d", p->search_range,
+            C63_MIN_SEARCH_RANGE, C63_MAX_SEARCH_RANGE);
+    return C63_ERR_INVALID_ARG;
+  }
+  if (p->keyframe_interval < 0) {
+    set_msg(msg, msg_size, "keyframe interval %d is negative", p->keyframe_interval);
+    return C63_ERR_INVALID_ARG;
+  }
+  if (p->backend != C63_BACKEND_CPU && p->backend != C63_BACKEND_CUDA) {
+    set_msg(msg, msg_size, "unknown backend %d", (int)p->backend);
+    return C63_ERR_INVALID_ARG;
+  }
+  if (p->device_id < 0) {
+    set_msg(msg, msg_size, "device id %d is negative", p->device_id);
+    return C63_ERR_INVALID_ARG;
+  }
+  return C63_OK;
+}
+
+int c63_backend_available(c63_backend_kind kind, int device_id, char *msg, size_t msg_size)
+{
+  if (kind == C63_BACKEND_CPU) return 1;
+#if HAVE_CUDA
+  if (kind == C63_BACKEND_CUDA) {
+    int n = c63_cuda_device_count(msg, msg_size);
+    if (n > 0 && device_id >= n) {
+      set_msg(msg, msg_size, "CUDA device %d does not exist (%d device%s found)", device_id, n,
+              n == 1 ? "" : "s");
+      return 0;
+    }
+    return n > 0;
+  }
+#else
+  (void)device_id;
+  if (kind == C63_BACKEND_CUDA) {
+    set_msg(msg, msg_size, "this build of libc63 has no CUDA backend (nvcc was not found)");
+    return 0;
+  }
+#endif
+  set_msg(msg, msg_size, "unknown backend %d", (int)kind);
+  return 0;
+}
+
+static const c63_backend_ops *backend_ops(c63_backend_kind kind)
+{
+#if HAVE_CUDA
+  if (kind == C63_BACKEND_CUDA) return &c63_backend_cuda;
+#endif
+  return kind == C63_BACKEND_CPU ? &c63_backend_cpu : NULL;
+}
+
+int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_t msg_size)
+{
+  int r;
+  *out = NULL;
+  if ((r = c63_enc_params_validate(p, msg, msg_size))) return r;
+  if (!c63_backend_available(p->backend, p->device_id, msg, msg_size))
+    return p->backend == C63_BACKEND_CUDA ? C63_ERR_NO_DEVICE : C63_ERR_UNSUPPORTED;
+
+  c63_encoder *enc = calloc(1, sizeof(*enc));
+  if (!enc) {
+    set_msg(msg, msg_size, "out of memory");
+    return C63_ERR_NOMEM;
+  }
+  enc->p = *p;
+  c63_geometry_init(&enc->g, p->width, p->height);
+  enc->ops = backend_ops(p->backend);
+  enc->depth = enc->ops->max_in_flight < MAX_IN_FLIGHT ? enc->ops->max_in_flight : MAX_IN_FLIGHT;
+  enc->quality = p->quality;
+  c63_make_quant_tables(enc->quality, enc->quant);
+  if ((r = enc->ops->create(&enc->g, p->device_id, &enc->be, msg, msg_size))) {
+    free(enc);
+    return r;
+  }
+  *out = enc;
+  return C63_OK;
+}
+
+void c63_encoder_free(c63_encoder *enc)
+{
+  if (!enc) return;
+  enc->ops->destroy(enc->be);
+  c63_bytebuf_free(&enc->packet);
+  free(enc);
+}
+
+int c63_encoder_set_quality(c63_encoder *enc, int quality)
+{
+  if (quality < C63_MIN_QUALITY || quality > C63_MAX_QUALITY) {
+    set_msg(enc->err, sizeof(enc->err), "quality %d is outside %d..%d", quality, C63_MIN_QUALITY,
+            C63_MAX_QUALITY);
+    return C63_ERR_INVALID_ARG;
+  }
+  if (quality != enc->quality) {
+    enc->quality = quality;
+    c63_make_quant_tables(quality, enc->quant);
+  }
+  return C63_OK;
+}
+
+int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic)
+{
+  if (!pic) {
+    enc->draining = 1;
+    return C63_OK;
+  }
+  if (enc->draining || enc->count == enc->depth) return C63_ERR_AGAIN;
+  for (int c = 0; c < 3; c++) {
+    if (!pic->data[c] || pic->stride[c] < enc->g.pic_w[c]) {
+      set_msg(enc->err, sizeof(enc->err), "plane %d: %s (stride %d, plane width %d)", c,
+              pic->data[c] ? "stride smaller than the plane width" : "no data", pic->stride[c],
+              enc->g.pic_w[c]);
+      return C63_ERR_INVALID_ARG;
+    }
+  }
+
+  /* Keyframe on the first frame, every keyframe_interval frames counted
+   * from the last keyframe, and on request (format section 3). */
+  const int kfi = enc->p.keyframe_interval;
+  int keyframe = enc->frames_sent == 0 || pic->force_keyframe ||
+                 (kfi > 0 && enc->frames_since_keyframe == kfi);
+
+  queued_frame *q = &enc->queue[(enc->head + enc->count) % MAX_IN_FLIGHT];
+  memset(q, 0, sizeof(*q));
+  for (int c = 0; c < 3; c++) {
+    q->job.src[c] = pic->data[c];
+    q->job.src_stride[c] = pic->stride[c];
+  }
+  q->job.keyframe = keyframe;
+  q->job.search_range = enc->p.search_range;
+  memcpy(q->job.quant, enc->quant, sizeof(enc->quant));
+  q->user = pic->user;
+  q->number = enc->frames_sent;
+
+  int r = enc->ops->submit(enc->be, &q->job, enc->err, sizeof(enc->err));
+  if (r) return r;
+  enc->count++;
+  enc->frames_sent++;
+  if (keyframe) enc->frames_since_keyframe = 0;
+  enc->frames_since_keyframe++;
+  return C63_OK;
+}
+
+int c63_encoder_receive_packet(c63_encoder *enc, c63_packet *pkt)
+{
+  if (enc->count == 0) {
+    if (!enc->draining) return C63_ERR_AGAIN;
+    enc->draining = 0;
+    return C63_ERR_EOF;
+  }
+  if (enc->count < enc->depth && !enc->draining) return C63_ERR_AGAIN;
+
+  queued_frame *q = &enc->queue[enc->head];
+  enc->head = (enc->head + 1) % MAX_IN_FLIGHT;
+  enc->count--;
+  int r = enc->ops->collect(enc->be, &q->job, enc->err, sizeof(enc->err));
+  if (r) return r;
+
+  c63_bytebuf *b = &enc->packet;
+  b->size = 0;
+  c63_write_frame_headers(b, enc->g.width, enc->g.height, q->job.keyframe,
+                          (const uint8_t(*)[64])q->job.quant);
+  r = c63_entropy_encode(b, &enc->g, q->job.coeffs, q->job.mvs);
+  c63_write_eoi(b);
+  if (r || b->failed) {
+    set_msg(enc->err, sizeof(enc->err), "out of memory writing a %dx%d frame", enc->g.width,
+            enc->g.height);
+    b->failed = 0;
+    return C63_ERR_NOMEM;
+  }
+  pkt->data = b->data;
+  pkt->size = b->size;
+  pkt->keyframe = q->job.keyframe;
+  pkt->user = q->user;
+  pkt->frame_number = q->number;
+  return C63_OK;
+}
+
+int c63_encoder_delay(const c63_encoder *enc)
+{
+  return enc->depth - 1;
+}
+
+const char *c63_encoder_error(const c63_encoder *enc)
+{
+  return enc->err;
+}
+
+const char *c63_encoder_backend_name(const c63_encoder *enc)
+{
+  return enc->ops->name;
+}

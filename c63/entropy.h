@@ -1,0 +1,24 @@
+/* Entropy coding of a frame's vectors and coefficients (c63-format.md 4).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef C63_ENTROPY_H
+#define C63_ENTROPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bitwriter.h"
+#include "dsp.h"
+#include "geometry.h"
+
+/* Append the entropy-coded data of a frame, flush included. Returns 0, or
+ * C63_ERR_NOMEM. */
+int c63_entropy_encode(c63_bytebuf *out, const c63_geometry *g, const int16_t *const coeffs[3],
+                       const c63_mv *const mvs[3]);
+
+/* Decode a frame's entropy-coded data (stuffed, up to EOI) into coefficients
+ * and vectors, validating every code, value and vector. Returns C63_OK or a
+ * status with msg set. */
+int c63_entropy_decode(const uint8_t *data, size_t size, const c63_geometry *g, int keyframe,
+                       int16_t *const coeffs[3], c63_mv *const mvs[3], char *msg, size_t msg_size);
+
+#endif

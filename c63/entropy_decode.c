@@ -1,0 +1,146 @@
+/* Entropy decoder: the inverse of entropy_encode.c, validating every code,
+ * coefficient index and vector so corrupt data yields an error, never an
+ * out-of-bounds access.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdio.h>
+#include <string.h>
+
+#include "bitreader.h"
+#include "c63.h"
+#include "entropy.h"
+#include "tables.h"
+
+/* Returns the symbol, or -1 for a bit pattern that is no code. */
+static int decode_symbol(c63_bitreader *br, const c63_huff_dec *t)
+{
+  uint32_t look = c63_br_peek(br, 16);
+  int len = t->look_len[look >> 8];
+  if (len) {
+    c63_br_skip(br, len);
+    return t->look_sym[look >> 8];
+  }
+  for (len = 9; len <= 16; len++) {
+    int32_t code = (int32_t)(look >> (16 - len));
+    if (t->maxcode[len] >= 0 && code <= t->maxcode[len] && code >= t->mincode[len]) {
+      c63_br_skip(br, len);
+      return t->vals[t->valptr[len] + code - t->mincode[len]];
+    }
+  }
+  return -1;
+}
+
+/* JPEG sign extension of `size` raw bits. */
+static inline int get_value(c63_bitreader *br, int size)
+{
+  if (size == 0) return 0;
+  int v = (int)c63_br_get(br, size);
+  return v >= (1 << (size - 1)) ? v : v - ((1 << size) - 1);
+}
+
+typedef struct decode_ctx {
+  c63_bitreader br;
+  const c63_huff_dec *tabs;
+  char *msg;
+  size_t msg_size;
+} decode_ctx;
+
+#define FAIL(code, ...)                                                                            \
+  do {                                                                                             \
+    if (d->msg && d->msg_size) snprintf(d->msg, d->msg_size, __VA_ARGS__);                         \
+    return code;                                                                                   \
+  } while (0)
+
+/* Sizes 0..7, so |v| <= 127 fits the int8_t of c63_mv. */
+static int get_mv_component(decode_ctx *d, int *v)
+{
+  int size = decode_symbol(&d->br, &d->tabs[C63_HUFF_MV]);
+  if (size < 0 || size > 7) FAIL(C63_ERR_BITSTREAM, "invalid motion vector code");
+  *v = get_value(&d->br, size);
+  return C63_OK;
+}
+
+static int get_block(decode_ctx *d, const c63_geometry *g, int c, int bx, int by, int keyframe,
+                     int16_t *blk, c63_mv *mv, const c63_mv *left, int *prev_dc)
+{
+  int chroma = c != 0, r;
+
+  memset(mv, 0, sizeof(*mv));
+  mv->use_mv = (uint8_t)c63_br_get(&d->br, 1);
+  if (mv->use_mv) {
+    if (keyframe)
+      FAIL(C63_ERR_BITSTREAM, "motion vector in a keyframe (plane %d block %d,%d)", c, bx, by);
+    if (c63_br_get(&d->br, 1)) {
+      if (!left || !left->use_mv)
+        FAIL(C63_ERR_BITSTREAM, "vector reuse without a left neighbour (plane %d block %d,%d)", c,
+             bx, by);
+      mv->x = left->x;
+      mv->y = left->y;
+    } else {
+      int x, y;
+      if ((r = get_mv_component(d, &x)) || (r = get_mv_component(d, &y))) return r;
+      mv->x = (int8_t)x;
+      mv->y = (int8_t)y;
+    }
+    /* The prediction must lie inside the padded reference plane. */
+    int px = bx * 8 + mv->x, py = by * 8 + mv->y;
+    if (px < 0 || py < 0 || px > g->pad_w[c] - 8 || py > g->pad_h[c] - 8)
+      FAIL(C63_ERR_BITSTREAM, "motion vector (%d,%d) points outside plane %d at block %d,%d", mv->x,
+           mv->y, c, bx, by);
+  }
+
+  memset(blk, 0, 64 * sizeof(*blk));
+  int size = decode_symbol(&d->br, &d->tabs[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0]);
+  if (size < 0) FAIL(C63_ERR_BITSTREAM, "invalid DC code (plane %d block %d,%d)", c, bx, by);
+  /* The reference keeps DC values in int16_t. */
+  *prev_dc = (int16_t)(*prev_dc + get_value(&d->br, size));
+  blk[0] = (int16_t)*prev_dc;
+
+  const c63_huff_dec *act = &d->tabs[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0];
+  for (int i = 1; i < 64;) {
+    int sym = decode_symbol(&d->br, act);
+    if (sym < 0) FAIL(C63_ERR_BITSTREAM, "invalid AC code (plane %d block %d,%d)", c, bx, by);
+    if (sym == 0x00) break; /* EOB */
+    int run = sym >> 4;
+    size = sym & 15;
+    if (size == 0) {
+      if (run != 15) FAIL(C63_ERR_BITSTREAM, "invalid AC symbol %02X", sym);
+      i += 16; /* ZRL */
+      continue;
+    }
+    i += run;
+    if (i > 63)
+      FAIL(C63_ERR_BITSTREAM, "AC coefficients beyond 63 (plane %d block %d,%d)", c, bx, by);
+    blk[i++] = (int16_t)get_value(&d->br, size);
+  }
+  if (c63_br_overrun(&d->br))
+    FAIL(C63_ERR_TRUNCATED, "frame data ends inside block %d,%d of plane %d", bx, by, c);
+  return C63_OK;
+}
+
+int c63_entropy_decode(const uint8_t *data, size_t size, const c63_geometry *g, int keyframe,
+                       int16_t *const coeffs[3], c63_mv *const mvs[3], char *msg, size_t msg_size)
+{
+  decode_ctx ctx = {.tabs = c63_huff_dec_tables(), .msg = msg, .msg_size = msg_size};
+  decode_ctx *d = &ctx;
+  int prev_dc[3] = {0, 0, 0}, r;
+
+  c63_br_init(&d->br, data, size);
+  for (int my = 0; my < g->mcus_h; my++) {
+    for (int mx = 0; mx < g->mcus_w; mx++) {
+      for (int c = 0; c < 3; c++) {
+        int n = c ? 1 : 2, bw_c = g->blocks_w[c];
+        for (int j = 0; j < n; j++) {
+          for (int i = 0; i < n; i++) {
+            int bx = mx * n + i, by = my * n + j;
+            size_t idx = (size_t)by * bw_c + bx;
+            r = get_block(d, g, c, bx, by, keyframe, coeffs[c] + idx * 64, &mvs[c][idx],
+                          bx ? &mvs[c][idx - 1] : NULL, &prev_dc[c]);
+            if (r) return r;
+          }
+        }
+      }
+    }
+  }
+  if (d->br.bad_stuff) FAIL(C63_ERR_BITSTREAM, "FF byte without 00 stuffing in frame data");
+  return C63_OK;
+}

@@ -1,0 +1,80 @@
+/* Motion search with SSE4.1: MPSADBW gives the SADs of eight horizontally
+ * adjacent candidates at once, PHMINPOSUW the first minimum among them, so
+ * scanning groups of eight in raster order with a strict '<' between groups
+ * reproduces the reference's tie-break exactly. Selected at run time.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <string.h>
+
+#include "dsp.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <smmintrin.h>
+
+__attribute__((target("sse4.1"))) static void search_block(const uint8_t *cur, const uint8_t *ref,
+                                                           int w, int h, int range, int mx, int my,
+                                                           c63_mv *mv)
+{
+  int left, top, right, bottom, best = 1 << 30, bx = mx, by = my;
+  __m128i c[8];
+  const __m128i lane = _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7);
+
+  c63_me_window(mx, my, w, h, range, &left, &top, &right, &bottom);
+  for (int j = 0; j < 8; j++)
+    c[j] = _mm_loadl_epi64((const __m128i *)(cur + (size_t)(my + j) * w + mx));
+
+  for (int y = top; y < bottom; y++) {
+    for (int x0 = left; x0 < right; x0 += 8) {
+      /* lanes whose candidate x0 + k lies outside the window never win */
+      __m128i acc = _mm_cmpgt_epi16(lane, _mm_set1_epi16((short)(right - x0 - 1)));
+      int edge = x0 + 16 > w; /* a 16-byte load would leave the plane's row */
+      for (int j = 0; j < 8; j++) {
+        const uint8_t *r = ref + (size_t)(y + j) * w + x0;
+        __m128i rv;
+        if (edge) {
+          uint8_t tmp[16] = {0};
+          memcpy(tmp, r, (size_t)(w - x0));
+          rv = _mm_loadu_si128((const __m128i *)tmp);
+        } else {
+          rv = _mm_loadu_si128((const __m128i *)r);
+        }
+        acc = _mm_adds_epu16(acc, _mm_mpsadbw_epu8(rv, c[j], 0));
+        acc = _mm_adds_epu16(acc, _mm_mpsadbw_epu8(rv, c[j], 5));
+      }
+      __m128i m = _mm_minpos_epu16(acc);
+      int sad = _mm_extract_epi16(m, 0);
+      if (sad < best) {
+        best = sad;
+        bx = x0 + _mm_extract_epi16(m, 1);
+        by = y;
+      }
+    }
+  }
+  mv->x = (int8_t)(bx - mx);
+  mv->y = (int8_t)(by - my);
+  mv->use_mv = 1;
+  mv->pad_ = 0;
+}
+
+static void motion_search_sse41(const uint8_t *cur, const uint8_t *ref, int w, int h, int range,
+                                c63_mv *mvs)
+{
+  const int bw = w / 8, bh = h / 8;
+  for (int by = 0; by < bh; by++)
+    for (int bx = 0; bx < bw; bx++)
+      search_block(cur, ref, w, h, range, bx * 8, by * 8, &mvs[by * bw + bx]);
+}
+
+c63_motion_search_fn c63_motion_search_sse41(void)
+{
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("sse4.1") ? motion_search_sse41 : NULL;
+}
+
+#else
+
+c63_motion_search_fn c63_motion_search_sse41(void)
+{
+  return NULL;
+}
+
+#endif
