@@ -1,0 +1,177 @@
+/* Bit writer and reader: MSB-first packing, FF 00 stuffing, the reference's
+ * end-of-frame flush rule, overrun detection, and Huffman round trips.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <string.h>
+
+#include "bitreader.h"
+#include "bitwriter.h"
+#include "tables.h"
+#include "test_util.h"
+
+typedef struct {
+  c63_bytebuf buf;
+  c63_bitwriter bw;
+} writer;
+
+static void writer_init(writer *w)
+{
+  memset(w, 0, sizeof(*w));
+  c63_bytebuf_reserve(&w->buf, 1024);
+  c63_bw_init(&w->bw, &w->buf);
+}
+
+static void test_packing(void)
+{
+  writer w;
+  writer_init(&w);
+  c63_bw_put(&w.bw, 0x5, 3);   /* 101 */
+  c63_bw_put(&w.bw, 0x0, 2);   /* 00 */
+  c63_bw_put(&w.bw, 0x7, 3);   /* 111 -> 1010 0111 = A7 */
+  c63_bw_put(&w.bw, 0x1ff, 4); /* only the low 4 bits: 1111 */
+  CHECK_EQ(w.buf.size, 1);
+  CHECK_EQ(w.buf.data[0], 0xa7);
+  c63_bw_flush(&w.bw); /* pending 1111 left-aligned, zero-padded: F0 */
+  CHECK_EQ(w.buf.size, 2);
+  CHECK_EQ(w.buf.data[1], 0xf0);
+  c63_bytebuf_free(&w.buf);
+}
+
+static void test_stuffing(void)
+{
+  writer w;
+  writer_init(&w);
+  c63_bw_put(&w.bw, 0xff, 8);
+  c63_bw_put(&w.bw, 0x1, 1);
+  c63_bw_put(&w.bw, 0x7f, 7); /* second FF built from two puts */
+  CHECK_EQ(w.buf.size, 4);
+  const uint8_t want[4] = {0xff, 0x00, 0xff, 0x00};
+  CHECK(memcmp(w.buf.data, want, 4) == 0);
+  c63_bytebuf_free(&w.buf);
+}
+
+static void test_flush_rule(void)
+{
+  writer w;
+
+  /* Data ending on a byte boundary: the non-zero register still makes the
+   * reference write a 00 byte. */
+  writer_init(&w);
+  c63_bw_put(&w.bw, 0x12, 8);
+  c63_bw_flush(&w.bw);
+  CHECK_EQ(w.buf.size, 2);
+  CHECK_EQ(w.buf.data[1], 0x00);
+  c63_bytebuf_free(&w.buf);
+
+  /* The last 32 bits all zero: no flush byte, even with bits pending. */
+  writer_init(&w);
+  c63_bw_put(&w.bw, 0x1, 1);
+  c63_bw_put(&w.bw, 0, 20);
+  c63_bw_put(&w.bw, 0, 20); /* 41 bits, last 32 zero, 1 bit pending */
+  size_t before = w.buf.size;
+  c63_bw_flush(&w.bw);
+  CHECK_EQ(before, 5);
+  CHECK_EQ(w.buf.size, 5);
+  c63_bytebuf_free(&w.buf);
+
+  /* One set bit among the last 32: the pending bits are written. */
+  writer_init(&w);
+  c63_bw_put(&w.bw, 0x1, 1);
+  c63_bw_put(&w.bw, 0, 30); /* 31 bits: register non-zero, 7 pending zero bits */
+  c63_bw_flush(&w.bw);
+  CHECK_EQ(w.buf.size, 4);
+  CHECK_EQ(w.buf.data[3], 0x00);
+  c63_bytebuf_free(&w.buf);
+}
+
+static void test_reader(void)
+{
+  /* 1010 0111, FF 00 (stuffed FF), 1100 0000 */
+  const uint8_t data[4] = {0xa7, 0xff, 0x00, 0xc0};
+  c63_bitreader br;
+  c63_br_init(&br, data, sizeof(data));
+  CHECK_EQ(c63_br_get(&br, 3), 0x5);
+  CHECK_EQ(c63_br_get(&br, 5), 0x07);
+  CHECK_EQ(c63_br_get(&br, 8), 0xff); /* the 00 after FF is skipped */
+  CHECK_EQ(c63_br_get(&br, 2), 0x3);
+  CHECK(!c63_br_overrun(&br));
+  CHECK_EQ(c63_br_get(&br, 6), 0);
+  CHECK(!c63_br_overrun(&br));
+  CHECK_EQ(c63_br_get(&br, 16), 0); /* past the end: zeros, flagged */
+  CHECK(c63_br_overrun(&br));
+  CHECK(!br.bad_stuff);
+
+  const uint8_t bad[2] = {0xff, 0x12};
+  c63_br_init(&br, bad, sizeof(bad));
+  c63_br_get(&br, 16);
+  CHECK(br.bad_stuff);
+}
+
+/* Every symbol of every table through the writer and back through the
+ * canonical decoding tables. */
+static void test_huffman_roundtrip(void)
+{
+  const c63_huff_enc *enc = c63_huff_enc_tables();
+  const c63_huff_dec *dec = c63_huff_dec_tables();
+  for (int t = 0; t < 4; t++) {
+    const c63_huff_spec *s = &c63_huff_specs[t];
+    writer w;
+    writer_init(&w);
+    for (int i = 0; i < s->nvals; i++) {
+      CHECK(enc[t].len[s->vals[i]] >= 1 && enc[t].len[s->vals[i]] <= 16);
+      c63_bw_put(&w.bw, enc[t].code[s->vals[i]], enc[t].len[s->vals[i]]);
+    }
+    c63_bw_flush(&w.bw);
+    c63_bitreader br;
+    c63_br_init(&br, w.buf.data, w.buf.size);
+    for (int i = 0; i < s->nvals; i++) {
+      /* decode by walking lengths, as the entropy decoder does */
+      uint32_t look = c63_br_peek(&br, 16);
+      int sym = -1;
+      for (int len = 1; len <= 16 && sym < 0; len++) {
+        int32_t code = (int32_t)(look >> (16 - len));
+        if (dec[t].maxcode[len] >= 0 && code >= dec[t].mincode[len] &&
+            code <= dec[t].maxcode[len]) {
+          sym = dec[t].vals[dec[t].valptr[len] + code - dec[t].mincode[len]];
+          c63_br_skip(&br, len);
+        }
+      }
+      CHECK_EQ(sym, s->vals[i]);
+    }
+    c63_bytebuf_free(&w.buf);
+  }
+  /* Format section 6: the motion-vector codes are the luma DC codes. */
+  const uint16_t mv_code[8] = {0x0, 0x2, 0x3, 0x4, 0x5, 0x6, 0xe, 0x1e};
+  const uint8_t mv_len[8] = {2, 3, 3, 3, 3, 3, 4, 5};
+  for (int i = 0; i < 8; i++) {
+    CHECK_EQ(enc[0].code[i], mv_code[i]);
+    CHECK_EQ(enc[0].len[i], mv_len[i]);
+  }
+  /* Standard luma AC code of (run 0, size 10) is FF83; FF82 decodes as size 9. */
+  CHECK_EQ(enc[2].code[0x0a], 0xff83);
+  CHECK_EQ(enc[2].code[0x09], 0xff82);
+}
+
+static void test_quant_tables(void)
+{
+  uint8_t q[3][64];
+  c63_make_quant_tables(25, q);
+  CHECK_EQ(q[0][0], 6); /* 16 / 2.5 = 6.4 */
+  CHECK_EQ(q[1][0], 6); /* 17 / 2.5 = 6.8 */
+  CHECK_EQ(q[2][63], 39);
+  c63_make_quant_tables(1, q); /* 16 / 0.1 = 160, 99 / 0.1 = 990 saturates */
+  CHECK_EQ(q[0][0], 160);
+  CHECK_EQ(q[1][63], 255);
+  c63_make_quant_tables(50, q);
+  CHECK_EQ(q[0][5], 2);
+}
+
+int main(void)
+{
+  test_packing();
+  test_stuffing();
+  test_flush_rule();
+  test_reader();
+  test_huffman_roundtrip();
+  test_quant_tables();
+  return test_done("test_bits");
+}

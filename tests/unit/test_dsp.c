@@ -1,0 +1,234 @@
+/* The transform on edge inputs, and every optimised DSP function against
+ * the C oracle on random and edge inputs (checkasm style).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <math.h>
+#include <string.h>
+
+#include "dsp.h"
+#include "tables.h"
+#include "test_util.h"
+
+static uint8_t quant_flat[64];
+
+/* A flat residual has only a DC coefficient: 64 * r * S * S / 4 / q. */
+static void test_flat(void)
+{
+  int16_t res[64], coef[64], back[64];
+  for (int v = -255; v <= 255; v += 17) {
+    for (int i = 0; i < 64; i++)
+      res[i] = (int16_t)v;
+    c63_fdct_quant_block(res, quant_flat, 511, coef);
+    CHECK_EQ(coef[0], (int)round(v * 8.0 / 1.0));
+    for (int z = 1; z < 64; z++)
+      CHECK_EQ(coef[z], 0);
+    c63_dequant_idct_block(coef, quant_flat, back);
+    for (int i = 0; i < 64; i++)
+      CHECK(abs(back[i] - v) <= 1);
+  }
+}
+
+/* Zero in, zero out, in both directions. */
+static void test_zero(void)
+{
+  int16_t zero[64] = {0}, out[64];
+  c63_fdct_quant_block(zero, quant_flat, 511, out);
+  CHECK(memcmp(out, zero, sizeof(zero)) == 0);
+  c63_dequant_idct_block(zero, quant_flat, out);
+  CHECK(memcmp(out, zero, sizeof(zero)) == 0);
+}
+
+/* A saturated checkerboard puts its energy in the highest frequency, beyond
+ * what the luma AC code can carry: the coefficient is clamped to the limit
+ * (and a looser limit lets it through). */
+static void test_saturated_alternating(void)
+{
+  int16_t res[64], coef[64], coef_wide[64];
+  for (int j = 0; j < 8; j++)
+    for (int i = 0; i < 8; i++)
+      res[j * 8 + i] = (int16_t)(((i + j) & 1) ? -255 : 255);
+  c63_fdct_quant_block(res, quant_flat, 511, coef);
+  c63_fdct_quant_block(res, quant_flat, 30000, coef_wide);
+  CHECK_EQ(coef[63], 511);
+  CHECK(coef_wide[63] > 511);
+  for (int z = 0; z < 64; z++)
+    CHECK(coef[z] >= -511 && coef[z] <= 511);
+
+  /* alternating columns only: energy in row 0, column 7 (zig-zag index 28) */
+  for (int j = 0; j < 8; j++)
+    for (int i = 0; i < 8; i++)
+      res[j * 8 + i] = (int16_t)((i & 1) ? -100 : 100);
+  uint8_t q8[64];
+  memset(q8, 8, sizeof(q8));
+  c63_fdct_quant_block(res, q8, 511, coef);
+  CHECK(coef[28] != 0);
+  CHECK_EQ(coef[0], 0);
+  int16_t back[64];
+  c63_dequant_idct_block(coef, q8, back);
+  for (int i = 0; i < 64; i++)
+    CHECK(abs(back[i] - res[i]) <= 12);
+}
+
+/* Random residuals survive a round trip with the finest quantiser: the
+ * format divides coefficients by 4 before rounding and truncates after the
+ * inverse transform, so a few levels of error remain, but no more. */
+static void test_random_roundtrip(void)
+{
+  int16_t res[64], coef[64], back[64];
+  int worst = 0;
+  long total = 0;
+  for (int n = 0; n < 2000; n++) {
+    for (int i = 0; i < 64; i++)
+      res[i] = (int16_t)((int)(test_rand() % 511) - 255);
+    c63_fdct_quant_block(res, quant_flat, 1023, coef);
+    c63_dequant_idct_block(coef, quant_flat, back);
+    for (int i = 0; i < 64; i++) {
+      int e = abs(back[i] - res[i]);
+      worst = e > worst ? e : worst;
+      total += e;
+    }
+  }
+  CHECK(worst <= 6);
+  CHECK(total < 2000L * 64); /* mean absolute error below one level */
+}
+
+static void fill_random(uint8_t *p, size_t n, int lo, int hi)
+{
+  for (size_t i = 0; i < n; i++)
+    p[i] = (uint8_t)(lo + (int)(test_rand() % (unsigned)(hi - lo + 1)));
+}
+
+/* The optimised motion search against the oracle, vector for vector. */
+static void test_motion_search_simd(void)
+{
+  c63_motion_search_fn simd = c63_motion_search_sse41();
+  if (!simd) {
+    printf("motion search: no SSE4.1 on this CPU, optimised version not tested\n");
+    return;
+  }
+  static const int sizes[][2] = {{8, 8}, {16, 16}, {24, 8}, {40, 32}, {88, 72}, {176, 144}};
+  static const int ranges[] = {0, 1, 3, 7, 8, 9, 16, 31, 64};
+  for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+    int w = sizes[s][0], h = sizes[s][1];
+    size_t n = (size_t)w * h, blocks = n / 64;
+    uint8_t *cur = malloc(n), *ref = malloc(n);
+    c63_mv *a = calloc(blocks, sizeof(c63_mv)), *b = calloc(blocks, sizeof(c63_mv));
+    for (size_t r = 0; r < sizeof(ranges) / sizeof(ranges[0]); r++) {
+      for (int kind = 0; kind < 3; kind++) {
+        /* random, flat (all ties), and few-valued (many ties) content */
+        if (kind == 0) {
+          fill_random(cur, n, 0, 255);
+          fill_random(ref, n, 0, 255);
+        } else if (kind == 1) {
+          memset(cur, 200, n);
+          memset(ref, 17, n);
+        } else {
+          fill_random(cur, n, 254, 255);
+          fill_random(ref, n, 0, 1);
+        }
+        c63_dsp_c.motion_search(cur, ref, w, h, ranges[r], a);
+        simd(cur, ref, w, h, ranges[r], b);
+        for (size_t i = 0; i < blocks; i++) {
+          if (a[i].x != b[i].x || a[i].y != b[i].y || a[i].use_mv != b[i].use_mv) {
+            fprintf(stderr, "%dx%d range %d kind %d block %zu: C (%d,%d) SIMD (%d,%d)\n", w, h,
+                    ranges[r], kind, i, a[i].x, a[i].y, b[i].x, b[i].y);
+            test_failures++;
+            break;
+          }
+        }
+      }
+    }
+    free(cur);
+    free(ref);
+    free(a);
+    free(b);
+  }
+}
+
+/* Flat planes: every candidate ties, so the first in raster order wins,
+ * i.e. the top-left corner of the clipped window. */
+static void test_tie_break_and_borders(void)
+{
+  const int w = 64, h = 48, R = 16;
+  uint8_t cur[64 * 48], ref[64 * 48];
+  c63_mv mvs[8 * 6];
+  c63_dsp dsp;
+  c63_dsp_init(&dsp);
+  const c63_dsp *impls[2] = {&c63_dsp_c, &dsp};
+
+  memset(cur, 50, sizeof(cur));
+  memset(ref, 50, sizeof(ref));
+  for (int k = 0; k < 2; k++) {
+    impls[k]->motion_search(cur, ref, w, h, R, mvs);
+    CHECK_EQ(mvs[0].x, 0); /* block (0,0): window starts at the plane's corner */
+    CHECK_EQ(mvs[0].y, 0);
+    CHECK_EQ(mvs[2 * 8 + 3].x, -16); /* block (24,16): window starts at (8,0) */
+    CHECK_EQ(mvs[2 * 8 + 3].y, -16);
+    CHECK_EQ(mvs[2 * 8 + 3].use_mv, 1);
+  }
+
+  /* A unique match exactly at +R is outside the window (exclusive bound);
+   * at +R-1 it is found. */
+  for (int k = 0; k < 2; k++) {
+    for (int d = R - 1; d <= R; d++) {
+      fill_random(ref, sizeof(ref), 0, 255);
+      fill_random(cur, sizeof(cur), 0, 255);
+      /* block (16,16) of cur copies ref at (16+d, 16+d) */
+      for (int j = 0; j < 8; j++)
+        memcpy(cur + (16 + j) * w + 16, ref + (16 + d + j) * w + 16 + d, 8);
+      impls[k]->motion_search(cur, ref, w, h, R, mvs);
+      c63_mv mv = mvs[2 * 8 + 2];
+      if (d == R - 1) {
+        CHECK_EQ(mv.x, d);
+        CHECK_EQ(mv.y, d);
+      } else {
+        CHECK(mv.x != d || mv.y != d);
+        CHECK(mv.x < R && mv.y < R);
+      }
+    }
+  }
+
+  /* Right and bottom borders: the window is clipped to w - 8 / h - 8
+   * (exclusive), so the last block's vectors are never positive. */
+  fill_random(ref, sizeof(ref), 0, 255);
+  fill_random(cur, sizeof(cur), 0, 255);
+  for (int k = 0; k < 2; k++) {
+    impls[k]->motion_search(cur, ref, w, h, R, mvs);
+    c63_mv last = mvs[6 * 8 - 1];
+    CHECK(last.x <= 0 && last.x >= -R && last.y <= 0 && last.y >= -R);
+  }
+}
+
+/* Compensation copies the displaced block; use_mv = 0 predicts zeros. */
+static void test_motion_compensate(void)
+{
+  const int w = 32, h = 16;
+  uint8_t ref[32 * 16], pred[32 * 16];
+  c63_mv mvs[4 * 2] = {{0}};
+  for (int i = 0; i < w * h; i++)
+    ref[i] = (uint8_t)i;
+  for (int i = 0; i < 8; i++)
+    mvs[i].use_mv = 1;
+  mvs[3].x = -24; /* block (24,0) from (0,8): the far corner */
+  mvs[3].y = 8;
+  mvs[4].use_mv = 0;
+  c63_dsp_c.motion_compensate(ref, w, h, mvs, pred);
+  for (int j = 0; j < 8; j++)
+    for (int i = 0; i < 8; i++) {
+      CHECK_EQ(pred[j * w + 24 + i], ref[(8 + j) * w + i]);
+      CHECK_EQ(pred[(8 + j) * w + i], 0);
+      CHECK_EQ(pred[j * w + i], ref[j * w + i]);
+    }
+}
+
+int main(void)
+{
+  memset(quant_flat, 1, sizeof(quant_flat));
+  test_flat();
+  test_zero();
+  test_saturated_alternating();
+  test_random_roundtrip();
+  test_motion_search_simd();
+  test_tie_break_and_borders();
+  test_motion_compensate();
+  return test_done("test_dsp");
+}
