@@ -4,6 +4,9 @@
 #include "entropy.h"
 
 #include "c63.h"
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include "tables.h"
 
 /* Worst case of one block: flags and vectors 26 bits, DC 20, 63 AC of at
@@ -21,6 +24,27 @@ static inline void put_value(c63_bitwriter *bw, const c63_huff_enc *t, int sym, 
 {
   uint32_t bits = (uint32_t)(v < 0 ? v - 1 : v) & ((1u << size) - 1);
   c63_bw_put(bw, ((uint32_t)t->code[sym] << size) | bits, t->len[sym] + size);
+}
+
+/* Bit i set when blk[i] != 0. */
+static inline uint64_t nonzero_mask(const int16_t *blk)
+{
+#ifdef __SSE2__
+  const __m128i zero = _mm_setzero_si128();
+  uint64_t m = 0;
+  for (int k = 0; k < 4; k++) {
+    __m128i a = _mm_loadu_si128((const __m128i *)(blk + 16 * k));
+    __m128i b = _mm_loadu_si128((const __m128i *)(blk + 16 * k + 8));
+    __m128i z = _mm_packs_epi16(_mm_cmpeq_epi16(a, zero), _mm_cmpeq_epi16(b, zero));
+    m |= (uint64_t)(uint16_t)~_mm_movemask_epi8(z) << (16 * k);
+  }
+  return m;
+#else
+  uint64_t m = 0;
+  for (int i = 0; i < 64; i++)
+    m |= (uint64_t)(blk[i] != 0) << i;
+  return m;
+#endif
 }
 
 static void put_block(c63_bitwriter *bw, const c63_huff_enc *tabs, int chroma, const int16_t *blk,
@@ -47,22 +71,21 @@ static void put_block(c63_bitwriter *bw, const c63_huff_enc *tabs, int chroma, c
   int sdc = bit_width(dc);
   put_value(bw, dct, sdc, sdc, dc);
 
-  int last = 63;
-  while (last > 0 && !blk[last])
-    last--;
-  int run = 0;
-  for (int i = 1; i <= last; i++) {
-    int ac = blk[i];
-    if (!ac) {
-      if (++run == 16) {
-        c63_bw_put(bw, act->code[0xf0], act->len[0xf0]); /* ZRL */
-        run = 0;
-      }
-      continue;
-    }
-    int size = bit_width(ac);
+  /* Walk only the non-zero AC coefficients: a run of zeros is the gap
+   * between two set bits. Same symbols as the reference's per-coefficient
+   * loop (a ZRL for every 16 zeros before a non-zero coefficient). */
+  uint64_t nz = nonzero_mask(blk) & ~(uint64_t)1;
+  int last = nz ? 63 - __builtin_clzll(nz) : 0;
+  int pos = 1;
+  while (nz) {
+    int i = __builtin_ctzll(nz);
+    int run = i - pos;
+    for (; run >= 16; run -= 16)
+      c63_bw_put(bw, act->code[0xf0], act->len[0xf0]); /* ZRL */
+    int ac = blk[i], size = bit_width(ac);
     put_value(bw, act, run << 4 | size, size, ac);
-    run = 0;
+    pos = i + 1;
+    nz &= nz - 1;
   }
   if (last < 63) c63_bw_put(bw, act->code[0x00], act->len[0x00]); /* EOB */
 }
