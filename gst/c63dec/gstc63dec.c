@@ -1,0 +1,270 @@
+/* c63dec: the Codec63 decoder element (see gstc63dec.h).
+ *
+ * Copyright (C) 2026 gst-c63 contributors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Input is packetized (one frame per buffer, caps with parsed=true, as
+ * c63enc sends it) or a plain byte stream (filesrc, typefind), which the
+ * parse step splits with GstC63Framer. The frame header carries the picture
+ * size, so output caps follow the stream and are renegotiated when it
+ * changes. Decoding errors are reported with GST_VIDEO_DECODER_ERROR, which
+ * honours the max-errors property; libc63 then drops its reference, and
+ * delta frames are skipped until the next keyframe.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+
+#include "gstc63dec.h"
+
+GST_DEBUG_CATEGORY_STATIC(gst_c63_dec_debug);
+#define GST_CAT_DEFAULT gst_c63_dec_debug
+
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS("video/x-c63"));
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
+    "src", GST_PAD_SRC, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS("video/x-raw, format = (string) I420, width = (int) [ 8, 8192 ], "
+                    "height = (int) [ 8, 8192 ], framerate = (fraction) [ 0/1, MAX ]"));
+
+G_DEFINE_TYPE(GstC63Dec, gst_c63_dec, GST_TYPE_VIDEO_DECODER);
+
+static gboolean gst_c63_dec_start(GstVideoDecoder *vdec)
+{
+  GstC63Dec *self = GST_C63_DEC(vdec);
+  int status = c63_decoder_new(&self->dec);
+
+  if (status != C63_OK) {
+    GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
+                      ("Could not create the Codec63 decoder: %s", c63_status_string(status)),
+                      (NULL));
+    return FALSE;
+  }
+  gst_c63_framer_reset(&self->framer);
+  return TRUE;
+}
+
+static gboolean gst_c63_dec_stop(GstVideoDecoder *vdec)
+{
+  GstC63Dec *self = GST_C63_DEC(vdec);
+
+  g_clear_pointer(&self->dec, c63_decoder_free);
+  g_clear_pointer(&self->input_state, gst_video_codec_state_unref);
+  return TRUE;
+}
+
+static gboolean gst_c63_dec_set_format(GstVideoDecoder *vdec, GstVideoCodecState *state)
+{
+  GstC63Dec *self = GST_C63_DEC(vdec);
+  GstStructure *s = gst_caps_get_structure(state->caps, 0);
+  gboolean parsed = FALSE;
+
+  /* Only a parsed stream is one frame per buffer; anything else (a file,
+   * a network byte stream) goes through our own parse step. */
+  gst_structure_get_boolean(s, "parsed", &parsed);
+  gst_video_decoder_set_packetized(vdec, parsed);
+  GST_DEBUG_OBJECT(self, "input %s", parsed ? "packetized" : "byte stream");
+
+  g_clear_pointer(&self->input_state, gst_video_codec_state_unref);
+  self->input_state = gst_video_codec_state_ref(state);
+  return TRUE;
+}
+
+static GstFlowReturn gst_c63_dec_parse(GstVideoDecoder *vdec, GstVideoCodecFrame *frame,
+                                       GstAdapter *adapter, gboolean at_eos)
+{
+  GstC63Dec *self = GST_C63_DEC(vdec);
+
+  for (;;) {
+    gsize size = 0;
+    gboolean keyframe, complete;
+
+    switch (gst_c63_framer_next(&self->framer, adapter, at_eos, &size, &keyframe, &complete)) {
+    case GST_C63_FRAMER_NEED_DATA:
+      return GST_VIDEO_DECODER_FLOW_NEED_DATA;
+    case GST_C63_FRAMER_SKIP:
+      GST_DEBUG_OBJECT(self, "skipping %" G_GSIZE_FORMAT " bytes of non-frame data", size);
+      gst_adapter_flush(adapter, size);
+      continue;
+    case GST_C63_FRAMER_FRAME:
+      GST_LOG_OBJECT(self, "frame of %" G_GSIZE_FORMAT " bytes%s%s", size,
+                     keyframe ? ", keyframe" : "", complete ? "" : " (broken)");
+      gst_video_decoder_add_to_frame(vdec, (int)size);
+      if (keyframe) GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT(frame);
+      return gst_video_decoder_have_frame(vdec);
+    }
+  }
+}
+
+/* Set (or change) the output caps to the stream's picture size. */
+static gboolean gst_c63_dec_ensure_output(GstC63Dec *self, int width, int height)
+{
+  GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
+  GstVideoCodecState *out = gst_video_decoder_get_output_state(vdec);
+  gboolean same = out && GST_VIDEO_INFO_WIDTH(&out->info) == width &&
+                  GST_VIDEO_INFO_HEIGHT(&out->info) == height;
+
+  if (out) gst_video_codec_state_unref(out);
+  if (same) return TRUE;
+  GST_INFO_OBJECT(self, "stream size %dx%d", width, height);
+  out = gst_video_decoder_set_output_state(vdec, GST_VIDEO_FORMAT_I420, width, height,
+                                           self->input_state);
+  gst_video_codec_state_unref(out);
+  return gst_video_decoder_negotiate(vdec);
+}
+
+/* Copy libc63's planes into the output buffer, whatever its layout. */
+static gboolean gst_c63_dec_copy_picture(GstC63Dec *self, const c63_decoded_picture *pic,
+                                         GstVideoCodecFrame *frame)
+{
+  GstVideoCodecState *out = gst_video_decoder_get_output_state(GST_VIDEO_DECODER(self));
+  GstVideoFrame vframe;
+  gboolean ok = gst_video_frame_map(&vframe, &out->info, frame->output_buffer, GST_MAP_WRITE);
+  int c, y;
+
+  gst_video_codec_state_unref(out);
+  if (!ok) return FALSE;
+  for (c = 0; c < 3; c++) {
+    int w = c == 0 ? pic->width : c63_chroma_size(pic->width);
+    int h = c == 0 ? pic->height : c63_chroma_size(pic->height);
+    guint8 *dst = GST_VIDEO_FRAME_COMP_DATA(&vframe, c);
+    int dst_stride = GST_VIDEO_FRAME_COMP_STRIDE(&vframe, c);
+
+    for (y = 0; y < h; y++)
+      memcpy(dst + (gsize)y * dst_stride, pic->data[c] + (gsize)y * pic->stride[c], w);
+  }
+  gst_video_frame_unmap(&vframe);
+  return TRUE;
+}
+
+static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCodecFrame *frame)
+{
+  GstC63Dec *self = GST_C63_DEC(vdec);
+  c63_decoded_picture pic;
+  GstMapInfo map;
+  GstFlowReturn ret = GST_FLOW_OK;
+  int status;
+
+  if (!gst_buffer_map(frame->input_buffer, &map, GST_MAP_READ)) {
+    gst_video_decoder_drop_frame(vdec, frame);
+    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Could not map the input buffer"), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  status = c63_decoder_decode(self->dec, map.data, map.size, &pic);
+  gst_buffer_unmap(frame->input_buffer, &map);
+
+  if (status == C63_ERR_NO_REFERENCE) {
+    /* A delta frame before the first keyframe (or after an error): there is
+     * nothing to predict from, so it is skipped, not shown broken. */
+    GST_DEBUG_OBJECT(self, "skipping delta frame without a preceding keyframe");
+    gst_video_decoder_release_frame(vdec, frame);
+    return GST_FLOW_OK;
+  }
+  if (status != C63_OK) {
+    if (status == C63_ERR_NOMEM) {
+      gst_video_decoder_drop_frame(vdec, frame);
+      GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT, ("Out of memory decoding a frame"),
+                        ("%s", c63_decoder_error(self->dec)));
+      return GST_FLOW_ERROR;
+    }
+    /* Counts against max-errors: a warning until the limit, then an error. */
+    GST_VIDEO_DECODER_ERROR(self, 1, STREAM, DECODE,
+                            ("Corrupt Codec63 frame, skipping to the "
+                             "next keyframe"),
+                            ("%s: %s", c63_status_string(status), c63_decoder_error(self->dec)),
+                            ret);
+    gst_video_decoder_drop_frame(vdec, frame);
+    return ret;
+  }
+  if (!gst_c63_dec_ensure_output(self, pic.width, pic.height)) {
+    gst_video_decoder_drop_frame(vdec, frame);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  ret = gst_video_decoder_allocate_output_frame(vdec, frame);
+  if (ret != GST_FLOW_OK) {
+    gst_video_decoder_drop_frame(vdec, frame);
+    return ret;
+  }
+  if (!gst_c63_dec_copy_picture(self, &pic, frame)) {
+    gst_video_decoder_drop_frame(vdec, frame);
+    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not map the output buffer"), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  return gst_video_decoder_finish_frame(vdec, frame);
+}
+
+static gboolean gst_c63_dec_flush(GstVideoDecoder *vdec)
+{
+  GstC63Dec *self = GST_C63_DEC(vdec);
+
+  /* After a seek the next frame may be anything: wait for a keyframe. */
+  c63_decoder_reset(self->dec);
+  gst_c63_framer_reset(&self->framer);
+  return TRUE;
+}
+
+/* Use GstVideoMeta downstream when it is supported, so the output pool may
+ * pick padded strides. */
+static gboolean gst_c63_dec_decide_allocation(GstVideoDecoder *vdec, GstQuery *query)
+{
+  GstBufferPool *pool = NULL;
+  guint size, min, max;
+
+  if (!GST_VIDEO_DECODER_CLASS(gst_c63_dec_parent_class)->decide_allocation(vdec, query))
+    return FALSE;
+  if (gst_query_get_n_allocation_pools(query) > 0)
+    gst_query_parse_nth_allocation_pool(query, 0, &pool, &size, &min, &max);
+  if (pool && gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL)) {
+    GstStructure *config = gst_buffer_pool_get_config(pool);
+
+    gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+    gst_buffer_pool_set_config(pool, config);
+  }
+  if (pool) gst_object_unref(pool);
+  return TRUE;
+}
+
+static void gst_c63_dec_finalize(GObject *object)
+{
+  GstC63Dec *self = GST_C63_DEC(object);
+
+  g_clear_pointer(&self->dec, c63_decoder_free);
+  g_clear_pointer(&self->input_state, gst_video_codec_state_unref);
+  G_OBJECT_CLASS(gst_c63_dec_parent_class)->finalize(object);
+}
+
+static void gst_c63_dec_class_init(GstC63DecClass *klass)
+{
+  GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
+  GstVideoDecoderClass *vdec_class = GST_VIDEO_DECODER_CLASS(klass);
+
+  G_OBJECT_CLASS(klass)->finalize = gst_c63_dec_finalize;
+
+  gst_element_class_add_static_pad_template(element_class, &sink_template);
+  gst_element_class_add_static_pad_template(element_class, &src_template);
+  gst_element_class_set_static_metadata(
+      element_class, "Codec63 decoder", "Codec/Decoder/Video",
+      "Decodes Codec63 (IN5050) video, packetized or as a byte stream, to I420",
+      "gst-c63 contributors");
+
+  vdec_class->start = GST_DEBUG_FUNCPTR(gst_c63_dec_start);
+  vdec_class->stop = GST_DEBUG_FUNCPTR(gst_c63_dec_stop);
+  vdec_class->set_format = GST_DEBUG_FUNCPTR(gst_c63_dec_set_format);
+  vdec_class->parse = GST_DEBUG_FUNCPTR(gst_c63_dec_parse);
+  vdec_class->handle_frame = GST_DEBUG_FUNCPTR(gst_c63_dec_handle_frame);
+  vdec_class->flush = GST_DEBUG_FUNCPTR(gst_c63_dec_flush);
+  vdec_class->decide_allocation = GST_DEBUG_FUNCPTR(gst_c63_dec_decide_allocation);
+
+  GST_DEBUG_CATEGORY_INIT(gst_c63_dec_debug, "c63dec", 0, "Codec63 decoder");
+}
+
+static void gst_c63_dec_init(GstC63Dec *self)
+{
+  GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
+
+  gst_video_decoder_set_packetized(vdec, FALSE);
+  gst_video_decoder_set_use_default_pad_acceptcaps(vdec, TRUE);
+  GST_PAD_SET_ACCEPT_TEMPLATE(GST_VIDEO_DECODER_SINK_PAD(vdec));
+}

@@ -1,0 +1,30 @@
+/* c63dec: the Codec63 decoder element.
+ *
+ * Copyright (C) 2026 gst-c63 contributors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#ifndef GST_C63_DEC_H
+#define GST_C63_DEC_H
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include "c63/c63.h"
+#include "gstc63framer.h"
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_C63_DEC (gst_c63_dec_get_type())
+G_DECLARE_FINAL_TYPE(GstC63Dec, gst_c63_dec, GST, C63_DEC, GstVideoDecoder)
+
+struct _GstC63Dec {
+  GstVideoDecoder parent;
+
+  c63_decoder *dec;
+  GstVideoCodecState *input_state;
+  GstC63Framer framer; /* byte-stream input only */
+};
+
+G_END_DECLS
+
+#endif /* GST_C63_DEC_H */

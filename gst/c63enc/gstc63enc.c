@@ -1,0 +1,548 @@
+/* The Codec63 encoder element class (see gstc63enc.h).
+ *
+ * Copyright (C) 2026 gst-c63 contributors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The element is a thin adapter between GstVideoEncoder and libc63's
+ * send/receive encoder: each input frame is sent as a picture tagged with its
+ * system_frame_number, and every packet received is matched back to its
+ * GstVideoCodecFrame by that tag. Keyframe decisions (first frame, interval,
+ * forced) are libc63's; the element only forwards force-key-unit requests.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstc63enc.h"
+
+GST_DEBUG_CATEGORY_STATIC(gst_c63_enc_debug);
+#define GST_CAT_DEFAULT gst_c63_enc_debug
+
+enum {
+  PROP_0,
+  PROP_QUALITY,
+  PROP_KEYFRAME_INTERVAL,
+  PROP_SEARCH_RANGE,
+  PROP_DEVICE_ID,
+};
+
+#define DEFAULT_DEVICE_ID 0
+
+/* The media type is documented in docs/elements.md. "parsed" tells c63dec
+ * that every buffer holds exactly one frame (as for jpegparse/jpegdec). */
+#define SINK_CAPS                                                                                  \
+  "video/x-raw, format = (string) I420, width = (int) [ 8, 8192 ], height = (int) [ 8, 8192 ], "   \
+  "framerate = (fraction) [ 0/1, MAX ]"
+#define SRC_CAPS                                                                                   \
+  "video/x-c63, width = (int) [ 8, 8192 ], height = (int) [ 8, 8192 ], "                           \
+  "framerate = (fraction) [ 0/1, MAX ], parsed = (boolean) true"
+
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(SINK_CAPS));
+static GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(SRC_CAPS));
+
+G_DEFINE_ABSTRACT_TYPE(GstC63Enc, gst_c63_enc, GST_TYPE_VIDEO_ENCODER);
+
+/* ---- Errors ------------------------------------------------------------- */
+
+/* Post a libc63 failure as an element error a user can act on, and return
+ * the flow to hand back. what says what the element was doing. */
+static GstFlowReturn gst_c63_enc_post_error(GstC63Enc *self, int status, const char *what,
+                                            const char *detail)
+{
+  const char *backend = GST_C63_ENC_GET_CLASS(self)->backend == C63_BACKEND_CUDA ? "CUDA" : "CPU";
+
+  switch (status) {
+  case C63_ERR_NO_DEVICE:
+    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND,
+                      ("No usable %s device (device-id %d): %s. Check the driver, "
+                       "CUDA_VISIBLE_DEVICES and the device-id property, or use c63enc.",
+                       backend, self->device_id, detail),
+                      ("%s failed: %s", what, c63_status_string(status)));
+    break;
+  case C63_ERR_NOMEM:
+    GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
+                      ("Out of %s memory encoding %dx%d: %s. Free memory or use a smaller size.",
+                       GST_C63_ENC_GET_CLASS(self)->backend == C63_BACKEND_CUDA ? "GPU" : "host",
+                       self->input_state ? GST_VIDEO_INFO_WIDTH(&self->input_state->info) : 0,
+                       self->input_state ? GST_VIDEO_INFO_HEIGHT(&self->input_state->info) : 0,
+                       detail),
+                      ("%s failed: %s", what, c63_status_string(status)));
+    break;
+  case C63_ERR_INVALID_ARG:
+  case C63_ERR_UNSUPPORTED:
+    GST_ELEMENT_ERROR(
+        self, LIBRARY, SETTINGS,
+        ("Unsupported encoder settings: %s. Check the properties and input caps.", detail),
+        ("%s failed: %s", what, c63_status_string(status)));
+    break;
+  case C63_ERR_BACKEND:
+    GST_ELEMENT_ERROR(self, RESOURCE, FAILED,
+                      ("The %s backend failed: %s. If the GPU was lost or reset, restart the "
+                       "pipeline.",
+                       backend, detail),
+                      ("%s failed: %s", what, c63_status_string(status)));
+    break;
+  default:
+    GST_ELEMENT_ERROR(self, STREAM, ENCODE, ("Encoding failed: %s", detail),
+                      ("%s failed: %s (%d)", what, c63_status_string(status), status));
+    break;
+  }
+  return GST_FLOW_ERROR;
+}
+
+/* ---- Encoder lifetime --------------------------------------------------- */
+
+static void gst_c63_enc_set_latency(GstC63Enc *self)
+{
+  const GstVideoInfo *info = &self->input_state->info;
+  int delay = c63_encoder_delay(self->enc);
+  GstClockTime latency = 0;
+
+  /* Without a framerate a frame's duration is unknown; a delay-free backend
+   * (the CPU one) has no latency either way. */
+  if (delay > 0 && GST_VIDEO_INFO_FPS_N(info) > 0)
+    latency = gst_util_uint64_scale(delay, GST_SECOND * GST_VIDEO_INFO_FPS_D(info),
+                                    GST_VIDEO_INFO_FPS_N(info));
+  gst_video_encoder_set_latency(GST_VIDEO_ENCODER(self), latency, latency);
+}
+
+/* Create the libc63 encoder for the negotiated size and current settings. */
+static gboolean gst_c63_enc_open_encoder(GstC63Enc *self)
+{
+  c63_enc_params params;
+  char msg[256] = "";
+  int status;
+
+  c63_enc_params_init(&params);
+  params.width = GST_VIDEO_INFO_WIDTH(&self->input_state->info);
+  params.height = GST_VIDEO_INFO_HEIGHT(&self->input_state->info);
+  params.backend = GST_C63_ENC_GET_CLASS(self)->backend;
+  GST_OBJECT_LOCK(self);
+  params.quality = self->quality;
+  params.keyframe_interval = self->keyframe_interval;
+  params.search_range = self->search_range;
+  params.device_id = self->device_id;
+  self->quality_changed = FALSE;
+  GST_OBJECT_UNLOCK(self);
+
+  status = c63_encoder_new(&params, &self->enc, msg, sizeof msg);
+  if (status != C63_OK) {
+    self->enc = NULL;
+    gst_c63_enc_post_error(self, status, "c63_encoder_new", msg[0] ? msg : "unknown reason");
+    return FALSE;
+  }
+  GST_INFO_OBJECT(self, "%s encoder %dx%d quality %d keyframe-interval %d search-range %d",
+                  c63_encoder_backend_name(self->enc), params.width, params.height, params.quality,
+                  params.keyframe_interval, params.search_range);
+  gst_c63_enc_set_latency(self);
+  return TRUE;
+}
+
+static void gst_c63_enc_close_encoder(GstC63Enc *self)
+{
+  if (self->enc) {
+    c63_encoder_free(self->enc);
+    self->enc = NULL;
+  }
+}
+
+/* ---- Packets out -------------------------------------------------------- */
+
+static GstFlowReturn gst_c63_enc_push_packet(GstC63Enc *self, const c63_packet *pkt)
+{
+  GstVideoEncoder *venc = GST_VIDEO_ENCODER(self);
+  GstVideoCodecFrame *frame = gst_video_encoder_get_frame(venc, (int)pkt->user);
+
+  if (!frame) {
+    /* Only possible if the base class dropped the frame meanwhile. */
+    GST_WARNING_OBJECT(self, "no pending frame %" G_GINT64_FORMAT " for packet", pkt->user);
+    return GST_FLOW_OK;
+  }
+  frame->output_buffer = gst_video_encoder_allocate_output_buffer(venc, pkt->size);
+  if (!frame->output_buffer) {
+    gst_video_codec_frame_unref(frame);
+    return gst_c63_enc_post_error(self, C63_ERR_NOMEM, "allocating an output buffer",
+                                  "no output buffer");
+  }
+  gst_buffer_fill(frame->output_buffer, 0, pkt->data, pkt->size);
+  if (pkt->keyframe)
+    GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT(frame);
+  else
+    GST_BUFFER_FLAG_SET(frame->output_buffer, GST_BUFFER_FLAG_DELTA_UNIT);
+  GST_LOG_OBJECT(self, "frame %u: %" G_GSIZE_FORMAT " bytes%s", frame->system_frame_number,
+                 pkt->size, pkt->keyframe ? ", keyframe" : "");
+  return gst_video_encoder_finish_frame(venc, frame);
+}
+
+/* Receive and push packets until the encoder wants input (AGAIN) or is
+ * drained (EOF). Every packet is finished even after a downstream failure,
+ * so no frame is lost or left pending; the first failure is returned.
+ * *received counts the packets. */
+static GstFlowReturn gst_c63_enc_receive_packets(GstC63Enc *self, guint *received)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  *received = 0;
+  for (;;) {
+    c63_packet pkt;
+    int status = c63_encoder_receive_packet(self->enc, &pkt);
+    GstFlowReturn r;
+
+    if (status == C63_ERR_AGAIN || status == C63_ERR_EOF) return ret;
+    if (status != C63_OK)
+      return gst_c63_enc_post_error(self, status, "c63_encoder_receive_packet",
+                                    c63_encoder_error(self->enc));
+    (*received)++;
+    r = gst_c63_enc_push_packet(self, &pkt);
+    if (r == GST_FLOW_ERROR) return r;
+    if (ret == GST_FLOW_OK) ret = r;
+  }
+}
+
+/* Send a picture (or NULL to drain), receiving first whenever the encoder
+ * has packets waiting, then push whatever became ready. */
+static GstFlowReturn gst_c63_enc_send(GstC63Enc *self, const c63_picture *pic)
+{
+  GstFlowReturn ret = GST_FLOW_OK, r;
+  guint received;
+  int status;
+
+  while ((status = c63_encoder_send_picture(self->enc, pic)) == C63_ERR_AGAIN) {
+    r = gst_c63_enc_receive_packets(self, &received);
+    if (r == GST_FLOW_ERROR) return r;
+    if (ret == GST_FLOW_OK) ret = r;
+    if (received == 0) /* AGAIN both ways would loop forever */
+      return gst_c63_enc_post_error(self, C63_ERR_BACKEND, "c63_encoder_send_picture",
+                                    "the encoder accepts no input and gives no output");
+  }
+  if (status != C63_OK)
+    return gst_c63_enc_post_error(self, status, "c63_encoder_send_picture",
+                                  c63_encoder_error(self->enc));
+  r = gst_c63_enc_receive_packets(self, &received);
+  return ret == GST_FLOW_OK ? r : ret;
+}
+
+/* Push every frame the encoder still holds; it then accepts pictures again. */
+static GstFlowReturn gst_c63_enc_drain(GstC63Enc *self)
+{
+  if (!self->enc) return GST_FLOW_OK;
+  GST_DEBUG_OBJECT(self, "draining");
+  return gst_c63_enc_send(self, NULL);
+}
+
+/* ---- GstVideoEncoder vfuncs --------------------------------------------- */
+
+static gboolean gst_c63_enc_stop(GstVideoEncoder *venc)
+{
+  GstC63Enc *self = GST_C63_ENC(venc);
+
+  gst_c63_enc_close_encoder(self);
+  g_clear_pointer(&self->input_state, gst_video_codec_state_unref);
+  return TRUE;
+}
+
+static gboolean gst_c63_enc_set_format(GstVideoEncoder *venc, GstVideoCodecState *state)
+{
+  GstC63Enc *self = GST_C63_ENC(venc);
+  const GstVideoInfo *info = &state->info;
+  GstVideoCodecState *out;
+  GstCaps *caps;
+
+  /* A caps change mid-stream: finish the old stream first, so the new one
+   * starts on a keyframe with a fresh encoder of the new size. */
+  if (self->enc) {
+    if (gst_c63_enc_drain(self) == GST_FLOW_ERROR) return FALSE;
+    gst_c63_enc_close_encoder(self);
+  }
+  g_clear_pointer(&self->input_state, gst_video_codec_state_unref);
+  self->input_state = gst_video_codec_state_ref(state);
+
+  if (!gst_c63_enc_open_encoder(self)) return FALSE;
+
+  caps = gst_caps_new_simple("video/x-c63", "width", G_TYPE_INT, GST_VIDEO_INFO_WIDTH(info),
+                             "height", G_TYPE_INT, GST_VIDEO_INFO_HEIGHT(info), "framerate",
+                             GST_TYPE_FRACTION, GST_VIDEO_INFO_FPS_N(info),
+                             GST_VIDEO_INFO_FPS_D(info), "parsed", G_TYPE_BOOLEAN, TRUE, NULL);
+  out = gst_video_encoder_set_output_state(venc, caps, state);
+  gst_video_codec_state_unref(out);
+  return gst_video_encoder_negotiate(venc);
+}
+
+/* Apply a quality set while PLAYING, before the next picture is sent. */
+static gboolean gst_c63_enc_apply_quality(GstC63Enc *self)
+{
+  gint quality = 0;
+  gboolean changed;
+  int status;
+
+  GST_OBJECT_LOCK(self);
+  changed = self->quality_changed;
+  quality = self->quality;
+  self->quality_changed = FALSE;
+  GST_OBJECT_UNLOCK(self);
+  if (!changed) return TRUE;
+  status = c63_encoder_set_quality(self->enc, quality);
+  if (status != C63_OK) {
+    gst_c63_enc_post_error(self, status, "c63_encoder_set_quality", c63_encoder_error(self->enc));
+    return FALSE;
+  }
+  GST_DEBUG_OBJECT(self, "quality now %d", quality);
+  return TRUE;
+}
+
+static GstFlowReturn gst_c63_enc_handle_frame(GstVideoEncoder *venc, GstVideoCodecFrame *frame)
+{
+  GstC63Enc *self = GST_C63_ENC(venc);
+  GstVideoFrame vframe;
+  c63_picture pic;
+  GstFlowReturn ret;
+  int i;
+
+  if (!self->input_state) {
+    gst_video_codec_frame_unref(frame);
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (NULL), ("input frame before caps"));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  /* After a flush the encoder is recreated, starting on a keyframe. */
+  if (!self->enc && !gst_c63_enc_open_encoder(self)) {
+    gst_video_codec_frame_unref(frame);
+    return GST_FLOW_ERROR;
+  }
+  if (!gst_c63_enc_apply_quality(self)) {
+    gst_video_codec_frame_unref(frame);
+    return GST_FLOW_ERROR;
+  }
+
+  /* Mapping as a GstVideoFrame honours GstVideoMeta, so any stride and
+   * plane offset upstream chose is accepted. */
+  if (!gst_video_frame_map(&vframe, &self->input_state->info, frame->input_buffer, GST_MAP_READ)) {
+    gst_video_codec_frame_unref(frame);
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Could not map the input frame"),
+                      ("buffer of %" G_GSIZE_FORMAT " bytes does not match the caps",
+                       gst_buffer_get_size(frame->input_buffer)));
+    return GST_FLOW_ERROR;
+  }
+  for (i = 0; i < 3; i++) {
+    pic.data[i] = GST_VIDEO_FRAME_COMP_DATA(&vframe, i);
+    pic.stride[i] = GST_VIDEO_FRAME_COMP_STRIDE(&vframe, i);
+  }
+  pic.user = frame->system_frame_number;
+  pic.force_keyframe = GST_VIDEO_CODEC_FRAME_IS_FORCE_KEYFRAME(frame) ? 1 : 0;
+  if (pic.force_keyframe)
+    GST_DEBUG_OBJECT(self, "forcing a keyframe at frame %u", frame->system_frame_number);
+
+  /* The base class keeps the frame in its list; the packet finds it again
+   * by system_frame_number. The encoder copied the picture on return. */
+  gst_video_codec_frame_unref(frame);
+  ret = gst_c63_enc_send(self, &pic);
+  gst_video_frame_unmap(&vframe);
+  return ret;
+}
+
+static GstFlowReturn gst_c63_enc_finish(GstVideoEncoder *venc)
+{
+  return gst_c63_enc_drain(GST_C63_ENC(venc));
+}
+
+static gboolean gst_c63_enc_flush(GstVideoEncoder *venc)
+{
+  /* Pending frames are discarded by the base class; a new encoder starts
+   * the next segment cleanly with a keyframe. */
+  gst_c63_enc_close_encoder(GST_C63_ENC(venc));
+  return TRUE;
+}
+
+/* Offer upstream a video buffer pool with GstVideoMeta, so producers can
+ * write straight into buffers of their preferred layout. */
+static gboolean gst_c63_enc_propose_allocation(GstVideoEncoder *venc, GstQuery *query)
+{
+  GstCaps *caps = NULL;
+  gboolean need_pool = FALSE;
+  GstVideoInfo info;
+
+  gst_query_parse_allocation(query, &caps, &need_pool);
+  if (caps && gst_video_info_from_caps(&info, caps) &&
+      gst_query_get_n_allocation_pools(query) == 0) {
+    GstBufferPool *pool = gst_video_buffer_pool_new();
+    GstStructure *config = gst_buffer_pool_get_config(pool);
+
+    gst_buffer_pool_config_set_params(config, caps, GST_VIDEO_INFO_SIZE(&info), 0, 0);
+    gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+    if (gst_buffer_pool_set_config(pool, config))
+      gst_query_add_allocation_pool(query, need_pool ? pool : NULL, GST_VIDEO_INFO_SIZE(&info), 0,
+                                    0);
+    else
+      GST_WARNING_OBJECT(venc, "video buffer pool rejected its configuration");
+    gst_object_unref(pool);
+  }
+  return GST_VIDEO_ENCODER_CLASS(gst_c63_enc_parent_class)->propose_allocation(venc, query);
+}
+
+/* ---- GObject ------------------------------------------------------------ */
+
+static void gst_c63_enc_set_property(GObject *object, guint prop_id, const GValue *value,
+                                     GParamSpec *pspec)
+{
+  GstC63Enc *self = GST_C63_ENC(object);
+
+  GST_OBJECT_LOCK(self);
+  switch (prop_id) {
+  case PROP_QUALITY:
+    self->quality = g_value_get_int(value);
+    self->quality_changed = TRUE;
+    break;
+  case PROP_KEYFRAME_INTERVAL:
+    self->keyframe_interval = g_value_get_int(value);
+    break;
+  case PROP_SEARCH_RANGE:
+    self->search_range = g_value_get_int(value);
+    break;
+  case PROP_DEVICE_ID:
+    self->device_id = g_value_get_int(value);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void gst_c63_enc_get_property(GObject *object, guint prop_id, GValue *value,
+                                     GParamSpec *pspec)
+{
+  GstC63Enc *self = GST_C63_ENC(object);
+
+  GST_OBJECT_LOCK(self);
+  switch (prop_id) {
+  case PROP_QUALITY:
+    g_value_set_int(value, self->quality);
+    break;
+  case PROP_KEYFRAME_INTERVAL:
+    g_value_set_int(value, self->keyframe_interval);
+    break;
+  case PROP_SEARCH_RANGE:
+    g_value_set_int(value, self->search_range);
+    break;
+  case PROP_DEVICE_ID:
+    g_value_set_int(value, self->device_id);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void gst_c63_enc_finalize(GObject *object)
+{
+  GstC63Enc *self = GST_C63_ENC(object);
+
+  gst_c63_enc_close_encoder(self);
+  g_clear_pointer(&self->input_state, gst_video_codec_state_unref);
+  G_OBJECT_CLASS(gst_c63_enc_parent_class)->finalize(object);
+}
+
+static void gst_c63_enc_class_init(GstC63EncClass *klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
+  GstVideoEncoderClass *venc_class = GST_VIDEO_ENCODER_CLASS(klass);
+  const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+
+  gobject_class->set_property = gst_c63_enc_set_property;
+  gobject_class->get_property = gst_c63_enc_get_property;
+  gobject_class->finalize = gst_c63_enc_finalize;
+
+  g_object_class_install_property(
+      gobject_class, PROP_QUALITY,
+      g_param_spec_int("quality", "Quality",
+                       "Quantiser scale (the reference encoder's qp): higher means finer "
+                       "quantisation, better pictures and more bits. Below 5 quantiser entries "
+                       "saturate. May change while PLAYING; applies from the next frame",
+                       C63_MIN_QUALITY, C63_MAX_QUALITY, C63_DEFAULT_QUALITY,
+                       flags | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property(
+      gobject_class, PROP_KEYFRAME_INTERVAL,
+      g_param_spec_int("keyframe-interval", "Keyframe interval",
+                       "Frames from one keyframe to the next (1 = every frame is a keyframe, "
+                       "0 = only the first frame and forced key units). Counting restarts at "
+                       "every keyframe, forced ones included. A change applies when the "
+                       "encoder next starts: on new caps, after a flush, or from READY",
+                       0, G_MAXINT, C63_DEFAULT_KEYFRAME_INTERVAL,
+                       flags | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property(
+      gobject_class, PROP_SEARCH_RANGE,
+      g_param_spec_int("search-range", "Search range",
+                       "Motion search range in luma pixels (chroma uses half). Applies when "
+                       "the encoder next starts (new caps, flush or from READY)",
+                       C63_MIN_SEARCH_RANGE, C63_MAX_SEARCH_RANGE, C63_DEFAULT_SEARCH_RANGE,
+                       flags | GST_PARAM_MUTABLE_READY));
+
+  gst_element_class_add_static_pad_template(element_class, &sink_template);
+  gst_element_class_add_static_pad_template(element_class, &src_template);
+
+  venc_class->stop = GST_DEBUG_FUNCPTR(gst_c63_enc_stop);
+  venc_class->set_format = GST_DEBUG_FUNCPTR(gst_c63_enc_set_format);
+  venc_class->handle_frame = GST_DEBUG_FUNCPTR(gst_c63_enc_handle_frame);
+  venc_class->finish = GST_DEBUG_FUNCPTR(gst_c63_enc_finish);
+  venc_class->flush = GST_DEBUG_FUNCPTR(gst_c63_enc_flush);
+  venc_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_c63_enc_propose_allocation);
+
+  gst_type_mark_as_plugin_api(GST_TYPE_C63_ENC, 0);
+  GST_DEBUG_CATEGORY_INIT(gst_c63_enc_debug, "c63enc", 0, "Codec63 encoder");
+}
+
+static void gst_c63_enc_init(GstC63Enc *self)
+{
+  self->quality = C63_DEFAULT_QUALITY;
+  self->keyframe_interval = C63_DEFAULT_KEYFRAME_INTERVAL;
+  self->search_range = C63_DEFAULT_SEARCH_RANGE;
+  self->device_id = DEFAULT_DEVICE_ID;
+}
+
+/* ---- Concrete element types, one per backend ------------------------------ */
+
+static void gst_c63_enc_subclass_init(gpointer klass, gpointer class_data)
+{
+  GstC63EncClass *enc_class = GST_C63_ENC_CLASS(klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
+  c63_backend_kind backend = (c63_backend_kind)GPOINTER_TO_INT(class_data);
+
+  enc_class->backend = backend;
+  if (backend == C63_BACKEND_CUDA) {
+    g_object_class_install_property(
+        G_OBJECT_CLASS(klass), PROP_DEVICE_ID,
+        g_param_spec_int("device-id", "Device ID",
+                         "CUDA device ordinal to encode on (as numbered by the CUDA runtime, "
+                         "after CUDA_VISIBLE_DEVICES). Applies when the encoder next starts",
+                         0, G_MAXINT, DEFAULT_DEVICE_ID,
+                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+    gst_element_class_set_static_metadata(
+        element_class, "Codec63 CUDA encoder", "Codec/Encoder/Video/Hardware",
+        "Encodes raw I420 video into Codec63 (IN5050) on an NVIDIA GPU; output is byte-identical "
+        "to c63enc",
+        "gst-c63 contributors");
+  } else {
+    gst_element_class_set_static_metadata(element_class, "Codec63 encoder", "Codec/Encoder/Video",
+                                          "Encodes raw I420 video into Codec63 (IN5050) on the CPU",
+                                          "gst-c63 contributors");
+  }
+}
+
+gboolean gst_c63_enc_register(GstPlugin *plugin, c63_backend_kind backend, guint rank)
+{
+  const gboolean cuda = backend == C63_BACKEND_CUDA;
+  GTypeInfo info = {
+      .class_size = sizeof(GstC63EncClass),
+      .class_init = gst_c63_enc_subclass_init,
+      .class_data = GINT_TO_POINTER(backend),
+      .instance_size = sizeof(GstC63Enc),
+  };
+  const char *type_name = cuda ? "GstC63CudaEnc" : "GstC63CpuEnc";
+  GType type = g_type_from_name(type_name);
+
+  if (!type) type = g_type_register_static(GST_TYPE_C63_ENC, type_name, &info, 0);
+  return gst_element_register(plugin, cuda ? "c63cudaenc" : "c63enc", rank, type);
+}

@@ -1,0 +1,62 @@
+/* The Codec63 encoder element class, shared by c63enc (CPU) and c63cudaenc.
+ *
+ * Copyright (C) 2026 gst-c63 contributors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * GstC63Enc is abstract: it holds all element logic (caps, properties,
+ * keyframes, draining, errors). gst_c63_enc_register() derives one concrete
+ * type per libc63 backend, the way nvcodec registers one element per device
+ * kind, so the CUDA element differs from the CPU one only in class data.
+ */
+#ifndef GST_C63_ENC_H
+#define GST_C63_ENC_H
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include "c63/c63.h"
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_C63_ENC (gst_c63_enc_get_type())
+#define GST_C63_ENC(obj) (G_TYPE_CHECK_INSTANCE_CAST((obj), GST_TYPE_C63_ENC, GstC63Enc))
+#define GST_C63_ENC_CLASS(klass)                                                                   \
+  (G_TYPE_CHECK_CLASS_CAST((klass), GST_TYPE_C63_ENC, GstC63EncClass))
+#define GST_C63_ENC_GET_CLASS(obj)                                                                 \
+  (G_TYPE_INSTANCE_GET_CLASS((obj), GST_TYPE_C63_ENC, GstC63EncClass))
+
+typedef struct _GstC63Enc GstC63Enc;
+typedef struct _GstC63EncClass GstC63EncClass;
+
+struct _GstC63Enc {
+  GstVideoEncoder parent;
+
+  /* Properties, guarded by the object lock: they are set from the
+   * application thread while the streaming thread encodes. */
+  gint quality;
+  gboolean quality_changed; /* apply quality before the next picture */
+  gint keyframe_interval;
+  gint search_range;
+  gint device_id;
+
+  /* Streaming thread only. */
+  c63_encoder *enc;
+  GstVideoCodecState *input_state;
+};
+
+struct _GstC63EncClass {
+  GstVideoEncoderClass parent_class;
+
+  c63_backend_kind backend; /* set by the concrete registered type */
+};
+
+GType gst_c63_enc_get_type(void);
+
+/* Register the encoder element for one backend: "c63enc" for
+ * C63_BACKEND_CPU, "c63cudaenc" (with a device-id property) for
+ * C63_BACKEND_CUDA. */
+gboolean gst_c63_enc_register(GstPlugin *plugin, c63_backend_kind backend, guint rank);
+
+G_END_DECLS
+
+#endif /* GST_C63_ENC_H */

@@ -1,0 +1,49 @@
+/* The c63 plugin: Codec63 encoders, decoder and typefinder.
+ *
+ * Copyright (C) 2026 gst-c63 contributors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <gst/gst.h>
+
+#include "c63enc/gstc63enc.h"
+#include "c63dec/gstc63dec.h"
+#include "gstc63typefind.h"
+
+GST_DEBUG_CATEGORY_STATIC(gst_c63_plugin_debug);
+#define GST_CAT_DEFAULT gst_c63_plugin_debug
+
+/* c63cudaenc exists only where a CUDA device is usable (the nvcodec
+ * convention), so autoplugging never picks an encoder that cannot run. */
+static gboolean plugin_register_cuda(GstPlugin *plugin)
+{
+  char msg[256] = "";
+
+  /* The registry caches features; rescan when the visible devices change. */
+  gst_plugin_add_dependency_simple(plugin, "CUDA_VISIBLE_DEVICES", "/dev", "nvidiactl",
+                                   GST_PLUGIN_DEPENDENCY_FLAG_NONE);
+  if (!c63_backend_available(C63_BACKEND_CUDA, 0, msg, sizeof msg)) {
+    GST_INFO("c63cudaenc not registered: %s", msg[0] ? msg : "no CUDA device");
+    return TRUE;
+  }
+  return gst_c63_enc_register(plugin, C63_BACKEND_CUDA, GST_RANK_PRIMARY + 1);
+}
+
+static gboolean plugin_init(GstPlugin *plugin)
+{
+  gboolean ok = TRUE;
+
+  GST_DEBUG_CATEGORY_INIT(gst_c63_plugin_debug, "c63", 0, "Codec63 plugin");
+  ok &= gst_c63_enc_register(plugin, C63_BACKEND_CPU, GST_RANK_PRIMARY);
+  ok &= plugin_register_cuda(plugin);
+  ok &= gst_element_register(plugin, "c63dec", GST_RANK_PRIMARY, GST_TYPE_C63_DEC);
+  ok &= gst_c63_typefind_register(plugin);
+  return ok;
+}
+
+GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, c63,
+                  "Codec63 (IN5050) video encoder and decoder, on the CPU and CUDA", plugin_init,
+                  PACKAGE_VERSION, "LGPL", "gst-c63", "https://github.com/gst-c63/gst-c63")
