@@ -82,6 +82,7 @@ typedef struct c63_enc_params {
   int search_range;      /* 1..64 luma pixels; chroma uses search_range / 2 */
   c63_backend_kind backend;
   int device_id; /* CUDA device ordinal */
+  int threads;   /* CPU threads for entropy coding: 0 = one per core (up to 16) */
 } c63_enc_params;
 
 typedef struct c63_encoder c63_encoder;

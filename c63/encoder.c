@@ -12,6 +12,8 @@
 #include "entropy.h"
 #include "frame_syntax.h"
 #include "tables.h"
+
+#include <unistd.h>
 #if HAVE_CUDA
 #include "../cuda/c63_cuda.h"
 #endif
@@ -39,6 +41,7 @@ struct c63_encoder {
   int quality;
   uint8_t quant[3][64];
 
+  c63_entropy_encoder *entropy;
   c63_bytebuf packet;
   char err[256];
 };
@@ -85,6 +88,10 @@ int c63_enc_params_validate(const c63_enc_params *p, char *msg, size_t msg_size)
   }
   if (p->backend != C63_BACKEND_CPU && p->backend != C63_BACKEND_CUDA) {
     set_msg(msg, msg_size, "unknown backend %d", (int)p->backend);
+    return C63_ERR_INVALID_ARG;
+  }
+  if (p->threads < 0 || p->threads > 256) {
+    set_msg(msg, msg_size, "thread count %d is outside 0..256", p->threads);
     return C63_ERR_INVALID_ARG;
   }
   if (p->device_id < 0) {
@@ -145,7 +152,20 @@ int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_
   enc->depth = enc->ops->max_in_flight < MAX_IN_FLIGHT ? enc->ops->max_in_flight : MAX_IN_FLIGHT;
   enc->quality = p->quality;
   c63_make_quant_tables(enc->quality, enc->quant);
+  int threads = p->threads;
+  if (threads == 0) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    threads = n < 1 ? 1 : n > 16 ? 16 : (int)n;
+  }
+  enc->entropy = c63_entropy_encoder_new(&enc->g, threads);
+  if (!enc->entropy) {
+    set_msg(msg, msg_size, "out of memory creating the entropy coder for %dx%d", p->width,
+            p->height);
+    free(enc);
+    return C63_ERR_NOMEM;
+  }
   if ((r = enc->ops->create(&enc->g, p->device_id, &enc->be, msg, msg_size))) {
+    c63_entropy_encoder_free(enc->entropy);
     free(enc);
     return r;
   }
@@ -157,6 +177,7 @@ void c63_encoder_free(c63_encoder *enc)
 {
   if (!enc) return;
   enc->ops->destroy(enc->be);
+  c63_entropy_encoder_free(enc->entropy);
   c63_bytebuf_free(&enc->packet);
   free(enc);
 }
@@ -237,7 +258,7 @@ int c63_encoder_receive_packet(c63_encoder *enc, c63_packet *pkt)
   b->size = 0;
   c63_write_frame_headers(b, enc->g.width, enc->g.height, q->job.keyframe,
                           (const uint8_t(*)[64])q->job.quant);
-  r = c63_entropy_encode(b, &enc->g, q->job.coeffs, q->job.mvs);
+  r = c63_entropy_encode(enc->entropy, b, q->job.coeffs, q->job.mvs);
   c63_write_eoi(b);
   if (r || b->failed) {
     set_msg(enc->err, sizeof(enc->err), "out of memory writing a %dx%d frame", enc->g.width,

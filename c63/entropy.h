@@ -10,9 +10,15 @@
 #include "dsp.h"
 #include "geometry.h"
 
+/* Entropy encoder of one picture size, coding slices of MCU rows on
+ * `threads` threads (<= 1: the calling thread only). NULL when out of memory. */
+typedef struct c63_entropy_encoder c63_entropy_encoder;
+c63_entropy_encoder *c63_entropy_encoder_new(const c63_geometry *g, int threads);
+void c63_entropy_encoder_free(c63_entropy_encoder *ee);
+
 /* Append the entropy-coded data of a frame, flush included. Returns 0, or
- * C63_ERR_NOMEM. */
-int c63_entropy_encode(c63_bytebuf *out, const c63_geometry *g, const int16_t *const coeffs[3],
+ * C63_ERR_NOMEM. The output is the same whatever the number of threads. */
+int c63_entropy_encode(c63_entropy_encoder *ee, c63_bytebuf *out, const int16_t *const coeffs[3],
                        const c63_mv *const mvs[3]);
 
 /* Decode a frame's entropy-coded data (stuffed, up to EOI) into coefficients

@@ -8,10 +8,36 @@
 #include <emmintrin.h>
 #endif
 #include "tables.h"
+#include "threadpool.h"
 
-/* Worst case of one block: flags and vectors 26 bits, DC 20, 63 AC of at
- * most 26 bits, EOB; doubled for FF 00 stuffing, rounded up. */
-#define MAX_BLOCK_BYTES 512
+#include <stdlib.h>
+
+/* Worst case of one block without stuffing: flags and vectors 26 bits, DC
+ * 20, 63 AC of at most 26 bits, EOB: under 1700 bits. */
+#define MAX_BLOCK_BYTES 224
+
+/* Slices of MCU rows are coded into raw (unstuffed) bit buffers, in
+ * parallel, then appended to the frame through the stuffing bit writer. */
+typedef struct raw_writer {
+  uint8_t *p;
+  uint64_t acc;
+  int nbits;
+} raw_writer;
+
+static inline void raw_put(raw_writer *w, uint32_t value, int n)
+{
+  w->acc = (w->acc << n) | value;
+  w->nbits += n;
+  if (w->nbits >= 32) {
+    w->nbits -= 32;
+    uint32_t word = (uint32_t)(w->acc >> w->nbits);
+    w->p[0] = (uint8_t)(word >> 24);
+    w->p[1] = (uint8_t)(word >> 16);
+    w->p[2] = (uint8_t)(word >> 8);
+    w->p[3] = (uint8_t)word;
+    w->p += 4;
+  }
+}
 
 static inline int bit_width(int v)
 {
@@ -20,10 +46,10 @@ static inline int bit_width(int v)
 }
 
 /* Size code, then the low `size` bits of v (v - 1 when negative). */
-static inline void put_value(c63_bitwriter *bw, const c63_huff_enc *t, int sym, int size, int v)
+static inline void put_value(raw_writer *bw, const c63_huff_enc *t, int sym, int size, int v)
 {
   uint32_t bits = (uint32_t)(v < 0 ? v - 1 : v) & ((1u << size) - 1);
-  c63_bw_put(bw, ((uint32_t)t->code[sym] << size) | bits, t->len[sym] + size);
+  raw_put(bw, ((uint32_t)t->code[sym] << size) | bits, t->len[sym] + size);
 }
 
 /* Bit i set when blk[i] != 0. */
@@ -47,17 +73,17 @@ static inline uint64_t nonzero_mask(const int16_t *blk)
 #endif
 }
 
-static void put_block(c63_bitwriter *bw, const c63_huff_enc *tabs, int chroma, const int16_t *blk,
+static void put_block(raw_writer *bw, const c63_huff_enc *tabs, int chroma, const int16_t *blk,
                       const c63_mv *mv, const c63_mv *left, int *prev_dc)
 {
   const c63_huff_enc *mvt = &tabs[C63_HUFF_MV];
   const c63_huff_enc *dct = &tabs[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0];
   const c63_huff_enc *act = &tabs[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0];
 
-  c63_bw_put(bw, mv->use_mv, 1);
+  raw_put(bw, mv->use_mv, 1);
   if (mv->use_mv) {
     int reuse = left && left->use_mv && left->x == mv->x && left->y == mv->y;
-    c63_bw_put(bw, (uint32_t)reuse, 1);
+    raw_put(bw, (uint32_t)reuse, 1);
     if (!reuse) {
       int sx = bit_width(mv->x), sy = bit_width(mv->y);
       put_value(bw, mvt, sx, sx, mv->x);
@@ -81,26 +107,53 @@ static void put_block(c63_bitwriter *bw, const c63_huff_enc *tabs, int chroma, c
     int i = __builtin_ctzll(nz);
     int run = i - pos;
     for (; run >= 16; run -= 16)
-      c63_bw_put(bw, act->code[0xf0], act->len[0xf0]); /* ZRL */
+      raw_put(bw, act->code[0xf0], act->len[0xf0]); /* ZRL */
     int ac = blk[i], size = bit_width(ac);
     put_value(bw, act, run << 4 | size, size, ac);
     pos = i + 1;
     nz &= nz - 1;
   }
-  if (last < 63) c63_bw_put(bw, act->code[0x00], act->len[0x00]); /* EOB */
+  if (last < 63) raw_put(bw, act->code[0x00], act->len[0x00]); /* EOB */
 }
 
-int c63_entropy_encode(c63_bytebuf *out, const c63_geometry *g, const int16_t *const coeffs[3],
-                       const c63_mv *const mvs[3])
-{
-  const c63_huff_enc *tabs = c63_huff_enc_tables();
-  c63_bitwriter bw;
-  int prev_dc[3] = {0, 0, 0};
+struct c63_entropy_encoder {
+  c63_geometry g;
+  c63_threadpool *pool;
+  int nslices;
+  struct slice {
+    int mcu_row0, mcu_rows;
+    uint8_t *buf;
+    raw_writer w;
+  } * slices;
+  /* inputs of the frame being coded */
+  const int16_t *const *coeffs;
+  const c63_mv *const *mvs;
+};
 
-  c63_bw_init(&bw, out);
-  for (int my = 0; my < g->mcus_h; my++) {
+/* DC of the block coded just before MCU row r0 in component c (the DC
+ * prediction runs through the whole frame in MCU order). */
+static int dc_before_row(const c63_entropy_encoder *ee, int c, int r0)
+{
+  if (r0 == 0) return 0;
+  const c63_geometry *g = &ee->g;
+  int n = c ? 1 : 2;
+  size_t idx = (size_t)(r0 * n - 1) * g->blocks_w[c] + (size_t)(g->mcus_w * n - 1);
+  return ee->coeffs[c][idx * 64];
+}
+
+static void code_slice(void *arg, int s)
+{
+  c63_entropy_encoder *ee = arg;
+  const c63_geometry *g = &ee->g;
+  const c63_huff_enc *tabs = c63_huff_enc_tables();
+  struct slice *sl = &ee->slices[s];
+  int prev_dc[3];
+
+  for (int c = 0; c < 3; c++)
+    prev_dc[c] = dc_before_row(ee, c, sl->mcu_row0);
+  sl->w = (raw_writer){.p = sl->buf};
+  for (int my = sl->mcu_row0; my < sl->mcu_row0 + sl->mcu_rows; my++) {
     for (int mx = 0; mx < g->mcus_w; mx++) {
-      if (c63_bytebuf_reserve(out, 6 * MAX_BLOCK_BYTES) < 0) return C63_ERR_NOMEM;
       /* Y: (0,0) (8,0) (0,8) (8,8); then U and V. Padded luma is a multiple
        * of 16 and chroma of 8, so every MCU is complete. */
       for (int c = 0; c < 3; c++) {
@@ -109,12 +162,71 @@ int c63_entropy_encode(c63_bytebuf *out, const c63_geometry *g, const int16_t *c
           for (int i = 0; i < n; i++) {
             int bx = mx * n + i, by = my * n + j;
             size_t idx = (size_t)by * bw_c + bx;
-            put_block(&bw, tabs, c != 0, coeffs[c] + idx * 64, &mvs[c][idx],
-                      bx ? &mvs[c][idx - 1] : NULL, &prev_dc[c]);
+            put_block(&sl->w, tabs, c != 0, ee->coeffs[c] + idx * 64, &ee->mvs[c][idx],
+                      bx ? &ee->mvs[c][idx - 1] : NULL, &prev_dc[c]);
           }
         }
       }
     }
+  }
+}
+
+c63_entropy_encoder *c63_entropy_encoder_new(const c63_geometry *g, int threads)
+{
+  c63_entropy_encoder *ee = calloc(1, sizeof(*ee));
+  if (!ee) return NULL;
+  ee->g = *g;
+  ee->pool = c63_threadpool_new(threads);
+  if (!ee->pool) goto fail;
+  /* One slice per thread; each slice is a run of whole MCU rows. */
+  ee->nslices = c63_threadpool_size(ee->pool);
+  if (ee->nslices > g->mcus_h) ee->nslices = g->mcus_h;
+  ee->slices = calloc((size_t)ee->nslices, sizeof(*ee->slices));
+  if (!ee->slices) goto fail;
+  for (int s = 0, row = 0; s < ee->nslices; s++) {
+    struct slice *sl = &ee->slices[s];
+    sl->mcu_row0 = row;
+    sl->mcu_rows = g->mcus_h / ee->nslices + (s < g->mcus_h % ee->nslices);
+    row += sl->mcu_rows;
+    size_t blocks = (size_t)sl->mcu_rows * g->mcus_w * 6;
+    sl->buf = malloc(blocks * MAX_BLOCK_BYTES + 8);
+    if (!sl->buf) goto fail;
+  }
+  return ee;
+fail:
+  c63_entropy_encoder_free(ee);
+  return NULL;
+}
+
+void c63_entropy_encoder_free(c63_entropy_encoder *ee)
+{
+  if (!ee) return;
+  for (int s = 0; ee->slices && s < ee->nslices; s++)
+    free(ee->slices[s].buf);
+  free(ee->slices);
+  c63_threadpool_free(ee->pool);
+  free(ee);
+}
+
+int c63_entropy_encode(c63_entropy_encoder *ee, c63_bytebuf *out, const int16_t *const coeffs[3],
+                       const c63_mv *const mvs[3])
+{
+  c63_bitwriter bw;
+
+  ee->coeffs = coeffs;
+  ee->mvs = mvs;
+  c63_threadpool_run(ee->pool, code_slice, ee, ee->nslices);
+
+  /* Append the slices through the stuffing writer, which also keeps the
+   * register the end-of-frame flush rule looks at. */
+  c63_bw_init(&bw, out);
+  for (int s = 0; s < ee->nslices; s++) {
+    struct slice *sl = &ee->slices[s];
+    size_t n = (size_t)(sl->w.p - sl->buf);
+    if (c63_bytebuf_reserve(out, 2 * n + 16) < 0) return C63_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++)
+      c63_bw_put(&bw, sl->buf[i], 8);
+    if (sl->w.nbits) c63_bw_put(&bw, (uint32_t)sl->w.acc & ((1u << sl->w.nbits) - 1), sl->w.nbits);
   }
   c63_bw_flush(&bw);
   return out->failed ? C63_ERR_NOMEM : C63_OK;

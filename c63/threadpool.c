@@ -1,0 +1,100 @@
+/* Fixed thread pool: workers wait on a condition variable for a batch of
+ * tasks, take indices from a shared counter, and the caller takes part too.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "threadpool.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+struct c63_threadpool {
+  pthread_mutex_t lock;
+  pthread_cond_t work, done;
+  pthread_t *threads;
+  int nthreads; /* workers besides the caller */
+  void (*fn)(void *, int);
+  void *arg;
+  int next, n, running; /* next task index, tasks in batch, tasks not finished */
+  unsigned generation;
+  int quit;
+};
+
+/* Take and run tasks of the current batch until none are left. Called with
+ * the lock held; returns with it held. */
+static void run_tasks(c63_threadpool *p)
+{
+  while (p->next < p->n) {
+    int i = p->next++;
+    pthread_mutex_unlock(&p->lock);
+    p->fn(p->arg, i);
+    pthread_mutex_lock(&p->lock);
+    if (--p->running == 0) pthread_cond_broadcast(&p->done);
+  }
+}
+
+static void *worker(void *data)
+{
+  c63_threadpool *p = data;
+  unsigned seen = 0;
+  pthread_mutex_lock(&p->lock);
+  for (;;) {
+    while (!p->quit && p->generation == seen)
+      pthread_cond_wait(&p->work, &p->lock);
+    if (p->quit) break;
+    seen = p->generation;
+    run_tasks(p);
+  }
+  pthread_mutex_unlock(&p->lock);
+  return NULL;
+}
+
+c63_threadpool *c63_threadpool_new(int threads)
+{
+  c63_threadpool *p = calloc(1, sizeof(*p));
+  if (!p) return NULL;
+  pthread_mutex_init(&p->lock, NULL);
+  pthread_cond_init(&p->work, NULL);
+  pthread_cond_init(&p->done, NULL);
+  if (threads > 1) p->threads = calloc((size_t)threads - 1, sizeof(pthread_t));
+  for (int i = 0; p->threads && i < threads - 1; i++) {
+    if (pthread_create(&p->threads[i], NULL, worker, p) != 0) break;
+    p->nthreads++;
+  }
+  return p; /* fewer workers than asked is still a working pool */
+}
+
+void c63_threadpool_free(c63_threadpool *p)
+{
+  if (!p) return;
+  pthread_mutex_lock(&p->lock);
+  p->quit = 1;
+  pthread_cond_broadcast(&p->work);
+  pthread_mutex_unlock(&p->lock);
+  for (int i = 0; i < p->nthreads; i++)
+    pthread_join(p->threads[i], NULL);
+  free(p->threads);
+  pthread_cond_destroy(&p->work);
+  pthread_cond_destroy(&p->done);
+  pthread_mutex_destroy(&p->lock);
+  free(p);
+}
+
+int c63_threadpool_size(const c63_threadpool *p)
+{
+  return p->nthreads + 1;
+}
+
+void c63_threadpool_run(c63_threadpool *p, void (*fn)(void *arg, int i), void *arg, int n)
+{
+  pthread_mutex_lock(&p->lock);
+  p->fn = fn;
+  p->arg = arg;
+  p->next = 0;
+  p->n = n;
+  p->running = n;
+  p->generation++;
+  pthread_cond_broadcast(&p->work);
+  run_tasks(p);
+  while (p->running > 0)
+    pthread_cond_wait(&p->done, &p->lock);
+  pthread_mutex_unlock(&p->lock);
+}

@@ -1,0 +1,123 @@
+/* Entropy coding: random coefficients and vectors survive encode + decode
+ * exactly (runs of every length, ZRL, extreme values, reused vectors), and
+ * the output is the same whatever the number of threads.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <string.h>
+
+#include "c63.h"
+#include "entropy.h"
+#include "test_util.h"
+
+static void fill_frame(const c63_geometry *g, int16_t *coeffs[3], c63_mv *mvs[3], int keyframe)
+{
+  for (int c = 0; c < 3; c++) {
+    size_t blocks = (size_t)g->blocks_w[c] * g->blocks_h[c];
+    for (size_t b = 0; b < blocks; b++) {
+      int16_t *blk = coeffs[c] + b * 64;
+      int density = (int)(test_rand() % 5); /* empty .. dense blocks */
+      memset(blk, 0, 64 * sizeof(*blk));
+      blk[0] = (int16_t)((int)(test_rand() % 1361) - 680);
+      for (int z = 1; z < 64; z++) {
+        if ((int)(test_rand() % 8) >= density) continue;
+        int lim = c63_ac_limit(c);
+        int v = (int)(test_rand() % (unsigned)(2 * lim + 1)) - lim;
+        if (test_rand() % 4) v /= 16; /* mostly small values */
+        blk[z] = (int16_t)v;
+      }
+      if (b % 7 == 3) blk[63] = 1; /* last coefficient set: no EOB */
+      int bx = (int)(b % (size_t)g->blocks_w[c]), by = (int)(b / (size_t)g->blocks_w[c]);
+      c63_mv *mv = &mvs[c][b];
+      memset(mv, 0, sizeof(*mv));
+      if (keyframe) continue;
+      mv->use_mv = test_rand() % 8 != 0;
+      if (!mv->use_mv) continue;
+      if (bx > 0 && test_rand() % 3 == 0 && mvs[c][b - 1].use_mv) { /* reuse */
+        mv->x = mvs[c][b - 1].x;
+        mv->y = mvs[c][b - 1].y;
+      } else {
+        mv->x = (int8_t)((int)(test_rand() % 33) - 16);
+        mv->y = (int8_t)((int)(test_rand() % 33) - 16);
+      }
+      /* keep the prediction inside the plane */
+      if (bx * 8 + mv->x < 0 || bx * 8 + mv->x > g->pad_w[c] - 8) mv->x = 0;
+      if (by * 8 + mv->y < 0 || by * 8 + mv->y > g->pad_h[c] - 8) mv->y = 0;
+    }
+  }
+}
+
+static void roundtrip(int width, int height, int keyframe)
+{
+  c63_geometry g;
+  c63_geometry_init(&g, width, height);
+  int16_t *coeffs[3], *back[3];
+  c63_mv *mvs[3], *mvs_back[3];
+  for (int c = 0; c < 3; c++) {
+    size_t blocks = (size_t)g.blocks_w[c] * g.blocks_h[c];
+    coeffs[c] = calloc(blocks * 64, sizeof(int16_t));
+    back[c] = calloc(blocks * 64, sizeof(int16_t));
+    mvs[c] = calloc(blocks, sizeof(c63_mv));
+    mvs_back[c] = calloc(blocks, sizeof(c63_mv));
+  }
+  fill_frame(&g, coeffs, mvs, keyframe);
+
+  c63_bytebuf ref = {0};
+  const int thread_counts[] = {1, 2, 3, 7};
+  for (size_t t = 0; t < sizeof(thread_counts) / sizeof(thread_counts[0]); t++) {
+    c63_entropy_encoder *ee = c63_entropy_encoder_new(&g, thread_counts[t]);
+    c63_bytebuf out = {0};
+    CHECK(ee != NULL);
+    CHECK_EQ(
+        c63_entropy_encode(ee, &out, (const int16_t *const *)coeffs, (const c63_mv *const *)mvs),
+        C63_OK);
+    if (t == 0) {
+      ref = out;
+    } else {
+      CHECK_EQ(out.size, ref.size);
+      CHECK(out.size == ref.size && memcmp(out.data, ref.data, out.size) == 0);
+      c63_bytebuf_free(&out);
+    }
+    c63_entropy_encoder_free(ee);
+  }
+  /* stuffing: every FF is followed by 00 */
+  for (size_t i = 0; i + 1 < ref.size; i++)
+    if (ref.data[i] == 0xff) CHECK_EQ(ref.data[i + 1], 0x00);
+
+  char msg[256] = "";
+  int r = c63_entropy_decode(ref.data, ref.size, &g, keyframe, back, mvs_back, msg, sizeof(msg));
+  if (r) fprintf(stderr, "decode %dx%d: %s\n", width, height, msg);
+  CHECK_EQ(r, C63_OK);
+  for (int c = 0; c < 3; c++) {
+    size_t blocks = (size_t)g.blocks_w[c] * g.blocks_h[c];
+    CHECK(memcmp(coeffs[c], back[c], blocks * 64 * sizeof(int16_t)) == 0);
+    for (size_t b = 0; b < blocks; b++) {
+      CHECK_EQ(mvs_back[c][b].use_mv, mvs[c][b].use_mv);
+      if (mvs[c][b].use_mv) {
+        CHECK_EQ(mvs_back[c][b].x, mvs[c][b].x);
+        CHECK_EQ(mvs_back[c][b].y, mvs[c][b].y);
+      }
+    }
+  }
+  /* every prefix but the whole is truncated data */
+  for (size_t cut = 0; cut + 1 < ref.size; cut += ref.size / 17 + 1) {
+    r = c63_entropy_decode(ref.data, cut, &g, keyframe, back, mvs_back, msg, sizeof(msg));
+    CHECK(r == C63_ERR_TRUNCATED || r == C63_ERR_BITSTREAM);
+  }
+
+  c63_bytebuf_free(&ref);
+  for (int c = 0; c < 3; c++) {
+    free(coeffs[c]);
+    free(back[c]);
+    free(mvs[c]);
+    free(mvs_back[c]);
+  }
+}
+
+int main(void)
+{
+  roundtrip(16, 16, 1);
+  roundtrip(64, 48, 0);
+  roundtrip(176, 144, 0);
+  roundtrip(200, 130, 1);
+  roundtrip(352, 288, 0);
+  return test_done("test_entropy");
+}
