@@ -1,0 +1,36 @@
+/* Host-callable versions of each CUDA stage, with the semantics and data
+ * layout of the matching c63_dsp function (c63/dsp.h), so tests can compare
+ * every GPU kernel with its CPU twin byte for byte. Each call allocates
+ * device memory, uploads, runs the very kernel the backend runs, downloads
+ * and frees, synchronously on the current CUDA device: for tests, not for
+ * speed. They return C63_OK or a c63_status with msg set.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef C63_CUDA_DSP_H
+#define C63_CUDA_DSP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../c63/dsp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* w, h: padded plane size (multiples of 8); stride = w. */
+int c63_cuda_motion_search(const uint8_t *cur, const uint8_t *ref, int w, int h, int range,
+                           c63_mv *mvs, char *msg, size_t msg_size);
+int c63_cuda_motion_compensate(const uint8_t *ref, int w, int h, const c63_mv *mvs, uint8_t *pred,
+                               char *msg, size_t msg_size);
+int c63_cuda_fdct_quant(const uint8_t *cur, const uint8_t *pred, int w, int h,
+                        const uint8_t quant[64], int ac_limit, int16_t *coeffs, char *msg,
+                        size_t msg_size);
+int c63_cuda_dequant_idct_recon(const int16_t *coeffs, const uint8_t *pred, int w, int h,
+                                const uint8_t quant[64], uint8_t *recon, char *msg,
+                                size_t msg_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
