@@ -1,0 +1,155 @@
+#!/bin/sh
+# Command-line tests of c63-enc, c63-dec and c63-psnr.
+# Usage: test_cli.sh C63_ENC C63_DEC C63_PSNR
+# Needs C63_TEST_DATA and C63_TEST_YUV_DIR (set by meson) and sha256sum.
+# SPDX-License-Identifier: LGPL-2.1-or-later
+set -u
+
+ENC=$1 DEC=$2 PSNR=$3
+CONF=${C63_TEST_DATA:?}/conformance
+YUV=${C63_TEST_YUV_DIR:?}
+T=$(mktemp -d "${TMPDIR:-/tmp}/c63-cli.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+fails=0
+
+fail() {
+  echo "FAIL: $*"
+  fails=$((fails + 1))
+}
+
+# manifest field N (1-based) of the row for stream $1
+field() {
+  awk -F '\t' -v s="$1" -v n="$2" '$1 == s { print $n }' "$CONF/MANIFEST.tsv"
+}
+
+# run CMD..., expecting a non-zero exit and stderr matching the pattern $1
+expect_error() {
+  pattern=$1
+  shift
+  "$@" >"$T/out" 2>"$T/err"
+  rc=$?
+  if [ $rc -eq 0 ]; then
+    fail "expected failure: $*"
+  elif ! grep -q -e "$pattern" "$T/err"; then
+    fail "stderr of '$*' lacks '$pattern':"
+    cat "$T/err"
+  else
+    echo "ok: '$*' fails ($rc): $(head -n 1 "$T/err")"
+  fi
+}
+
+# --- encoding conformance streams through the CLI, byte for byte ---
+for s in pan_176x144.c63 pan_352x288_q10k7.c63 pan_352x288_q50r8.c63; do
+  in=$(field "$s" 2) w=$(field "$s" 3) h=$(field "$s" 4)
+  q=$(field "$s" 6) k=$(field "$s" 7) r=$(field "$s" 8)
+  in=${in%.xz}
+  if "$ENC" -w "$w" -h "$h" -q "$q" -k "$k" -r "$r" -o "$T/out.c63" "$YUV/$in" 2>"$T/err"; then
+    if cmp -s "$T/out.c63" "$CONF/$s"; then
+      echo "ok: c63-enc reproduces $s"
+    else
+      fail "c63-enc output differs from $s"
+    fi
+  else
+    fail "c63-enc failed on $in:"
+    cat "$T/err"
+  fi
+done
+
+# stdin to stdout, with the default parameters
+if "$ENC" -w 176 -h 144 -o - - <"$YUV/pan_176x144.yuv" >"$T/pipe.c63" 2>"$T/err" &&
+  cmp -s "$T/pipe.c63" "$CONF/pan_176x144.c63"; then
+  echo "ok: c63-enc from stdin to stdout"
+else
+  fail "c63-enc - -o - differs"
+  cat "$T/err"
+fi
+
+# -f limits the frame count: the first 3 frames are the stream's first 3
+"$ENC" -w 176 -h 144 -f 3 -o "$T/f3.c63" "$YUV/pan_176x144.yuv" 2>"$T/err" || fail "-f 3"
+if grep -q "encoded 3 frames" "$T/err"; then echo "ok: -f 3 encodes 3 frames"; else
+  fail "-f 3: $(cat "$T/err")"
+fi
+n=$(wc -c <"$T/f3.c63")
+if head -c "$n" "$CONF/pan_176x144.c63" | cmp -s - "$T/f3.c63"; then
+  echo "ok: -f 3 output is a prefix of the full stream"
+else
+  fail "-f 3 output is not a prefix of the full stream"
+fi
+
+# --- decoding: SHA-256 of the output, frame count report ---
+for s in pan_176x144.c63 testsrc_640x200.c63; do
+  frames=$(field "$s" 5)
+  if "$DEC" "$CONF/$s" "$T/dec.yuv" 2>"$T/err"; then
+    sum=$(sha256sum "$T/dec.yuv" | cut -d ' ' -f 1)
+    [ "$sum" = "$(field "$s" 10)" ] && echo "ok: c63-dec $s exact" || fail "c63-dec $s: sha256 $sum"
+    grep -q "decoded $frames frames" "$T/err" && echo "ok: reports $frames frames" ||
+      fail "c63-dec $s does not report $frames frames: $(cat "$T/err")"
+  else
+    fail "c63-dec $s failed: $(cat "$T/err")"
+  fi
+done
+# stdin to stdout
+if "$DEC" - - <"$CONF/pan_352x288.c63" 2>"$T/err" | sha256sum | grep -q "$(field pan_352x288.c63 10)"; then
+  echo "ok: c63-dec from stdin to stdout"
+else
+  fail "c63-dec - - differs: $(cat "$T/err")"
+fi
+
+# --- PSNR tool against the manifest's figures ---
+for s in pan_352x288.c63 pan_176x144.c63; do
+  in=$(field "$s" 2) w=$(field "$s" 3) h=$(field "$s" 4) want=$(field "$s" 11)
+  "$DEC" "$CONF/$s" "$T/dec.yuv" 2>/dev/null
+  p=$("$PSNR" -w "$w" -h "$h" "$YUV/${in%.xz}" "$T/dec.yuv" | awk '$1 == "psnr-y" { print $2 }')
+  if awk -v a="$p" -v b="$want" 'BEGIN { d = a - b; exit !(d < 0.015 && d > -0.015) }'; then
+    echo "ok: c63-psnr gives $p dB for $s (manifest $want)"
+  else
+    fail "c63-psnr gives '$p' dB for $s, manifest says $want"
+  fi
+done
+
+# --- corrupt streams: reported, skipped, non-zero exit, the rest decoded ---
+s=$CONF/pan_176x144.c63
+{ printf 'garbage'; cat "$s"; } >"$T/junk.c63"
+expect_error "skipped 7 bytes" "$DEC" "$T/junk.c63" "$T/dec.yuv"
+grep -q "decoded 110 frames" "$T/err" || fail "junk prefix: not all frames decoded: $(cat "$T/err")"
+size=$(wc -c <"$s")
+head -c $((size - 100)) "$s" >"$T/trunc.c63"
+expect_error "stream ends inside the frame" "$DEC" "$T/trunc.c63" "$T/dec.yuv"
+grep -q "decoded 109 frames" "$T/err" || fail "truncated: expected 109 frames: $(cat "$T/err")"
+# overwrite 64 bytes in the middle of the first frame's data
+{ head -c 1000 "$s"; head -c 64 /dev/zero | tr '\0' '\377'; tail -c +1065 "$s"; } >"$T/bad.c63"
+expect_error "corrupt frames skipped" "$DEC" "$T/bad.c63" "$T/dec.yuv"
+# delta frames before the next keyframe (frame 100) cannot be decoded
+grep -q "decoded 10 frames" "$T/err" || fail "corrupt first frame: expected 10 frames: $(cat "$T/err")"
+: >"$T/empty.c63"
+if "$DEC" "$T/empty.c63" "$T/dec.yuv" 2>"$T/err" && grep -q "decoded 0 frames" "$T/err"; then
+  echo "ok: an empty stream decodes to 0 frames"
+else
+  fail "empty stream: $(cat "$T/err")"
+fi
+
+# --- bad arguments: non-zero exit, message, usage ---
+expect_error "Usage" "$ENC"
+expect_error "Usage" "$ENC" -w 176 -h 144 "$YUV/pan_176x144.yuv"
+expect_error "required" "$ENC" -w 176 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_error "width" "$ENC" -w 7 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_error "quality" "$ENC" -w 176 -h 144 -q 51 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_error "search" "$ENC" -w 176 -h 144 -r 65 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_error "whole number" "$ENC" -w abc -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_error "unknown option" "$ENC" --bogus -w 176 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_error "backend" "$ENC" --backend gpu -w 176 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_error "cannot open" "$ENC" -w 176 -h 144 -o "$T/x.c63" "$T/does-not-exist.yuv"
+expect_error "cannot open" "$ENC" -w 176 -h 144 -o "$T/no/such/dir/x.c63" "$YUV/pan_176x144.yuv"
+expect_error "Usage" "$DEC"
+expect_error "Usage" "$DEC" "$s"
+expect_error "unknown option" "$DEC" --bogus "$s" "$T/x.yuv"
+expect_error "cannot open" "$DEC" "$T/does-not-exist.c63" "$T/x.yuv"
+expect_error "Usage" "$PSNR" -w 176 "$YUV/pan_176x144.yuv"
+"$ENC" --help | grep -q "Usage" && echo "ok: c63-enc --help" || fail "c63-enc --help"
+"$DEC" --help | grep -q "Usage" && echo "ok: c63-dec --help" || fail "c63-dec --help"
+
+if [ $fails -ne 0 ]; then
+  echo "$fails CLI checks failed"
+  exit 1
+fi
+echo "all CLI checks passed"

@@ -1,0 +1,274 @@
+/* Test helpers (see tutil.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "tutil.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tu_failures = 0;
+
+int tu_finish(const char *test_name)
+{
+  if (tu_failures == 0) {
+    printf("%s: all checks passed\n", test_name);
+    return 0;
+  }
+  printf("%s: %d checks FAILED\n", test_name, tu_failures);
+  return 1;
+}
+
+void tu_buf_append(tu_buf *b, const void *p, size_t n)
+{
+  if (b->size + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->size + n)
+      cap *= 2;
+    b->data = realloc(b->data, cap);
+    if (b->data == NULL) {
+      fprintf(stderr, "out of memory\n");
+      exit(99); /* test programs may exit; the library may not */
+    }
+    b->cap = cap;
+  }
+  if (n > 0) memcpy(b->data + b->size, p, n);
+  b->size += n;
+}
+
+void tu_buf_free(tu_buf *b)
+{
+  free(b->data);
+  memset(b, 0, sizeof *b);
+}
+
+uint8_t *tu_read_file(const char *path, size_t *len)
+{
+  FILE *f = fopen(path, "rb");
+  tu_buf b = {0};
+  uint8_t chunk[65536];
+  size_t n;
+
+  if (f == NULL) {
+    fprintf(stderr, "cannot open %s: %s\n", path, strerror(errno));
+    return NULL;
+  }
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+    tu_buf_append(&b, chunk, n);
+  fclose(f);
+  tu_buf_append(&b, "", 0);
+  *len = b.size;
+  if (b.data == NULL) /* empty file: still return a valid pointer */
+    b.data = malloc(1);
+  return b.data;
+}
+
+static const char *env_or(const char *name, const char *fallback)
+{
+  const char *v = getenv(name);
+  return v != NULL && *v ? v : fallback;
+}
+
+void tu_data_path(char *out, size_t out_size, const char *name)
+{
+  snprintf(out, out_size, "%s/conformance/%s", env_or("C63_TEST_DATA", "tests/data"), name);
+}
+
+void tu_yuv_path(char *out, size_t out_size, const char *name)
+{
+  snprintf(out, out_size, "%s/%s", env_or("C63_TEST_YUV_DIR", "."), name);
+}
+
+int tu_read_manifest(tu_manifest_row *rows, int max)
+{
+  char path[1024], line[1024];
+  FILE *f;
+  int n = 0, lineno = 0;
+
+  tu_data_path(path, sizeof path, "MANIFEST.tsv");
+  f = fopen(path, "r");
+  if (f == NULL) {
+    fprintf(stderr, "cannot open %s: %s\n", path, strerror(errno));
+    return -1;
+  }
+  while (fgets(line, sizeof line, f) != NULL && n < max) {
+    tu_manifest_row *r = &rows[n];
+    char *xz;
+    if (lineno++ == 0 || line[0] == '\n') continue; /* header */
+    if (sscanf(line, "%127s %127s %d %d %d %d %d %d %64s %64s %lf", r->stream, r->input, &r->width,
+               &r->height, &r->frames, &r->quality, &r->keyframe_interval, &r->search_range,
+               r->stream_sha256, r->decoded_sha256, &r->psnr_y_db) != 11) {
+      fprintf(stderr, "%s:%d: cannot parse the line\n", path, lineno);
+      fclose(f);
+      return -1;
+    }
+    xz = strstr(r->input, ".xz");
+    if (xz != NULL && xz[3] == '\0') *xz = '\0';
+    n++;
+  }
+  fclose(f);
+  return n;
+}
+
+size_t tu_i420_size(int width, int height)
+{
+  size_t cw = (size_t)c63_chroma_size(width), ch = (size_t)c63_chroma_size(height);
+  return (size_t)width * (size_t)height + 2 * cw * ch;
+}
+
+static int receive_all(c63_encoder *enc, tu_buf *out, int *eof)
+{
+  for (;;) {
+    c63_packet pkt;
+    int ret = c63_encoder_receive_packet(enc, &pkt);
+    if (ret == C63_ERR_AGAIN) return C63_OK;
+    if (ret == C63_ERR_EOF) {
+      *eof = 1;
+      return C63_OK;
+    }
+    if (ret != C63_OK) return ret;
+    tu_buf_append(out, pkt.data, pkt.size);
+  }
+}
+
+int tu_encode(const c63_enc_params *p, const uint8_t *yuv, int frames, tu_buf *out, char *msg,
+              size_t msg_size)
+{
+  c63_encoder *enc;
+  size_t fsize = tu_i420_size(p->width, p->height);
+  size_t ysize = (size_t)p->width * (size_t)p->height;
+  size_t csize = (size_t)c63_chroma_size(p->width) * (size_t)c63_chroma_size(p->height);
+  int ret, eof = 0;
+
+  ret = c63_encoder_new(p, &enc, msg, msg_size);
+  if (ret != C63_OK) return ret;
+  for (int i = 0; i <= frames && ret == C63_OK; i++) {
+    c63_picture pic, *pp = NULL;
+    if (i < frames) {
+      memset(&pic, 0, sizeof pic);
+      pic.data[0] = yuv + (size_t)i * fsize;
+      pic.data[1] = pic.data[0] + ysize;
+      pic.data[2] = pic.data[1] + csize;
+      pic.stride[0] = p->width;
+      pic.stride[1] = pic.stride[2] = c63_chroma_size(p->width);
+      pic.user = i;
+      pp = &pic;
+    }
+    while ((ret = c63_encoder_send_picture(enc, pp)) == C63_ERR_AGAIN) {
+      if ((ret = receive_all(enc, out, &eof)) != C63_OK) break;
+    }
+    if (ret == C63_OK) ret = receive_all(enc, out, &eof);
+  }
+  if (ret == C63_OK && !eof) {
+    snprintf(msg, msg_size, "the encoder did not report EOF after draining");
+    ret = C63_ERR_BACKEND;
+  } else if (ret != C63_OK) {
+    snprintf(msg, msg_size, "%s", c63_encoder_error(enc));
+  }
+  c63_encoder_free(enc);
+  return ret;
+}
+
+void tu_append_picture(tu_buf *out, const c63_decoded_picture *pic)
+{
+  for (int c = 0; c < 3; c++) {
+    int w = c ? c63_chroma_size(pic->width) : pic->width;
+    int h = c ? c63_chroma_size(pic->height) : pic->height;
+    for (int y = 0; y < h; y++)
+      tu_buf_append(out, pic->data[c] + (size_t)y * (size_t)pic->stride[c], (size_t)w);
+  }
+}
+
+static int known_status(int s)
+{
+  return s <= C63_OK && s >= C63_ERR_UNSUPPORTED;
+}
+
+static void note_failure(tu_decode_result *res, int status, const char *message)
+{
+  res->last_status = status;
+  snprintf(res->last_error, sizeof res->last_error, "%s", message ? message : "");
+  if (message == NULL || message[0] == '\0') res->empty_message = 1;
+  if (!known_status(status)) res->unknown_status = 1;
+}
+
+void tu_decode_stream(const uint8_t *stream, size_t len, tu_buf *out, tu_decode_result *res)
+{
+  c63_decoder *dec;
+  size_t pos = 0;
+
+  memset(res, 0, sizeof *res);
+  if (c63_decoder_new(&dec) != C63_OK) {
+    note_failure(res, C63_ERR_NOMEM, "cannot create a decoder");
+    res->frames_bad++;
+    return;
+  }
+  while (pos < len) {
+    c63_frame_header hdr;
+    c63_decoded_picture pic;
+    char msg[256] = "";
+    size_t start = c63_find_frame_start(stream + pos, len - pos);
+    int ret;
+
+    if (start > len - pos) { /* must never point past the data */
+      note_failure(res, 1, "c63_find_frame_start returned an offset past the end");
+      res->unknown_status = 1;
+      break;
+    }
+    if (start > 0) {
+      res->garbage_bytes += start;
+      pos += start;
+      continue;
+    }
+    ret = c63_parse_frame_header(stream + pos, len - pos, &hdr, msg, sizeof msg);
+    if (ret == C63_ERR_TRUNCATED) { /* no more data will come */
+      res->header_errors++;
+      note_failure(res, ret, msg[0] ? msg : "(truncated)");
+      break;
+    }
+    if (ret != C63_OK) {
+      res->header_errors++;
+      note_failure(res, ret, msg);
+      pos += 2; /* step over this SOI */
+      continue;
+    }
+    if (hdr.frame_size < 4 || hdr.frame_size > len - pos) {
+      note_failure(res, 1, "c63_parse_frame_header returned an impossible frame size");
+      res->unknown_status = 1;
+      break;
+    }
+    ret = c63_decoder_decode(dec, stream + pos, hdr.frame_size, &pic);
+    if (ret == C63_OK) {
+      res->frames_ok++;
+      res->width = pic.width;
+      res->height = pic.height;
+      if (out != NULL) tu_append_picture(out, &pic);
+    } else {
+      res->frames_bad++;
+      note_failure(res, ret, c63_decoder_error(dec));
+    }
+    pos += hdr.frame_size;
+  }
+  c63_decoder_free(dec);
+}
+
+double tu_psnr(const uint8_t *a, const uint8_t *b, size_t n)
+{
+  double sse = 0;
+  for (size_t i = 0; i < n; i++) {
+    int d = (int)a[i] - (int)b[i];
+    sse += (double)(d * d);
+  }
+  if (sse == 0) return 100.0;
+  return fmin(100.0, 10.0 * log10(255.0 * 255.0 * (double)n / sse));
+}
+
+uint64_t tu_rand(uint64_t *state)
+{
+  uint64_t x = *state;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  *state = x;
+  return x * 0x2545f4914f6cdd1dull;
+}

@@ -1,0 +1,91 @@
+/* Helpers for the conformance, round-trip, robustness and CLI tests: file
+ * and manifest access, whole-clip encode and decode through the public API,
+ * and check macros that report and count failures instead of aborting.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef C63_TUTIL_H
+#define C63_TUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "c63.h"
+
+extern int tu_failures;
+
+#define TU_CHECK(cond, ...)                                                                        \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fflush(stdout); /* keep the order of progress lines and failures */                          \
+      fprintf(stderr, "%s:%d: FAIL: %s: ", __FILE__, __LINE__, #cond);                             \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fprintf(stderr, "\n");                                                                       \
+      tu_failures++;                                                                               \
+    }                                                                                              \
+  } while (0)
+
+/* Exit status for main: 0 when no check failed. Prints a summary line. */
+int tu_finish(const char *test_name);
+
+/* A growing byte buffer. */
+typedef struct tu_buf {
+  uint8_t *data;
+  size_t size, cap;
+} tu_buf;
+
+void tu_buf_append(tu_buf *b, const void *p, size_t n);
+void tu_buf_free(tu_buf *b);
+
+/* Read a whole file; NULL (after a message) when it cannot be read. */
+uint8_t *tu_read_file(const char *path, size_t *len);
+
+/* $C63_TEST_DATA/conformance/<name>, and $C63_TEST_YUV_DIR/<name>. */
+void tu_data_path(char *out, size_t out_size, const char *name);
+void tu_yuv_path(char *out, size_t out_size, const char *name);
+
+/* One row of tests/data/conformance/MANIFEST.tsv. */
+typedef struct tu_manifest_row {
+  char stream[128];
+  char input[128]; /* the .yuv name, without .xz */
+  int width, height, frames, quality, keyframe_interval, search_range;
+  char stream_sha256[65], decoded_sha256[65];
+  double psnr_y_db;
+} tu_manifest_row;
+
+/* Read the manifest; returns the number of rows (at most max), or -1. */
+int tu_read_manifest(tu_manifest_row *rows, int max);
+
+size_t tu_i420_size(int width, int height);
+
+/* Encode frames contiguous I420 pictures of p's size; appends all packets to
+ * out. Returns C63_OK or the failing status (msg set). */
+int tu_encode(const c63_enc_params *p, const uint8_t *yuv, int frames, tu_buf *out, char *msg,
+              size_t msg_size);
+
+/* Result of decoding a whole stream the way a player would: split frames
+ * with c63_parse_frame_header, resynchronise with c63_find_frame_start after
+ * corrupt data, decode each frame. */
+typedef struct tu_decode_result {
+  int frames_ok, frames_bad, header_errors;
+  int width, height;    /* of the last decoded frame */
+  size_t garbage_bytes; /* bytes skipped while resynchronising */
+  int last_status;      /* status of the last failure */
+  char last_error[256]; /* its message */
+  int empty_message;    /* a failure came with an empty message */
+  int unknown_status;   /* a failure returned a status outside c63_status */
+} tu_decode_result;
+
+/* Decode all of stream[0..len). When out is not NULL, the decoded pictures
+ * are appended to it as tight I420. */
+void tu_decode_stream(const uint8_t *stream, size_t len, tu_buf *out, tu_decode_result *res);
+
+/* Copy a decoded picture as tight I420 (width x height planes). */
+void tu_append_picture(tu_buf *out, const c63_decoded_picture *pic);
+
+/* Mean squared error -> PSNR in dB (capped at 100). */
+double tu_psnr(const uint8_t *a, const uint8_t *b, size_t n);
+
+/* Deterministic PRNG (xorshift64*). */
+uint64_t tu_rand(uint64_t *state);
+
+#endif

@@ -1,0 +1,255 @@
+/* c63-dec: decode a Codec63 stream into raw I420 video.
+ *
+ * Reads the stream in chunks, splits it into frames with
+ * c63_parse_frame_header and decodes each with the library's decoder. A
+ * corrupt frame is reported and skipped: the reader resynchronises at the next
+ * frame start (c63_find_frame_start) and the decoder resumes at the next
+ * keyframe. Uses only the public API of libc63 (c63.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "c63.h"
+#include "cliutil.h"
+
+static const char *prog = "c63-dec";
+
+/* Read this much at a time; frames larger than that just take several reads. */
+#define CHUNK_SIZE (64 * 1024)
+/* A frame that is still incomplete after this many bytes cannot be real (an
+ * 8192x8192 frame at quality 1 stays well below it): its EOI was lost, so
+ * treat it as corrupt instead of buffering the rest of the stream. */
+#define MAX_FRAME_BYTES ((size_t)1 << 30)
+
+static void usage(FILE *out)
+{
+  fprintf(out,
+          "Usage: %s [--quiet] INPUT.c63 OUTPUT.yuv\n"
+          "Decode a Codec63 stream into raw I420 video (planar 4:2:0, 8 bit, the\n"
+          "stream's width x height, chroma ceil(w/2) x ceil(h/2)). Use - for\n"
+          "standard input or output. Corrupt frames are reported and skipped;\n"
+          "decoding resumes at the next keyframe.\n"
+          "\n"
+          "Exit status: 0 when the whole stream decoded cleanly, 1 when frames\n"
+          "were corrupt or missing or on I/O errors, 2 on bad arguments.\n"
+          "\n"
+          "      --quiet   only report errors\n"
+          "      --help    show this text\n",
+          prog);
+}
+
+/* The bytes read but not consumed yet: buf[pos..len). */
+typedef struct reader {
+  FILE *f;
+  uint8_t *buf;
+  size_t pos, len, cap;
+  unsigned long long consumed; /* stream offset of buf[pos] */
+  int eof, error;
+} reader;
+
+/* Append up to CHUNK_SIZE bytes. Returns 0, or -1 on allocation failure. */
+static int reader_fill(reader *r)
+{
+  size_t n;
+
+  if (r->pos > 0) { /* move the pending bytes to the front */
+    memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+    r->len -= r->pos;
+    r->pos = 0;
+  }
+  if (r->cap - r->len < CHUNK_SIZE) {
+    size_t cap = r->cap ? r->cap * 2 : 4 * CHUNK_SIZE;
+    uint8_t *b;
+    while (cap - r->len < CHUNK_SIZE)
+      cap *= 2;
+    b = realloc(r->buf, cap);
+    if (b == NULL) return -1;
+    r->buf = b;
+    r->cap = cap;
+  }
+  n = fread(r->buf + r->len, 1, CHUNK_SIZE, r->f);
+  r->len += n;
+  if (n == 0) {
+    r->eof = 1;
+    r->error = ferror(r->f) != 0;
+  }
+  return 0;
+}
+
+static void reader_skip(reader *r, size_t n)
+{
+  r->pos += n;
+  r->consumed += n;
+}
+
+static int write_picture(const c63_decoded_picture *pic, FILE *out)
+{
+  for (int c = 0; c < 3; c++) {
+    int w = c ? c63_chroma_size(pic->width) : pic->width;
+    int h = c ? c63_chroma_size(pic->height) : pic->height;
+    for (int y = 0; y < h; y++) {
+      if (fwrite(pic->data[c] + (size_t)y * (size_t)pic->stride[c], 1, (size_t)w, out) != (size_t)w)
+        return -1;
+    }
+  }
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  static const struct option long_opts[] = {
+      {"quiet", no_argument, NULL, 'Q'},
+      {"help", no_argument, NULL, 'H'},
+      {NULL, 0, NULL, 0},
+  };
+  const char *in_path, *out_path;
+  int quiet = 0, opt, status = 1;
+  c63_decoder *dec = NULL;
+  reader r;
+  FILE *out = NULL;
+  long frames = 0, bad_frames = 0, frame_index = 0;
+  unsigned long long skipped = 0, total_skipped = 0;
+  int last_w = 0, last_h = 0;
+  char msg[256];
+
+  memset(&r, 0, sizeof r);
+  opterr = 0;
+  while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+    switch (opt) {
+    case 'Q':
+      quiet = 1;
+      break;
+    case 'H':
+      usage(stdout);
+      return 0;
+    default:
+      fprintf(stderr, "%s: unknown option %s\n\n", prog, argv[optind - 1]);
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (argc - optind != 2) {
+    fprintf(stderr, "%s: expected an input and an output file\n\n", prog);
+    usage(stderr);
+    return 2;
+  }
+  in_path = argv[optind];
+  out_path = argv[optind + 1];
+
+  if (c63_decoder_new(&dec) != C63_OK) {
+    fprintf(stderr, "%s: cannot create the decoder (out of memory)\n", prog);
+    return 1;
+  }
+  r.f = cli_open(prog, in_path, "rb", stdin);
+  if (r.f == NULL) goto done;
+  out = cli_open(prog, out_path, "wb", stdout);
+  if (out == NULL) goto done;
+
+  for (;;) {
+    c63_frame_header hdr;
+    c63_decoded_picture pic;
+    size_t avail = r.len - r.pos, start;
+    int ret;
+
+    if (avail == 0) {
+      if (r.eof) break;
+      if (reader_fill(&r) != 0) goto nomem;
+      continue;
+    }
+    /* Skip anything before the next frame start (garbage, or the rest of a
+     * corrupt frame). */
+    start = c63_find_frame_start(r.buf + r.pos, avail);
+    if (start > 0) {
+      skipped += start;
+      total_skipped += start;
+      reader_skip(&r, start);
+      if (start == avail || r.len - r.pos < 2) {
+        if (r.eof) { /* the stream ends in garbage or half a marker */
+          skipped += r.len - r.pos;
+          total_skipped += r.len - r.pos;
+          reader_skip(&r, r.len - r.pos);
+          break;
+        }
+        if (reader_fill(&r) != 0) goto nomem;
+      }
+      continue;
+    }
+    if (skipped > 0) {
+      fprintf(stderr, "%s: skipped %llu bytes of unusable data before offset %llu\n", prog, skipped,
+              r.consumed);
+      skipped = 0;
+    }
+
+    ret = c63_parse_frame_header(r.buf + r.pos, avail, &hdr, msg, sizeof msg);
+    if (ret == C63_ERR_TRUNCATED && avail < MAX_FRAME_BYTES) {
+      if (r.eof) {
+        fprintf(stderr, "%s: frame %ld at offset %llu: stream ends inside the frame (%zu bytes)\n",
+                prog, frame_index, r.consumed, avail);
+        bad_frames++;
+        reader_skip(&r, avail);
+        break;
+      }
+      if (reader_fill(&r) != 0) goto nomem;
+      continue;
+    }
+    if (ret != C63_OK) {
+      fprintf(stderr, "%s: frame %ld at offset %llu: %s\n", prog, frame_index, r.consumed,
+              ret == C63_ERR_TRUNCATED ? "no end of frame marker found" : msg);
+      bad_frames++;
+      frame_index++;
+      /* Step over this SOI so the search finds the next frame. */
+      reader_skip(&r, 2);
+      continue;
+    }
+
+    ret = c63_decoder_decode(dec, r.buf + r.pos, hdr.frame_size, &pic);
+    if (ret == C63_OK) {
+      if (frames > 0 && (pic.width != last_w || pic.height != last_h))
+        fprintf(stderr, "%s: frame %ld: size changes from %dx%d to %dx%d\n", prog, frame_index,
+                last_w, last_h, pic.width, pic.height);
+      last_w = pic.width;
+      last_h = pic.height;
+      if (write_picture(&pic, out) != 0) {
+        fprintf(stderr, "%s: error writing %s\n", prog, out_path);
+        goto done;
+      }
+      frames++;
+    } else {
+      fprintf(stderr, "%s: frame %ld at offset %llu: %s (skipped)\n", prog, frame_index, r.consumed,
+              c63_decoder_error(dec));
+      bad_frames++;
+    }
+    frame_index++;
+    reader_skip(&r, hdr.frame_size);
+  }
+
+  if (r.error) {
+    fprintf(stderr, "%s: error reading %s\n", prog, in_path);
+    goto done;
+  }
+  if (skipped > 0)
+    fprintf(stderr, "%s: skipped %llu bytes of unusable data at the end\n", prog, skipped);
+  if (cli_close(prog, out_path, out) != 0) {
+    out = NULL;
+    goto done;
+  }
+  out = NULL;
+  /* The frame count is always reported: callers rely on it. */
+  fprintf(stderr, "%s: decoded %ld frames", prog, frames);
+  if (!quiet && frames > 0) fprintf(stderr, " of %dx%d", last_w, last_h);
+  if (bad_frames > 0) fprintf(stderr, ", %ld corrupt frames skipped", bad_frames);
+  fprintf(stderr, "\n");
+  status = bad_frames > 0 || total_skipped > 0 ? 1 : 0;
+  goto done;
+
+nomem:
+  fprintf(stderr, "%s: out of memory\n", prog);
+done:
+  if (r.f != NULL && r.f != stdin) fclose(r.f);
+  if (out != NULL) cli_close(prog, out_path, out);
+  free(r.buf);
+  c63_decoder_free(dec);
+  return status;
+}

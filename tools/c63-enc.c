@@ -1,0 +1,259 @@
+/* c63-enc: encode raw I420 video into a Codec63 stream.
+ *
+ * Takes the reference encoder's arguments (-w -h -o -f, input file) and ours
+ * (-q quality, -k keyframe interval, -r search range, --backend). Uses only
+ * the public API of libc63 (c63.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "c63.h"
+#include "cliutil.h"
+
+static const char *prog = "c63-enc";
+
+static void usage(FILE *out)
+{
+  fprintf(out,
+          "Usage: %s -w WIDTH -h HEIGHT [options] -o OUTPUT.c63 INPUT.yuv\n"
+          "Encode raw I420 video (planar 4:2:0, 8 bit, chroma ceil(w/2) x ceil(h/2))\n"
+          "into a Codec63 stream. Use - for standard input or output.\n"
+          "\n"
+          "  -w, --width W            picture width, %d..%d (required)\n"
+          "  -h, --height H           picture height, %d..%d (required)\n"
+          "  -o, --output FILE        output stream (required)\n"
+          "  -f, --frames N           encode at most N frames (default: all)\n"
+          "  -q, --quality Q          quality %d..%d, higher is coarser (default %d)\n"
+          "  -k, --keyframe-interval K  keyframe every K frames; 1 = all keyframes,\n"
+          "                           0 = only the first (default %d)\n"
+          "  -r, --search-range R     motion search range %d..%d pixels (default %d)\n"
+          "      --backend cpu|cuda   encoder backend (default cpu)\n"
+          "      --device N           CUDA device ordinal (default 0)\n"
+          "      --quiet              no summary on standard error\n"
+          "      --help               show this text\n",
+          prog, C63_MIN_SIZE, C63_MAX_SIZE, C63_MIN_SIZE, C63_MAX_SIZE, C63_MIN_QUALITY,
+          C63_MAX_QUALITY, C63_DEFAULT_QUALITY, C63_DEFAULT_KEYFRAME_INTERVAL, C63_MIN_SEARCH_RANGE,
+          C63_MAX_SEARCH_RANGE, C63_DEFAULT_SEARCH_RANGE);
+}
+
+/* Print a message about a bad argument, the usage, and return the exit code. */
+static int bad_usage(const char *fmt, const char *arg)
+{
+  fprintf(stderr, "%s: ", prog);
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n\n");
+  usage(stderr);
+  return 2;
+}
+
+typedef struct enc_stats {
+  long frames, keyframes;
+  unsigned long long bytes;
+} enc_stats;
+
+/* Write every packet the encoder has ready. Returns 0, or 1 on failure. */
+static int drain_packets(c63_encoder *enc, FILE *out, const char *out_path, enc_stats *st, int *eof)
+{
+  for (;;) {
+    c63_packet pkt;
+    int ret = c63_encoder_receive_packet(enc, &pkt);
+
+    if (ret == C63_ERR_AGAIN) return 0;
+    if (ret == C63_ERR_EOF) {
+      *eof = 1;
+      return 0;
+    }
+    if (ret != C63_OK) {
+      fprintf(stderr, "%s: encoding failed: %s\n", prog, c63_encoder_error(enc));
+      return 1;
+    }
+    if (fwrite(pkt.data, 1, pkt.size, out) != pkt.size) {
+      fprintf(stderr, "%s: error writing %s\n", prog, out_path);
+      return 1;
+    }
+    st->frames++;
+    st->keyframes += pkt.keyframe != 0;
+    st->bytes += pkt.size;
+  }
+}
+
+/* Send one picture (or NULL to drain), receiving packets while the encoder
+ * asks for that first. */
+static int send_picture(c63_encoder *enc, const c63_picture *pic, FILE *out, const char *out_path,
+                        enc_stats *st)
+{
+  int eof = 0;
+
+  for (;;) {
+    int ret = c63_encoder_send_picture(enc, pic);
+    if (ret == C63_OK) break;
+    if (ret != C63_ERR_AGAIN) {
+      fprintf(stderr, "%s: encoding failed: %s\n", prog, c63_encoder_error(enc));
+      return 1;
+    }
+    if (drain_packets(enc, out, out_path, st, &eof) != 0) return 1;
+  }
+  if (pic != NULL) return drain_packets(enc, out, out_path, st, &eof);
+  /* Draining: everything must come out up to the end marker. */
+  if (drain_packets(enc, out, out_path, st, &eof) != 0) return 1;
+  if (!eof) {
+    fprintf(stderr, "%s: the encoder did not finish draining\n", prog);
+    return 1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  static const struct option long_opts[] = {
+      {"width", required_argument, NULL, 'w'},
+      {"height", required_argument, NULL, 'h'},
+      {"output", required_argument, NULL, 'o'},
+      {"frames", required_argument, NULL, 'f'},
+      {"quality", required_argument, NULL, 'q'},
+      {"keyframe-interval", required_argument, NULL, 'k'},
+      {"search-range", required_argument, NULL, 'r'},
+      {"backend", required_argument, NULL, 'B'},
+      {"device", required_argument, NULL, 'D'},
+      {"quiet", no_argument, NULL, 'Q'},
+      {"help", no_argument, NULL, 'H'},
+      {NULL, 0, NULL, 0},
+  };
+  c63_enc_params params;
+  const char *out_path = NULL, *in_path;
+  int max_frames = -1, quiet = 0, opt, status = 1, ret;
+  char msg[256];
+  c63_encoder *enc = NULL;
+  FILE *in = NULL, *out = NULL;
+  uint8_t *frame = NULL;
+  size_t frame_size, got = 0;
+  enc_stats st = {0, 0, 0};
+  double t0, elapsed;
+
+  c63_enc_params_init(&params);
+  opterr = 0; /* we print our own messages */
+  while ((opt = getopt_long(argc, argv, ":w:h:o:f:q:k:r:", long_opts, NULL)) != -1) {
+    int *target = NULL;
+    switch (opt) {
+    case 'w':
+      target = &params.width;
+      break;
+    case 'h':
+      target = &params.height;
+      break;
+    case 'f':
+      target = &max_frames;
+      break;
+    case 'q':
+      target = &params.quality;
+      break;
+    case 'k':
+      target = &params.keyframe_interval;
+      break;
+    case 'r':
+      target = &params.search_range;
+      break;
+    case 'D':
+      target = &params.device_id;
+      break;
+    case 'o':
+      out_path = optarg;
+      break;
+    case 'Q':
+      quiet = 1;
+      break;
+    case 'B':
+      if (strcmp(optarg, "cpu") == 0)
+        params.backend = C63_BACKEND_CPU;
+      else if (strcmp(optarg, "cuda") == 0)
+        params.backend = C63_BACKEND_CUDA;
+      else
+        return bad_usage("unknown backend '%s' (expected cpu or cuda)", optarg);
+      break;
+    case 'H':
+      usage(stdout);
+      return 0;
+    case ':':
+      return bad_usage("option %s needs a value", argv[optind - 1]);
+    default:
+      return bad_usage("unknown option %s", argv[optind - 1]);
+    }
+    if (target != NULL && cli_parse_int(optarg, target) != 0)
+      return bad_usage("'%s' is not a whole number", optarg);
+    if (opt == 'f' && max_frames < 0)
+      return bad_usage("-f FRAMES must not be negative (got %s)", optarg);
+  }
+  if (optind != argc - 1)
+    return bad_usage("%s", optind >= argc ? "missing input file" : "more than one input file");
+  in_path = argv[optind];
+  if (params.width == 0 || params.height == 0)
+    return bad_usage("%s", "-w WIDTH and -h HEIGHT are required");
+  if (out_path == NULL) return bad_usage("%s", "-o OUTPUT is required");
+  if (c63_enc_params_validate(&params, msg, sizeof msg) != C63_OK) return bad_usage("%s", msg);
+
+  if (c63_encoder_new(&params, &enc, msg, sizeof msg) != C63_OK) {
+    fprintf(stderr, "%s: cannot create the encoder: %s\n", prog, msg);
+    return 1;
+  }
+  frame_size = cli_i420_size(params.width, params.height);
+  frame = malloc(frame_size);
+  if (frame == NULL) {
+    fprintf(stderr, "%s: out of memory\n", prog);
+    goto done;
+  }
+  in = cli_open(prog, in_path, "rb", stdin);
+  if (in == NULL) goto done;
+  out = cli_open(prog, out_path, "wb", stdout);
+  if (out == NULL) goto done;
+
+  t0 = cli_now();
+  for (long n = 0; max_frames < 0 || n < max_frames; n++) {
+    int cw = c63_chroma_size(params.width), ch = c63_chroma_size(params.height);
+    size_t ysize = (size_t)params.width * (size_t)params.height;
+    c63_picture pic;
+
+    got = cli_read_full(in, frame, frame_size);
+    if (got < frame_size) break;
+    memset(&pic, 0, sizeof pic);
+    pic.data[0] = frame;
+    pic.data[1] = frame + ysize;
+    pic.data[2] = frame + ysize + (size_t)cw * (size_t)ch;
+    pic.stride[0] = params.width;
+    pic.stride[1] = pic.stride[2] = cw;
+    pic.user = n;
+    if (send_picture(enc, &pic, out, out_path, &st) != 0) goto done;
+    got = 0;
+  }
+  if (ferror(in)) {
+    fprintf(stderr, "%s: error reading %s\n", prog, in_path);
+    goto done;
+  }
+  if (got > 0)
+    fprintf(stderr, "%s: warning: input ends with a partial frame (%zu of %zu bytes), ignored\n",
+            prog, got, frame_size);
+  ret = send_picture(enc, NULL, out, out_path, &st);
+  elapsed = cli_now() - t0;
+  if (ret != 0) goto done;
+  if (cli_close(prog, out_path, out) != 0) {
+    out = NULL;
+    goto done;
+  }
+  out = NULL;
+  if (st.frames == 0)
+    fprintf(stderr, "%s: warning: no complete frame in %s (a frame is %zu bytes)\n", prog, in_path,
+            frame_size);
+  if (!quiet)
+    fprintf(stderr, "%s: encoded %ld frames (%ld keyframes) of %dx%d, %llu bytes, %.2f fps (%s)\n",
+            prog, st.frames, st.keyframes, params.width, params.height, st.bytes,
+            elapsed > 0 ? (double)st.frames / elapsed : 0.0, c63_encoder_backend_name(enc));
+  status = 0;
+
+done:
+  if (in != NULL && in != stdin) fclose(in);
+  if (out != NULL) cli_close(prog, out_path, out);
+  free(frame);
+  c63_encoder_free(enc);
+  return status;
+}
