@@ -127,17 +127,13 @@ int c63_entropy_decode(const uint8_t *data, size_t size, const c63_geometry *g, 
   c63_br_init(&d->br, data, size);
   for (int my = 0; my < g->mcus_h; my++) {
     for (int mx = 0; mx < g->mcus_w; mx++) {
-      for (int c = 0; c < 3; c++) {
-        int n = c ? 1 : 2, bw_c = g->blocks_w[c];
-        for (int j = 0; j < n; j++) {
-          for (int i = 0; i < n; i++) {
-            int bx = mx * n + i, by = my * n + j;
-            size_t idx = (size_t)by * bw_c + bx;
-            r = get_block(d, g, c, bx, by, keyframe, coeffs[c] + idx * 64, &mvs[c][idx],
-                          bx ? &mvs[c][idx - 1] : NULL, &prev_dc[c]);
-            if (r) return r;
-          }
-        }
+      for (int k = 0; k < 6; k++) {
+        int c, bx, by;
+        c63_mcu_block(mx, my, k, &c, &bx, &by);
+        size_t idx = (size_t)by * g->blocks_w[c] + bx;
+        r = get_block(d, g, c, bx, by, keyframe, coeffs[c] + idx * 64, &mvs[c][idx],
+                      bx ? &mvs[c][idx - 1] : NULL, &prev_dc[c]);
+        if (r) return r;
       }
     }
   }

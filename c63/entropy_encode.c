@@ -154,18 +154,12 @@ static void code_slice(void *arg, int s)
   sl->w = (raw_writer){.p = sl->buf};
   for (int my = sl->mcu_row0; my < sl->mcu_row0 + sl->mcu_rows; my++) {
     for (int mx = 0; mx < g->mcus_w; mx++) {
-      /* Y: (0,0) (8,0) (0,8) (8,8); then U and V. Padded luma is a multiple
-       * of 16 and chroma of 8, so every MCU is complete. */
-      for (int c = 0; c < 3; c++) {
-        int n = c ? 1 : 2, bw_c = g->blocks_w[c];
-        for (int j = 0; j < n; j++) {
-          for (int i = 0; i < n; i++) {
-            int bx = mx * n + i, by = my * n + j;
-            size_t idx = (size_t)by * bw_c + bx;
-            put_block(&sl->w, tabs, c != 0, ee->coeffs[c] + idx * 64, &ee->mvs[c][idx],
-                      bx ? &ee->mvs[c][idx - 1] : NULL, &prev_dc[c]);
-          }
-        }
+      for (int k = 0; k < 6; k++) {
+        int c, bx, by;
+        c63_mcu_block(mx, my, k, &c, &bx, &by);
+        size_t idx = (size_t)by * g->blocks_w[c] + bx;
+        put_block(&sl->w, tabs, c != 0, ee->coeffs[c] + idx * 64, &ee->mvs[c][idx],
+                  bx ? &ee->mvs[c][idx - 1] : NULL, &prev_dc[c]);
       }
     }
   }

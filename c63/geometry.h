@@ -20,6 +20,22 @@ typedef struct c63_geometry {
 
 void c63_geometry_init(c63_geometry *g, int width, int height);
 
+/* Coding order inside a 16x16 MCU (format section 4): block k of 0..5 is
+ * luma (0,0) (8,0) (0,8) (8,8), then U, then V. Padded luma is a multiple
+ * of 16 and chroma of 8, so every MCU is complete. */
+static inline void c63_mcu_block(int mx, int my, int k, int *c, int *bx, int *by)
+{
+  if (k < 4) {
+    *c = 0;
+    *bx = mx * 2 + (k & 1);
+    *by = my * 2 + (k >> 1);
+  } else {
+    *c = k - 3;
+    *bx = mx;
+    *by = my;
+  }
+}
+
 #ifdef __cplusplus
 }
 #endif
