@@ -1,0 +1,58 @@
+#!/bin/sh
+# gpu-check.sh: the CUDA backend's whole verification on a GPU machine in one
+# go (device time is scarce): the tests, the tests under compute-sanitizer
+# memcheck and racecheck, and the benchmarks. Run from the repository root:
+#
+#   tests/cuda/gpu-check.sh BIN_DIR [OUT_DIR]
+#
+# BIN_DIR holds test_cuda_dsp, test_cuda_encode, c63-cuda-bench and
+# optionally libgstc63.so; the conformance inputs are unpacked from
+# tests/data into OUT_DIR (xz, or Python's lzma where xz is missing).
+# The GStreamer part needs a kit (../shared/gpu/make-kit.sh) sourced first.
+set -u
+bin=${1:?usage: $0 BIN_DIR [OUT_DIR]}
+out=${2:-${TMPDIR:-/tmp}/c63-gpu-check}
+mkdir -p "$out/yuv"
+export C63_TEST_DATA=$PWD/tests/data C63_TEST_YUV_DIR=$out/yuv
+for f in tests/data/conformance/*.yuv.xz; do
+  y=$out/yuv/$(basename "$f" .xz)
+  [ -s "$y" ] && continue
+  if command -v xz > /dev/null; then xz -dc "$f" > "$y"
+  else python3 -c 'import lzma,sys; open(sys.argv[2],"wb").write(lzma.open(sys.argv[1]).read())' "$f" "$y"
+  fi
+done
+status=0
+step() { # name command...
+  name=$1; shift
+  t0=$(date +%s.%N)
+  "$@" > "$out/$name.log" 2>&1; rc=$?
+  t1=$(date +%s.%N)
+  tail -n 4 "$out/$name.log"
+  echo "== $name: exit $rc ($(echo "$t0 $t1" | awk '{printf "%.1f", $2 - $1}') s)"
+  [ $rc -eq 0 ] || status=1
+}
+nvidia-smi -L
+step dsp "$bin/test_cuda_dsp"
+step conformance "$bin/test_cuda_encode" conformance
+step odd-sizes "$bin/test_cuda_encode" odd-sizes
+step long "$bin/test_cuda_encode" long
+if command -v compute-sanitizer > /dev/null; then
+  export C63_TEST_QUICK=1
+  step memcheck-dsp timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/test_cuda_dsp"
+  step racecheck-dsp timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/test_cuda_dsp"
+  step memcheck-conformance timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$bin/test_cuda_encode" conformance
+  step memcheck-odd-sizes timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$bin/test_cuda_encode" odd-sizes
+  unset C63_TEST_QUICK
+fi
+step bench-mandel "$bin/c63-cuda-bench" -f 300 -n 5 "$out/yuv/mandel_1920x1080.yuv"
+cat "$out/bench-mandel.log"
+step bench-synth "$bin/c63-cuda-bench" -f 300 -n 5
+cat "$out/bench-synth.log"
+if [ -f "$bin/libgstc63.so" ] && command -v gst-launch-1.0 > /dev/null; then
+  export GST_PLUGIN_PATH=$bin
+  step gst-bench sh tools/c63-cuda-bench-gst.sh "$out/yuv/mandel_1920x1080.yuv" 1920 1080 300 5
+  cat "$out/gst-bench.log"
+fi
+exit $status

@@ -1,0 +1,223 @@
+/* c63-cuda-bench: speed of the CUDA encoder, whole and per GPU stage.
+ *
+ * Holds a clip in memory (a raw I420 file, cycled, or a synthetic 1080p
+ * clip), encodes it through libc63 with the CUDA backend several times and
+ * prints the median fps and the median GPU time of each stage per frame,
+ * measured with CUDA events (cuda/c63_cuda_stats.h). Speed is measured, never
+ * asserted. For the GStreamer element see c63-cuda-bench-gst.sh.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "c63.h"
+#include "c63_cuda.h"
+#include "c63_cuda_stats.h"
+#include "synth.h"
+
+#define MAX_RUNS 64
+
+static void usage(FILE *out)
+{
+  fprintf(out,
+          "Usage: c63-cuda-bench [options] [INPUT.yuv]\n"
+          "Encode frames held in memory with the CUDA backend; print the median fps and\n"
+          "GPU stage times. Without INPUT a synthetic clip is used; INPUT is cycled.\n"
+          "\n"
+          "  -w W, -h H   picture size (default 1920x1080)\n"
+          "  -f N         frames per run (default 300)\n"
+          "  -n N         runs, medians are reported (default 5)\n"
+          "  -q Q         quality (default %d)\n"
+          "  -r R         search range (default %d)\n"
+          "  -k K         keyframe interval (default %d)\n"
+          "  -d N         CUDA device (default 0)\n",
+          C63_DEFAULT_QUALITY, C63_DEFAULT_SEARCH_RANGE, C63_DEFAULT_KEYFRAME_INTERVAL);
+}
+
+static double now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+  qsort(v, n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* One run: encode frames pictures cycling through the clip. Returns the wall
+ * time in seconds (encoder creation excluded) or a negative value. */
+static double run_once(const c63_enc_params *p, const uint8_t *clip, int clip_frames, int frames,
+                       size_t *bytes)
+{
+  char msg[512];
+  c63_encoder *enc;
+  int r = c63_encoder_new(p, &enc, msg, sizeof msg);
+  if (r != C63_OK) {
+    fprintf(stderr, "c63-cuda-bench: %s\n", msg);
+    return -1;
+  }
+  const int cw = c63_chroma_size(p->width), ch = c63_chroma_size(p->height);
+  const size_t ysize = (size_t)p->width * p->height, fsize = ysize + 2 * (size_t)cw * ch;
+  c63_packet pkt;
+  *bytes = 0;
+  const double t0 = now_s();
+  for (int i = 0; i <= frames && r == C63_OK; i++) {
+    c63_picture pic, *pp = NULL;
+    if (i < frames) {
+      memset(&pic, 0, sizeof pic);
+      pic.data[0] = clip + (size_t)(i % clip_frames) * fsize;
+      pic.data[1] = pic.data[0] + ysize;
+      pic.data[2] = pic.data[1] + (size_t)cw * ch;
+      pic.stride[0] = p->width;
+      pic.stride[1] = pic.stride[2] = cw;
+      pp = &pic;
+    }
+    while ((r = c63_encoder_send_picture(enc, pp)) == C63_ERR_AGAIN) {
+      while ((r = c63_encoder_receive_packet(enc, &pkt)) == C63_OK)
+        *bytes += pkt.size;
+      if (r != C63_ERR_AGAIN && r != C63_ERR_EOF) break;
+    }
+    if (r != C63_OK) break;
+    while ((r = c63_encoder_receive_packet(enc, &pkt)) == C63_OK)
+      *bytes += pkt.size;
+    if (r == C63_ERR_AGAIN || (r == C63_ERR_EOF && !pp)) r = C63_OK;
+  }
+  const double t = now_s() - t0;
+  if (r != C63_OK) fprintf(stderr, "c63-cuda-bench: %s\n", c63_encoder_error(enc));
+  c63_encoder_free(enc);
+  return r == C63_OK ? t : -1;
+}
+
+int main(int argc, char **argv)
+{
+  c63_enc_params p;
+  c63_enc_params_init(&p);
+  p.width = 1920;
+  p.height = 1080;
+  p.backend = C63_BACKEND_CUDA;
+  int frames = 300, runs = 5, opt;
+  while ((opt = getopt(argc, argv, "w:h:f:n:q:r:k:d:")) != -1) {
+    switch (opt) {
+    case 'w':
+      p.width = atoi(optarg);
+      break;
+    case 'h':
+      p.height = atoi(optarg);
+      break;
+    case 'f':
+      frames = atoi(optarg);
+      break;
+    case 'n':
+      runs = atoi(optarg);
+      break;
+    case 'q':
+      p.quality = atoi(optarg);
+      break;
+    case 'r':
+      p.search_range = atoi(optarg);
+      break;
+    case 'k':
+      p.keyframe_interval = atoi(optarg);
+      break;
+    case 'd':
+      p.device_id = atoi(optarg);
+      break;
+    default:
+      usage(stderr);
+      return 2;
+    }
+  }
+  char msg[512];
+  if (c63_enc_params_validate(&p, msg, sizeof msg) != C63_OK || frames < 1 || runs < 1 ||
+      runs > MAX_RUNS) {
+    fprintf(stderr, "c63-cuda-bench: %s\n", frames < 1 || runs < 1 ? "bad -f or -n" : msg);
+    usage(stderr);
+    return 2;
+  }
+  if (!c63_backend_available(C63_BACKEND_CUDA, p.device_id, msg, sizeof msg)) {
+    fprintf(stderr, "c63-cuda-bench: CUDA backend unavailable: %s\n", msg);
+    return 1;
+  }
+
+  const int cw = c63_chroma_size(p.width), ch = c63_chroma_size(p.height);
+  const size_t fsize = (size_t)p.width * p.height + 2 * (size_t)cw * ch;
+  uint8_t *clip = NULL;
+  int clip_frames = 0;
+  if (optind < argc) {
+    FILE *f = fopen(argv[optind], "rb");
+    if (!f) {
+      perror(argv[optind]);
+      return 1;
+    }
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    clip_frames = (int)(len / (long)fsize);
+    if (clip_frames < 1) {
+      fprintf(stderr, "c63-cuda-bench: %s holds no whole %dx%d frame\n", argv[optind], p.width,
+              p.height);
+      return 1;
+    }
+    clip = malloc(fsize * clip_frames);
+    if (!clip || fread(clip, fsize, clip_frames, f) != (size_t)clip_frames) {
+      fprintf(stderr, "c63-cuda-bench: cannot read %s\n", argv[optind]);
+      return 1;
+    }
+    fclose(f);
+  } else {
+    clip_frames = 25;
+    clip = malloc(fsize * clip_frames);
+    if (!clip) return 1;
+    for (int t = 0; t < clip_frames; t++)
+      synth_frame(clip + fsize * t, p.width, p.height, t);
+  }
+
+  char dev[256];
+  if (c63_cuda_device_name(p.device_id, dev, sizeof dev) != C63_OK) snprintf(dev, sizeof dev, "?");
+  printf("device %d: %s\n", p.device_id, dev);
+  printf("%dx%d, %d frames per run (clip of %d), quality %d, range %d, keyframe interval %d\n",
+         p.width, p.height, frames, clip_frames, p.quality, p.search_range, p.keyframe_interval);
+
+  /* Warm-up: context creation, module loading, first-touch of pinned memory. */
+  size_t bytes;
+  if (run_once(&p, clip, clip_frames, frames < 10 ? frames : 10, &bytes) < 0) return 1;
+
+  double fps[MAX_RUNS], st[6][MAX_RUNS];
+  c63_cuda_stats_enable(1);
+  for (int i = 0; i < runs; i++) {
+    c63_cuda_stats_reset();
+    double t = run_once(&p, clip, clip_frames, frames, &bytes);
+    if (t < 0) return 1;
+    c63_cuda_stage_stats s;
+    c63_cuda_stats_get(&s);
+    const double n = s.frames > 0 ? (double)s.frames : 1.0;
+    fps[i] = frames / t;
+    st[0][i] = s.upload_ms / n;
+    st[1][i] = s.motion_ms / n;
+    st[2][i] = s.transform_ms / n;
+    st[3][i] = s.recon_ms / n;
+    st[4][i] = s.download_ms / n;
+    st[5][i] = s.total_ms / n;
+    printf("run %d: %.1f fps, %.1f KiB/frame, GPU %.3f ms/frame\n", i + 1, fps[i],
+           bytes / 1024.0 / frames, st[5][i]);
+  }
+  static const char *names[6] = {"upload",         "motion search", "transform (MC+DCT+quant)",
+                                 "reconstruction", "download",      "all GPU stages"};
+  printf("median of %d runs: %.1f fps\n", runs, median(fps, runs));
+  printf("GPU time per frame (CUDA events, median of runs):\n");
+  for (int k = 0; k < 6; k++)
+    printf("  %-26s %8.3f ms\n", names[k], median(st[k], runs));
+  free(clip);
+  return 0;
+}
