@@ -33,6 +33,7 @@ static void usage(FILE *out)
           "  -r, --search-range R     search range (default %d)\n"
           "      --backend cpu|cuda   encoder backend (default cpu)\n"
           "      --device N           CUDA device ordinal (default 0)\n"
+          "  -t, --threads N          CPU threads for entropy coding (default 0: one per core)\n"
           "      --help               show this text\n",
           prog, C63_DEFAULT_QUALITY, C63_DEFAULT_KEYFRAME_INTERVAL, C63_DEFAULT_SEARCH_RANGE);
 }
@@ -149,6 +150,7 @@ int main(int argc, char **argv)
       {"search-range", required_argument, NULL, 'r'},
       {"backend", required_argument, NULL, 'B'},
       {"device", required_argument, NULL, 'D'},
+      {"threads", required_argument, NULL, 't'},
       {"help", no_argument, NULL, 'H'},
       {NULL, 0, NULL, 0},
   };
@@ -165,7 +167,7 @@ int main(int argc, char **argv)
   params.width = 1920;
   params.height = 1080;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":w:h:f:n:q:k:r:", long_opts, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":w:h:f:n:q:k:r:t:", long_opts, NULL)) != -1) {
     int *target = NULL;
     switch (opt) {
     case 'w':
@@ -191,6 +193,9 @@ int main(int argc, char **argv)
       break;
     case 'D':
       target = &params.device_id;
+      break;
+    case 't':
+      target = &params.threads;
       break;
     case 'B':
       if (strcmp(optarg, "cpu") == 0)
@@ -263,10 +268,10 @@ int main(int argc, char **argv)
     goto done;
   }
   printf("clip: %s, %dx%d, %d frames; quality %d, keyframe interval %d, search range %d, "
-         "backend %s\n",
+         "backend %s, threads %d (0 = one per core)\n",
          in_path ? in_path : "synthetic", params.width, params.height, frames, params.quality,
          params.keyframe_interval, params.search_range,
-         params.backend == C63_BACKEND_CUDA ? "cuda" : "cpu");
+         params.backend == C63_BACKEND_CUDA ? "cuda" : "cpu", params.threads);
   for (int r = 0; r < runs; r++) {
     if (encode_run(&params, clip, frames, &res[r]) != 0) goto done;
     fps[r] = res[r].seconds > 0 ? frames / res[r].seconds : 0;

@@ -31,6 +31,7 @@ static void usage(FILE *out)
           "  -r, --search-range R     motion search range %d..%d pixels (default %d)\n"
           "      --backend cpu|cuda   encoder backend (default cpu)\n"
           "      --device N           CUDA device ordinal (default 0)\n"
+          "  -t, --threads N          CPU threads for entropy coding (default 0: one per core)\n"
           "      --quiet              no summary on standard error\n"
           "      --help               show this text\n",
           prog, C63_MIN_SIZE, C63_MAX_SIZE, C63_MIN_SIZE, C63_MAX_SIZE, C63_MIN_QUALITY,
@@ -117,6 +118,7 @@ int main(int argc, char **argv)
       {"search-range", required_argument, NULL, 'r'},
       {"backend", required_argument, NULL, 'B'},
       {"device", required_argument, NULL, 'D'},
+      {"threads", required_argument, NULL, 't'},
       {"quiet", no_argument, NULL, 'Q'},
       {"help", no_argument, NULL, 'H'},
       {NULL, 0, NULL, 0},
@@ -134,7 +136,7 @@ int main(int argc, char **argv)
 
   c63_enc_params_init(&params);
   opterr = 0; /* we print our own messages */
-  while ((opt = getopt_long(argc, argv, ":w:h:o:f:q:k:r:", long_opts, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":w:h:o:f:q:k:r:t:", long_opts, NULL)) != -1) {
     int *target = NULL;
     switch (opt) {
     case 'w':
@@ -157,6 +159,9 @@ int main(int argc, char **argv)
       break;
     case 'D':
       target = &params.device_id;
+      break;
+    case 't':
+      target = &params.threads;
       break;
     case 'o':
       out_path = optarg;
