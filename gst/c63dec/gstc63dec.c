@@ -169,12 +169,15 @@ static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCod
                         ("%s", c63_decoder_error(self->dec)));
       return GST_FLOW_ERROR;
     }
-    /* Counts against max-errors: a warning until the limit, then an error. */
-    GST_VIDEO_DECODER_ERROR(self, 1, STREAM, DECODE,
-                            ("Corrupt Codec63 frame, skipping to the "
-                             "next keyframe"),
-                            ("%s: %s", c63_status_string(status), c63_decoder_error(self->dec)),
-                            ret);
+    /* Counts against max-errors (default: never fatal). A tolerated error
+     * is still posted as a warning, so applications see the glitch. */
+    GST_VIDEO_DECODER_ERROR(
+        self, 1, STREAM, DECODE, ("Corrupt Codec63 frame, skipping to the next keyframe"),
+        ("%s: %s", c63_status_string(status), c63_decoder_error(self->dec)), ret);
+    if (ret == GST_FLOW_OK)
+      GST_ELEMENT_WARNING(self, STREAM, DECODE,
+                          ("Corrupt Codec63 frame, skipping to the next keyframe"),
+                          ("%s: %s", c63_status_string(status), c63_decoder_error(self->dec)));
     gst_video_decoder_drop_frame(vdec, frame);
     return ret;
   }

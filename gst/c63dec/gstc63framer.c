@@ -60,6 +60,35 @@ static GstC63FramerResult gst_c63_framer_emit(GstC63Framer *framer, GstC63Framer
   return result;
 }
 
+/* Whether the 4 bytes at offset match value under mask. */
+static gboolean is_at(GstAdapter *adapter, gsize offset, guint32 mask, guint32 value)
+{
+  return gst_adapter_masked_scan_uint32(adapter, mask, value, offset, 4) == (gssize)offset;
+}
+
+static GstC63FramerResult gst_c63_framer_emit(GstC63Framer *framer, GstC63FramerResult result,
+                                              gsize n, gsize *size);
+
+/* A candidate EOI ends at end: if the bytes before it parse as a frame (or
+ * are corrupt), set *result and return TRUE; FALSE for an FF D9 inside the
+ * headers. */
+static gboolean gst_c63_framer_try_end(GstC63Framer *framer, GstAdapter *adapter, gsize end,
+                                       gsize *size, gboolean *keyframe, gboolean *complete,
+                                       GstC63FramerResult *result)
+{
+  c63_frame_header hdr;
+  int status = gst_c63_framer_check(adapter, end, &hdr);
+
+  if (status == C63_ERR_TRUNCATED) return FALSE;
+  if (status == C63_OK) {
+    *keyframe = hdr.keyframe != 0;
+    *complete = TRUE;
+    end = MIN(hdr.frame_size, end);
+  }
+  *result = gst_c63_framer_emit(framer, GST_C63_FRAMER_FRAME, end, size);
+  return TRUE;
+}
+
 GstC63FramerResult gst_c63_framer_next(GstC63Framer *framer, GstAdapter *adapter, gboolean at_eos,
                                        gsize *size, gboolean *keyframe, gboolean *complete)
 {
@@ -75,37 +104,41 @@ GstC63FramerResult gst_c63_framer_next(GstC63Framer *framer, GstAdapter *adapter
       return gst_c63_framer_emit(framer, GST_C63_FRAMER_SKIP, gst_c63_framer_junk(adapter, avail),
                                  size);
     framer->synced = TRUE;
-    framer->scan_pos = 0;
+    framer->scan_pos = 2; /* past our own SOI */
   }
 
-  /* Scan 4-byte windows starting in [scan_pos, avail - 4]. An EOI is looked
-   * for in the last two bytes of a window, a new frame start in all four. */
+  /* One scan for FF D8 / FF D9 at the start of 4-byte windows, always
+   * moving forward, so GstAdapter's scan cache keeps it linear even when
+   * the adapter holds thousands of 1-byte buffers. */
   while (framer->scan_pos + 4 <= avail) {
-    gsize len = avail - framer->scan_pos;
-    gssize eoi =
-        gst_adapter_masked_scan_uint32(adapter, 0x0000ffff, 0x0000ffd9, framer->scan_pos, len);
-    gssize next = gst_adapter_masked_scan_uint32(
-        adapter, 0xffffffff, FRAME_START, MAX(framer->scan_pos, 1), len - (framer->scan_pos == 0));
-    c63_frame_header hdr;
-    int status;
+    gssize at = gst_adapter_masked_scan_uint32(adapter, 0xfffe0000, 0xffd80000, framer->scan_pos,
+                                               avail - framer->scan_pos);
+    GstC63FramerResult result;
 
-    if (next >= 0 && (eoi < 0 || (gsize)next < (gsize)eoi + 2))
-      return gst_c63_framer_emit(framer, GST_C63_FRAMER_FRAME, next, size); /* cut short */
-    if (eoi < 0) break;
-    status = gst_c63_framer_check(adapter, eoi + 4, &hdr);
-    if (status == C63_ERR_TRUNCATED) { /* FF D9 inside the headers */
-      framer->scan_pos = eoi + 1;
-      continue;
+    if (at < 0) {
+      framer->scan_pos = avail - 3;
+      break;
     }
-    if (status == C63_OK) {
-      *keyframe = hdr.keyframe != 0;
-      *complete = TRUE;
-      return gst_c63_framer_emit(framer, GST_C63_FRAMER_FRAME, MIN(hdr.frame_size, (gsize)eoi + 4),
-                                 size);
-    }
-    return gst_c63_framer_emit(framer, GST_C63_FRAMER_FRAME, eoi + 4, size); /* corrupt */
+    if (at > 0 && is_at(adapter, at, 0xffffffff, FRAME_START))
+      return gst_c63_framer_emit(framer, GST_C63_FRAMER_FRAME, at, size); /* cut short */
+    if (is_at(adapter, at, 0xffff0000, 0xffd90000) &&
+        gst_c63_framer_try_end(framer, adapter, at + 2, size, keyframe, complete, &result))
+      return result;
+    framer->scan_pos = at + 1;
   }
-  framer->scan_pos = avail >= 3 ? avail - 3 : 0;
+
+  /* An EOI in the last window that is not complete yet: the frame may end
+   * exactly where the data does (one frame per buffer, or end of file). */
+  if (avail >= 4 && avail - 4 + 1 >= framer->scan_pos) {
+    GstC63FramerResult result;
+
+    if (is_at(adapter, avail - 4, 0x00ffff00, 0x00ffd900) &&
+        gst_c63_framer_try_end(framer, adapter, avail - 1, size, keyframe, complete, &result))
+      return result;
+    if (is_at(adapter, avail - 4, 0x0000ffff, 0x0000ffd9) &&
+        gst_c63_framer_try_end(framer, adapter, avail, size, keyframe, complete, &result))
+      return result;
+  }
 
   if (at_eos || avail >= MAX_FRAME_BYTES)
     return gst_c63_framer_emit(framer, GST_C63_FRAMER_FRAME, avail, size); /* never ended */

@@ -250,16 +250,15 @@ static gboolean gst_c63_enc_set_format(GstVideoEncoder *venc, GstVideoCodecState
   GstVideoCodecState *out;
   GstCaps *caps;
 
-  /* A caps change mid-stream: finish the old stream first, so the new one
-   * starts on a keyframe with a fresh encoder of the new size. */
+  /* A caps change mid-stream: finish the old stream first. The encoder for
+   * the new size is created with the first frame, so it starts on a
+   * keyframe and takes the properties set until then. */
   if (self->enc) {
     if (gst_c63_enc_drain(self) == GST_FLOW_ERROR) return FALSE;
     gst_c63_enc_close_encoder(self);
   }
   g_clear_pointer(&self->input_state, gst_video_codec_state_unref);
   self->input_state = gst_video_codec_state_ref(state);
-
-  if (!gst_c63_enc_open_encoder(self)) return FALSE;
 
   caps = gst_caps_new_simple("video/x-c63", "width", G_TYPE_INT, GST_VIDEO_INFO_WIDTH(info),
                              "height", G_TYPE_INT, GST_VIDEO_INFO_HEIGHT(info), "framerate",
@@ -305,7 +304,7 @@ static GstFlowReturn gst_c63_enc_handle_frame(GstVideoEncoder *venc, GstVideoCod
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (NULL), ("input frame before caps"));
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  /* After a flush the encoder is recreated, starting on a keyframe. */
+  /* Created for the first frame after caps, a flush or a restart. */
   if (!self->enc && !gst_c63_enc_open_encoder(self)) {
     gst_video_codec_frame_unref(frame);
     return GST_FLOW_ERROR;
@@ -377,6 +376,7 @@ static gboolean gst_c63_enc_propose_allocation(GstVideoEncoder *venc, GstQuery *
       GST_WARNING_OBJECT(venc, "video buffer pool rejected its configuration");
     gst_object_unref(pool);
   }
+  gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL);
   return GST_VIDEO_ENCODER_CLASS(gst_c63_enc_parent_class)->propose_allocation(venc, query);
 }
 
@@ -469,16 +469,18 @@ static void gst_c63_enc_class_init(GstC63EncClass *klass)
                        "Frames from one keyframe to the next (1 = every frame is a keyframe, "
                        "0 = only the first frame and forced key units). Counting restarts at "
                        "every keyframe, forced ones included. A change applies when the "
-                       "encoder next starts: on new caps, after a flush, or from READY",
+                       "encoder next starts: at the first frame after new caps, a flush or "
+                       "a restart",
                        0, G_MAXINT, C63_DEFAULT_KEYFRAME_INTERVAL,
                        flags | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property(
       gobject_class, PROP_SEARCH_RANGE,
       g_param_spec_int("search-range", "Search range",
-                       "Motion search range in luma pixels (chroma uses half). Applies when "
-                       "the encoder next starts (new caps, flush or from READY)",
+                       "Motion search range in luma pixels (chroma uses half). A change "
+                       "applies when the encoder next starts (first frame after new caps, a "
+                       "flush or a restart)",
                        C63_MIN_SEARCH_RANGE, C63_MAX_SEARCH_RANGE, C63_DEFAULT_SEARCH_RANGE,
-                       flags | GST_PARAM_MUTABLE_READY));
+                       flags | GST_PARAM_MUTABLE_PLAYING));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);

@@ -1,0 +1,327 @@
+/* Encoder element tests shared by c63enc and c63cudaenc (see
+ * c63enc_common.h).
+ *
+ * Copyright (C) 2026 gst-c63 contributors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "c63enc_common.h"
+
+#include <string.h>
+
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/video/video.h>
+
+#include "c63check.h"
+
+#define FRAME_DURATION (GST_SECOND / 25)
+
+/* Input caps of a size, at 25 fps. */
+static void set_size_caps(GstHarness *hh, gint w, gint h)
+{
+  gchar *caps =
+      g_strdup_printf("video/x-raw, format=I420, width=%d, height=%d, framerate=25/1", w, h);
+  gst_harness_set_src_caps_str(hh, caps);
+  g_free(caps);
+}
+
+static GstHarness *enc_harness(const gchar *element, gint w, gint h)
+{
+  GstHarness *hh = gst_harness_new(element);
+
+  set_size_caps(hh, w, h);
+  return hh;
+}
+
+static GstFlowReturn push_picture(GstHarness *hh, gint w, gint h, guint n, gint pad)
+{
+  GstBuffer *buf = c63check_picture(w, h, n, pad);
+
+  GST_BUFFER_PTS(buf) = n * FRAME_DURATION;
+  GST_BUFFER_DURATION(buf) = FRAME_DURATION;
+  return gst_harness_push(hh, buf);
+}
+
+static void push_pictures(GstHarness *hh, gint w, gint h, guint first, guint last)
+{
+  guint n;
+
+  for (n = first; n < last; n++)
+    fail_unless_equals_int(push_picture(hh, w, h, n, 0), GST_FLOW_OK);
+}
+
+/* Pull one coded frame and check that its header and buffer flags agree. */
+static gboolean pull_keyframe_flag(GstHarness *hh, GstBuffer **out)
+{
+  GstBuffer *buf = gst_harness_pull(hh);
+  gboolean keyframe;
+
+  fail_unless(buf != NULL);
+  c63check_frame_info(buf, NULL, NULL, &keyframe, NULL);
+  fail_unless_equals_int(!GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DELTA_UNIT), keyframe);
+  if (out)
+    *out = buf;
+  else
+    gst_buffer_unref(buf);
+  return keyframe;
+}
+
+void c63check_enc_caps(const gchar *element)
+{
+  GstHarness *hh = gst_harness_new(element);
+  GstStructure *s;
+  GstCaps *caps;
+  gint w = 0, h = 0, fn = 0, fd = 0;
+  gboolean parsed = FALSE;
+
+  gst_harness_set_src_caps_str(hh, "video/x-raw, format=I420, width=66, height=38, "
+                                   "framerate=30000/1001");
+  fail_unless_equals_int(push_picture(hh, 66, 38, 0, 0), GST_FLOW_OK);
+  gst_buffer_unref(gst_harness_pull(hh));
+
+  caps = gst_pad_get_current_caps(hh->sinkpad);
+  fail_unless(caps != NULL);
+  s = gst_caps_get_structure(caps, 0);
+  fail_unless(gst_structure_has_name(s, "video/x-c63"));
+  fail_unless(gst_structure_get_int(s, "width", &w) && gst_structure_get_int(s, "height", &h));
+  fail_unless(gst_structure_get_fraction(s, "framerate", &fn, &fd));
+  fail_unless(gst_structure_get_boolean(s, "parsed", &parsed) && parsed);
+  fail_unless_equals_int(w, 66);
+  fail_unless_equals_int(h, 38);
+  fail_unless_equals_int(fn, 30000);
+  fail_unless_equals_int(fd, 1001);
+  gst_caps_unref(caps);
+  gst_harness_teardown(hh);
+}
+
+void c63check_enc_flags_timestamps(const gchar *element)
+{
+  GstHarness *hh = enc_harness(element, 64, 48);
+  guint n;
+
+  g_object_set(hh->element, "keyframe-interval", 3, NULL);
+  push_pictures(hh, 64, 48, 0, 7);
+  for (n = 0; n < 7; n++) {
+    GstBuffer *buf;
+    gboolean key = pull_keyframe_flag(hh, &buf);
+
+    fail_unless_equals_int(key, n % 3 == 0);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(buf), n * FRAME_DURATION);
+    fail_unless_equals_uint64(GST_BUFFER_DURATION(buf), FRAME_DURATION);
+    gst_buffer_unref(buf);
+  }
+  gst_harness_teardown(hh);
+}
+
+void c63check_enc_keyframe_interval_edges(const gchar *element)
+{
+  GstHarness *hh = enc_harness(element, 32, 32);
+  guint n;
+
+  g_object_set(hh->element, "keyframe-interval", 1, NULL);
+  push_pictures(hh, 32, 32, 0, 4);
+  for (n = 0; n < 4; n++)
+    fail_unless(pull_keyframe_flag(hh, NULL), "frame %u should be a keyframe", n);
+  gst_harness_teardown(hh);
+
+  hh = enc_harness(element, 32, 32);
+  g_object_set(hh->element, "keyframe-interval", 0, NULL);
+  push_pictures(hh, 32, 32, 0, 12);
+  for (n = 0; n < 12; n++)
+    fail_unless_equals_int(pull_keyframe_flag(hh, NULL), n == 0);
+  gst_harness_teardown(hh);
+}
+
+void c63check_enc_quality_mid_stream(const gchar *element)
+{
+  GstHarness *hh = enc_harness(element, 48, 32);
+  const guint8 q25 = (guint8)(16 / (25 / 10.0)), q50 = (guint8)(16 / (50 / 10.0));
+  guint n;
+
+  gst_harness_play(hh);
+  push_pictures(hh, 48, 32, 0, 2);
+  g_object_set(hh->element, "quality", 50, NULL); /* while PLAYING */
+  push_pictures(hh, 48, 32, 2, 4);
+  for (n = 0; n < 4; n++) {
+    GstBuffer *buf = gst_harness_pull(hh);
+    gboolean key;
+    guint8 quant0;
+
+    c63check_frame_info(buf, NULL, NULL, &key, &quant0);
+    fail_unless_equals_int(quant0, n < 2 ? q25 : q50);
+    fail_unless_equals_int(key, n == 0); /* a quality change is no keyframe */
+    gst_buffer_unref(buf);
+  }
+  gst_harness_teardown(hh);
+}
+
+void c63check_enc_force_key_unit(const gchar *element)
+{
+  GstHarness *hh = enc_harness(element, 32, 32);
+  guint n;
+
+  g_object_set(hh->element, "keyframe-interval", 5, NULL);
+  push_pictures(hh, 32, 32, 0, 3);
+  /* From downstream (upstream event) before frame 3, from upstream
+   * (downstream event) before frame 5; the interval restarts each time. */
+  fail_unless(gst_harness_push_upstream_event(
+      hh, gst_video_event_new_upstream_force_key_unit(GST_CLOCK_TIME_NONE, TRUE, 1)));
+  push_pictures(hh, 32, 32, 3, 5);
+  fail_unless(gst_harness_push_event(
+      hh, gst_video_event_new_downstream_force_key_unit(GST_CLOCK_TIME_NONE, GST_CLOCK_TIME_NONE,
+                                                        GST_CLOCK_TIME_NONE, TRUE, 2)));
+  push_pictures(hh, 32, 32, 5, 16);
+  for (n = 0; n < 16; n++) {
+    gboolean expect = n == 0 || n == 3 || n == 5 || n == 10 || n == 15;
+    fail_unless_equals_int(pull_keyframe_flag(hh, NULL), expect);
+  }
+  gst_harness_teardown(hh);
+}
+
+void c63check_enc_eos_drain(const gchar *element)
+{
+  GstHarness *hh = enc_harness(element, 40, 24);
+  GstEvent *ev;
+  gboolean saw_eos = FALSE;
+
+  push_pictures(hh, 40, 24, 0, 10);
+  fail_unless(gst_harness_push_event(hh, gst_event_new_eos()));
+  fail_unless_equals_int(gst_harness_buffers_received(hh), 10);
+  while ((ev = gst_harness_try_pull_event(hh))) {
+    saw_eos |= GST_EVENT_TYPE(ev) == GST_EVENT_EOS;
+    gst_event_unref(ev);
+  }
+  fail_unless(saw_eos);
+  gst_harness_teardown(hh);
+}
+
+void c63check_enc_size_change(const gchar *element)
+{
+  GstHarness *hh = enc_harness(element, 64, 48);
+  GstStructure *s;
+  GstCaps *caps;
+  guint n;
+  gint w, h, cw = 0;
+
+  g_object_set(hh->element, "keyframe-interval", 0, NULL);
+  push_pictures(hh, 64, 48, 0, 3);
+  set_size_caps(hh, 97, 81);
+  push_pictures(hh, 97, 81, 3, 6);
+  for (n = 0; n < 6; n++) {
+    GstBuffer *buf = gst_harness_pull(hh);
+    gboolean key;
+
+    c63check_frame_info(buf, &w, &h, &key, NULL);
+    fail_unless_equals_int(w, n < 3 ? 64 : 97);
+    fail_unless_equals_int(h, n < 3 ? 48 : 81);
+    fail_unless_equals_int(key, n == 0 || n == 3); /* restarts with a keyframe */
+    gst_buffer_unref(buf);
+  }
+  caps = gst_pad_get_current_caps(hh->sinkpad);
+  s = gst_caps_get_structure(caps, 0);
+  fail_unless(gst_structure_get_int(s, "width", &cw));
+  fail_unless_equals_int(cw, 97);
+  gst_caps_unref(caps);
+  gst_harness_teardown(hh);
+}
+
+void c63check_enc_strided_input(const gchar *element)
+{
+  /* Odd size: chroma 25x15 rows; pad 13 gives strides that are neither
+   * the width nor aligned, and gaps between planes. */
+  GstHarness *packed = enc_harness(element, 50, 30);
+  GstHarness *padded = enc_harness(element, 50, 30);
+  guint n;
+
+  for (n = 0; n < 5; n++) {
+    GstBuffer *a, *b;
+    GstMapInfo ma;
+
+    fail_unless_equals_int(push_picture(packed, 50, 30, n, 0), GST_FLOW_OK);
+    fail_unless_equals_int(push_picture(padded, 50, 30, n, 13), GST_FLOW_OK);
+    a = gst_harness_pull(packed);
+    b = gst_harness_pull(padded);
+    fail_unless(gst_buffer_map(a, &ma, GST_MAP_READ));
+    fail_unless(gst_buffer_get_size(b) == ma.size && gst_buffer_memcmp(b, 0, ma.data, ma.size) == 0,
+                "frame %u differs with strided, padded input", n);
+    gst_buffer_unmap(a, &ma);
+    gst_buffer_unref(a);
+    gst_buffer_unref(b);
+  }
+  gst_harness_teardown(packed);
+  gst_harness_teardown(padded);
+}
+
+void c63check_enc_allocation(const gchar *element)
+{
+  GstHarness *hh = enc_harness(element, 64, 48);
+  GstCaps *caps = gst_caps_from_string("video/x-raw, format=I420, width=64, height=48, "
+                                       "framerate=25/1");
+  GstQuery *query = gst_query_new_allocation(caps, TRUE);
+  GstBufferPool *pool = NULL;
+  guint size = 0;
+
+  fail_unless(gst_pad_peer_query(hh->srcpad, query));
+  fail_unless(gst_query_get_n_allocation_pools(query) > 0);
+  gst_query_parse_nth_allocation_pool(query, 0, &pool, &size, NULL, NULL);
+  fail_unless(pool != NULL && GST_IS_VIDEO_BUFFER_POOL(pool));
+  fail_unless(size >= 64 * 48 * 3 / 2);
+  fail_unless(gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL));
+  gst_object_unref(pool);
+  gst_query_unref(query);
+  gst_caps_unref(caps);
+  gst_harness_teardown(hh);
+}
+
+void c63check_enc_flush(const gchar *element)
+{
+  GstHarness *hh = enc_harness(element, 32, 32);
+  GstSegment segment;
+  guint n;
+
+  push_pictures(hh, 32, 32, 0, 3);
+  fail_unless(gst_harness_push_event(hh, gst_event_new_flush_start()));
+  fail_unless(gst_harness_push_event(hh, gst_event_new_flush_stop(TRUE)));
+  gst_segment_init(&segment, GST_FORMAT_TIME);
+  fail_unless(gst_harness_push_event(hh, gst_event_new_segment(&segment)));
+  push_pictures(hh, 32, 32, 3, 6);
+  /* Three before the flush, three after: the first after it is a keyframe. */
+  for (n = 0; n < 6; n++)
+    fail_unless_equals_int(pull_keyframe_flag(hh, NULL), n == 0 || n == 3);
+  gst_harness_teardown(hh);
+}
+
+void c63check_enc_bad_caps(const gchar *element)
+{
+  GstHarness *hh = gst_harness_new(element);
+
+  /* 4x4 is below the minimum: refused at negotiation, not at encode time. */
+  gst_harness_set_src_caps_str(hh, "video/x-raw, format=I420, width=4, height=4, framerate=25/1");
+  fail_unless_equals_int(push_picture(hh, 4, 4, 0, 0), GST_FLOW_NOT_NEGOTIATED);
+  gst_harness_teardown(hh);
+}
+
+void c63check_enc_conformance(const gchar *element, guint vector)
+{
+  const C63Vector *v = g_ptr_array_index(c63check_vectors(), vector);
+  gchar *desc = g_strdup_printf(
+      "filesrc location=\"%s\" ! rawvideoparse width=%d height=%d format=i420 framerate=25/1 ! "
+      "%s quality=%d keyframe-interval=%d search-range=%d ! fakesink name=sink",
+      v->input, v->width, v->height, element, v->quality, v->keyframe_interval, v->search_range);
+  GBytes *golden = c63check_read_file(v->stream);
+  GChecksum *sum = g_checksum_new(G_CHECKSUM_SHA256);
+  C63Run run;
+
+  c63check_run(desc, &run);
+  fail_unless(run.eos, "%s: %s", v->name, run.error);
+  fail_unless_equals_int(run.buffers, v->frames);
+  g_checksum_update(sum, run.bytes->data, run.bytes->len);
+  fail_unless_equals_string(g_checksum_get_string(sum), v->stream_sha256);
+  fail_unless(run.bytes->len == g_bytes_get_size(golden) &&
+                  memcmp(run.bytes->data, g_bytes_get_data(golden, NULL), run.bytes->len) == 0,
+              "%s: output differs from the reference encoder's", v->name);
+  g_checksum_free(sum);
+  g_bytes_unref(golden);
+  c63check_run_clear(&run);
+  g_free(desc);
+}

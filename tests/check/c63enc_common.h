@@ -1,0 +1,30 @@
+/* Encoder element tests shared by c63enc and c63cudaenc: each takes the
+ * element's factory name, so the CUDA element is held to the same rules.
+ *
+ * Copyright (C) 2026 gst-c63 contributors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#ifndef C63ENC_COMMON_H
+#define C63ENC_COMMON_H
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+void c63check_enc_caps(const gchar *element);
+void c63check_enc_flags_timestamps(const gchar *element);
+void c63check_enc_keyframe_interval_edges(const gchar *element);
+void c63check_enc_quality_mid_stream(const gchar *element);
+void c63check_enc_force_key_unit(const gchar *element);
+void c63check_enc_eos_drain(const gchar *element);
+void c63check_enc_size_change(const gchar *element);
+void c63check_enc_strided_input(const gchar *element);
+void c63check_enc_allocation(const gchar *element);
+void c63check_enc_flush(const gchar *element);
+void c63check_enc_bad_caps(const gchar *element);
+/* Every conformance vector through the element, byte for byte. */
+void c63check_enc_conformance(const gchar *element, guint vector);
+
+G_END_DECLS
+
+#endif /* C63ENC_COMMON_H */

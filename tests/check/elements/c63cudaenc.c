@@ -1,0 +1,152 @@
+/* c63cudaenc: the shared encoder element tests and the conformance vectors
+ * on the CUDA backend. Skipped (exit code 77) when the element is not
+ * registered, i.e. no usable CUDA device was found when the plugin loaded.
+ *
+ * Copyright (C) 2026 gst-c63 contributors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+
+#include "c63check.h"
+#include "c63enc_common.h"
+
+#define ELEMENT "c63cudaenc"
+
+GST_START_TEST(test_cuda_caps)
+{
+  c63check_enc_caps(ELEMENT);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_cuda_flags_timestamps)
+{
+  c63check_enc_flags_timestamps(ELEMENT);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_cuda_keyframe_interval_edges)
+{
+  c63check_enc_keyframe_interval_edges(ELEMENT);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_cuda_quality_mid_stream)
+{
+  c63check_enc_quality_mid_stream(ELEMENT);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_cuda_force_key_unit)
+{
+  c63check_enc_force_key_unit(ELEMENT);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_cuda_eos_drain)
+{
+  c63check_enc_eos_drain(ELEMENT);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_cuda_size_change)
+{
+  c63check_enc_size_change(ELEMENT);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_cuda_strided_input)
+{
+  c63check_enc_strided_input(ELEMENT);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_cuda_flush)
+{
+  c63check_enc_flush(ELEMENT);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_cuda_conformance)
+{
+  c63check_enc_conformance(ELEMENT, __i__);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_cuda_device_id)
+{
+  GstElement *enc = gst_element_factory_make(ELEMENT, NULL);
+  gint id = -1;
+
+  fail_unless(enc != NULL);
+  g_object_get(enc, "device-id", &id, NULL);
+  fail_unless_equals_int(id, 0);
+  gst_object_unref(enc);
+}
+GST_END_TEST;
+
+/* A device that does not exist: a clear error at negotiation, no crash. */
+GST_START_TEST(test_cuda_bad_device)
+{
+  GstHarness *hh = gst_harness_new(ELEMENT);
+  GstBus *bus = gst_bus_new();
+  GstMessage *msg;
+  GstBuffer *buf = c63check_picture(32, 32, 0, 0);
+
+  gst_element_set_bus(hh->element, bus);
+  g_object_set(hh->element, "device-id", 4096, NULL);
+  gst_harness_set_src_caps_str(hh, "video/x-raw, format=I420, width=32, height=32, "
+                                   "framerate=25/1");
+  fail_if(gst_harness_push(hh, buf) == GST_FLOW_OK);
+  msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  fail_unless(msg != NULL, "no error message for a missing device");
+  {
+    GError *err = NULL;
+    gst_message_parse_error(msg, &err, NULL);
+    fail_unless(g_error_matches(err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND), "%s",
+                err->message);
+    fail_unless(strstr(err->message, "device-id 4096") != NULL, "%s", err->message);
+    g_error_free(err);
+  }
+  gst_message_unref(msg);
+  gst_element_set_bus(hh->element, NULL);
+  gst_object_unref(bus);
+  gst_harness_teardown(hh);
+}
+GST_END_TEST;
+
+static Suite *c63cudaenc_suite(void)
+{
+  Suite *s = suite_create(ELEMENT);
+  TCase *tc = tcase_create("general");
+
+  suite_add_tcase(s, tc);
+  tcase_add_test(tc, test_cuda_caps);
+  tcase_add_test(tc, test_cuda_flags_timestamps);
+  tcase_add_test(tc, test_cuda_keyframe_interval_edges);
+  tcase_add_test(tc, test_cuda_quality_mid_stream);
+  tcase_add_test(tc, test_cuda_force_key_unit);
+  tcase_add_test(tc, test_cuda_eos_drain);
+  tcase_add_test(tc, test_cuda_size_change);
+  tcase_add_test(tc, test_cuda_strided_input);
+  tcase_add_test(tc, test_cuda_flush);
+  tcase_add_test(tc, test_cuda_device_id);
+  tcase_add_test(tc, test_cuda_bad_device);
+  tcase_add_loop_test(tc, test_cuda_conformance, 0, c63check_vectors()->len);
+  return s;
+}
+
+int main(int argc, char **argv)
+{
+  GstElementFactory *factory;
+
+  gst_check_init(&argc, &argv);
+  factory = gst_element_factory_find(ELEMENT);
+  if (!factory) {
+    /* Meson counts exit code 77 as a skipped test. */
+    g_print("SKIP: no CUDA device (c63cudaenc is not registered)\n");
+    return 77;
+  }
+  gst_object_unref(factory);
+  return gst_check_run_suite(c63cudaenc_suite(), ELEMENT, __FILE__);
+}

@@ -1,0 +1,391 @@
+/* GstHarness tests of c63dec: packetized and byte-stream input (down to
+ * 1-byte chunks), output caps and size changes, timestamps, skipping delta
+ * frames before the first keyframe, corrupt frames and recovery.
+ *
+ * Copyright (C) 2026 gst-c63 contributors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <string.h>
+
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/video/video.h>
+
+#include "c63check.h"
+
+#define FRAME_DURATION (GST_SECOND / 25)
+#define PACKETIZED_CAPS "video/x-c63, parsed=(boolean)true, framerate=25/1"
+#define BYTESTREAM_CAPS "video/x-c63"
+
+/* The q10k7 vector has keyframes at 0, 7, 14, 21 and 28 of its 30 frames. */
+#define K7_STREAM "pan_352x288_q10k7.c63"
+
+static GPtrArray *load_frames(const gchar *stream_name)
+{
+  GBytes *stream = c63check_read_file(c63check_vector(stream_name)->stream);
+  GPtrArray *frames = c63check_split_frames(stream);
+
+  g_bytes_unref(stream);
+  return frames;
+}
+
+static GstHarness *dec_harness(const gchar *caps)
+{
+  GstHarness *hh = gst_harness_new("c63dec");
+
+  gst_harness_set_src_caps_str(hh, caps);
+  return hh;
+}
+
+static GstFlowReturn push_frame(GstHarness *hh, GBytes *frame, guint n)
+{
+  GstBuffer *buf = gst_buffer_new_wrapped_bytes(frame);
+
+  GST_BUFFER_PTS(buf) = n * FRAME_DURATION;
+  GST_BUFFER_DURATION(buf) = FRAME_DURATION;
+  return gst_harness_push(hh, buf);
+}
+
+/* Push bytes in chunks of the given sizes (cycled), then EOS. */
+static void push_chunked(GstHarness *hh, GBytes *data, const gsize *chunks, guint n_chunks)
+{
+  gsize len = g_bytes_get_size(data), pos = 0;
+  guint i = 0;
+
+  while (pos < len) {
+    gsize n = MIN(chunks[i++ % n_chunks], len - pos);
+    GstBuffer *buf = gst_buffer_new_wrapped_bytes(g_bytes_new_from_bytes(data, pos, n));
+    fail_unless_equals_int(gst_harness_push(hh, buf), GST_FLOW_OK);
+    pos += n;
+  }
+  fail_unless(gst_harness_push_event(hh, gst_event_new_eos()));
+}
+
+/* Pull every output picture: SHA-256 of all, and each one's hex. */
+static gchar *pull_pictures(GstHarness *hh, GPtrArray *each, gint *width, gint *height)
+{
+  GChecksum *sum = g_checksum_new(G_CHECKSUM_SHA256);
+  GstBuffer *buf;
+  gchar *hex;
+
+  while ((buf = gst_harness_try_pull(hh))) {
+    GstCaps *caps = gst_pad_get_current_caps(hh->sinkpad);
+    GstVideoInfo info;
+
+    fail_unless(gst_video_info_from_caps(&info, caps));
+    fail_unless_equals_int(GST_VIDEO_INFO_FORMAT(&info), GST_VIDEO_FORMAT_I420);
+    c63check_hash_video(sum, &info, buf);
+    if (each) g_ptr_array_add(each, c63check_picture_sha256(&info, buf));
+    if (width) *width = GST_VIDEO_INFO_WIDTH(&info);
+    if (height) *height = GST_VIDEO_INFO_HEIGHT(&info);
+    gst_caps_unref(caps);
+    gst_buffer_unref(buf);
+  }
+  hex = g_strdup(g_checksum_get_string(sum));
+  g_checksum_free(sum);
+  return hex;
+}
+
+/* Decoded pictures of a whole vector, decoded packetized and cleanly. */
+static GPtrArray *clean_pictures(GPtrArray *frames)
+{
+  GstHarness *hh = dec_harness(PACKETIZED_CAPS);
+  GPtrArray *each = g_ptr_array_new_with_free_func(g_free);
+  guint n;
+
+  for (n = 0; n < frames->len; n++)
+    fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[n]), n), GST_FLOW_OK);
+  g_free(pull_pictures(hh, each, NULL, NULL));
+  fail_unless_equals_int(each->len, frames->len);
+  gst_harness_teardown(hh);
+  return each;
+}
+
+GST_START_TEST(test_dec_packetized)
+{
+  const C63Vector *v = c63check_vector("pan_176x144.c63");
+  GPtrArray *frames = load_frames(v->name);
+  GstHarness *hh = dec_harness(PACKETIZED_CAPS);
+  GChecksum *sum = g_checksum_new(G_CHECKSUM_SHA256);
+  guint n;
+
+  for (n = 0; n < frames->len; n++)
+    fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[n]), n), GST_FLOW_OK);
+  /* One picture per frame, of the stream's size, timestamps passed through. */
+  fail_unless_equals_int(gst_harness_buffers_in_queue(hh), frames->len);
+  for (n = 0; n < frames->len; n++) {
+    GstBuffer *buf = gst_harness_pull(hh);
+    GstCaps *caps = gst_pad_get_current_caps(hh->sinkpad);
+    GstVideoInfo info;
+
+    fail_unless(gst_video_info_from_caps(&info, caps));
+    fail_unless_equals_int(GST_VIDEO_INFO_FORMAT(&info), GST_VIDEO_FORMAT_I420);
+    fail_unless_equals_int(GST_VIDEO_INFO_WIDTH(&info), v->width);
+    fail_unless_equals_int(GST_VIDEO_INFO_HEIGHT(&info), v->height);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(buf), n * FRAME_DURATION);
+    c63check_hash_video(sum, &info, buf);
+    gst_caps_unref(caps);
+    gst_buffer_unref(buf);
+  }
+  fail_unless_equals_string(g_checksum_get_string(sum), v->decoded_sha256);
+  g_checksum_free(sum);
+  g_ptr_array_unref(frames);
+  gst_harness_teardown(hh);
+}
+GST_END_TEST;
+
+static void check_bytestream(const gsize *chunks, guint n_chunks)
+{
+  const C63Vector *v = c63check_vector(K7_STREAM);
+  GBytes *stream = c63check_read_file(v->stream);
+  GstHarness *hh = dec_harness(BYTESTREAM_CAPS);
+  GPtrArray *each = g_ptr_array_new_with_free_func(g_free);
+  gchar *sha;
+
+  push_chunked(hh, stream, chunks, n_chunks);
+  sha = pull_pictures(hh, each, NULL, NULL);
+  fail_unless_equals_int(each->len, v->frames);
+  fail_unless_equals_string(sha, v->decoded_sha256);
+  g_free(sha);
+  g_ptr_array_unref(each);
+  g_bytes_unref(stream);
+  gst_harness_teardown(hh);
+}
+
+GST_START_TEST(test_dec_bytestream_1byte)
+{
+  static const gsize one[] = {1};
+  check_bytestream(one, 1);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_dec_bytestream_chunks)
+{
+  /* Sizes that split markers, headers and FF 00 pairs in every way. */
+  static const gsize mixed[] = {2, 3, 4096, 1, 655, 7, 65536, 5, 1000, 13};
+  check_bytestream(mixed, G_N_ELEMENTS(mixed));
+}
+GST_END_TEST;
+
+GST_START_TEST(test_dec_bytestream_junk)
+{
+  /* Garbage before the first frame and between two frames is skipped. */
+  GPtrArray *frames = load_frames(K7_STREAM);
+  GPtrArray *clean = clean_pictures(frames);
+  GstHarness *hh = dec_harness(BYTESTREAM_CAPS);
+  static const guint8 junk[] = {0x00, 0xff, 0xd8, 0x12, 0xff, 0xff, 0xd9, 0x42, 0xff};
+  GByteArray *data = g_byte_array_new();
+  GPtrArray *each = g_ptr_array_new_with_free_func(g_free);
+  static const gsize chunks[] = {3};
+  GBytes *bytes;
+  guint n;
+
+  g_byte_array_append(data, junk, sizeof junk);
+  for (n = 0; n < 8; n++) {
+    gsize len;
+    const guint8 *d = g_bytes_get_data(frames->pdata[n], &len);
+    g_byte_array_append(data, d, len);
+    if (n == 3) g_byte_array_append(data, junk, sizeof junk);
+  }
+  bytes = g_byte_array_free_to_bytes(data);
+  push_chunked(hh, bytes, chunks, 1);
+  g_free(pull_pictures(hh, each, NULL, NULL));
+  fail_unless_equals_int(each->len, 8);
+  for (n = 0; n < 8; n++)
+    fail_unless_equals_string(each->pdata[n], clean->pdata[n]);
+  g_bytes_unref(bytes);
+  g_ptr_array_unref(each);
+  g_ptr_array_unref(clean);
+  g_ptr_array_unref(frames);
+  gst_harness_teardown(hh);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_dec_skip_until_keyframe)
+{
+  GPtrArray *frames = load_frames(K7_STREAM);
+  GPtrArray *clean = clean_pictures(frames);
+  GstHarness *hh = dec_harness(PACKETIZED_CAPS);
+  GPtrArray *each = g_ptr_array_new_with_free_func(g_free);
+  guint n;
+
+  /* Start at frame 1: frames 1..6 have no reference and are skipped. */
+  for (n = 1; n < frames->len; n++)
+    fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[n]), n), GST_FLOW_OK);
+  {
+    GstBuffer *head = gst_harness_pull(hh);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(head), 7 * FRAME_DURATION);
+    gst_buffer_unref(head);
+  }
+  g_free(pull_pictures(hh, each, NULL, NULL));
+  fail_unless_equals_int(each->len, frames->len - 8);
+  for (n = 0; n < each->len; n++)
+    fail_unless_equals_string(each->pdata[n], clean->pdata[n + 8]);
+  g_ptr_array_unref(each);
+  g_ptr_array_unref(clean);
+  g_ptr_array_unref(frames);
+  gst_harness_teardown(hh);
+}
+GST_END_TEST;
+
+/* Frame 3 with a broken DHT marker: a warning, frames 3..6 are missing, and
+ * from keyframe 7 on the pictures are exactly the clean ones. */
+GST_START_TEST(test_dec_corrupt_recovery)
+{
+  GPtrArray *frames = load_frames(K7_STREAM);
+  GPtrArray *clean = clean_pictures(frames);
+  GstHarness *hh = dec_harness(PACKETIZED_CAPS);
+  GPtrArray *each = g_ptr_array_new_with_free_func(g_free);
+  GstBus *bus = gst_bus_new();
+  GstMessage *msg;
+  guint n;
+
+  gst_element_set_bus(hh->element, bus);
+  for (n = 0; n < frames->len; n++) {
+    GBytes *frame = g_bytes_ref(frames->pdata[n]);
+    if (n == 3) {
+      gsize len;
+      guint8 *bad = g_memdup2(g_bytes_get_data(frame, &len), len);
+      bad[222] ^= 0xff; /* the C4 of the DHT marker, after SOI, DQT and SOF */
+      g_bytes_unref(frame);
+      frame = g_bytes_new_take(bad, len);
+    }
+    fail_unless_equals_int(push_frame(hh, frame, n), GST_FLOW_OK);
+  }
+  g_free(pull_pictures(hh, each, NULL, NULL));
+  fail_unless_equals_int(each->len, frames->len - 4);
+  for (n = 0; n < 3; n++)
+    fail_unless_equals_string(each->pdata[n], clean->pdata[n]);
+  for (n = 3; n < each->len; n++)
+    fail_unless_equals_string(each->pdata[n], clean->pdata[n + 4]);
+  msg = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING);
+  fail_unless(msg != NULL, "no warning for the corrupt frame");
+  {
+    GError *err = NULL;
+    gst_message_parse_warning(msg, &err, NULL);
+    fail_unless(g_error_matches(err, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE), "%s",
+                err->message);
+    g_error_free(err);
+  }
+  gst_message_unref(msg);
+  gst_element_set_bus(hh->element, NULL);
+  gst_object_unref(bus);
+  g_ptr_array_unref(each);
+  g_ptr_array_unref(clean);
+  g_ptr_array_unref(frames);
+  gst_harness_teardown(hh);
+}
+GST_END_TEST;
+
+/* With max-errors=0 the first corrupt frame is fatal. */
+GST_START_TEST(test_dec_corrupt_fatal)
+{
+  GPtrArray *frames = load_frames(K7_STREAM);
+  GstHarness *hh = dec_harness(PACKETIZED_CAPS);
+  GstBus *bus = gst_bus_new();
+  GstMessage *msg;
+  gsize len;
+  const guint8 *d = g_bytes_get_data(frames->pdata[1], &len);
+  GBytes *truncated = g_bytes_new(d, len / 2);
+
+  gst_element_set_bus(hh->element, bus);
+  g_object_set(hh->element, "max-errors", 0, NULL);
+  fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[0]), 0), GST_FLOW_OK);
+  fail_unless_equals_int(push_frame(hh, truncated, 1), GST_FLOW_ERROR);
+  msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  fail_unless(msg != NULL);
+  gst_message_unref(msg);
+  gst_element_set_bus(hh->element, NULL);
+  gst_object_unref(bus);
+  g_ptr_array_unref(frames);
+  gst_harness_teardown(hh);
+}
+GST_END_TEST;
+
+/* A stream whose size changes at a keyframe renegotiates the output. */
+static void check_size_change(const gchar *caps)
+{
+  GPtrArray *small = load_frames("pan_176x144.c63");
+  GPtrArray *large = load_frames("pan_352x288.c63");
+  GstHarness *hh = dec_harness(caps);
+  GstEvent *ev;
+  gint sizes[4], n_caps = 0;
+  guint n;
+
+  for (n = 0; n < 10; n++) {
+    GBytes *frame = n < 5 ? small->pdata[n] : large->pdata[n - 5];
+    fail_unless_equals_int(push_frame(hh, g_bytes_ref(frame), n), GST_FLOW_OK);
+  }
+  fail_unless(gst_harness_push_event(hh, gst_event_new_eos()));
+  fail_unless_equals_int(gst_harness_buffers_received(hh), 10);
+  for (n = 0; n < 10; n++) {
+    GstBuffer *buf = gst_harness_pull(hh);
+    fail_unless_equals_int(gst_buffer_get_size(buf), n < 5 ? 176 * 144 * 3 / 2 : 352 * 288 * 3 / 2);
+    gst_buffer_unref(buf);
+  }
+  while ((ev = gst_harness_try_pull_event(hh))) {
+    if (GST_EVENT_TYPE(ev) == GST_EVENT_CAPS && n_caps < 2) {
+      GstCaps *c;
+      gst_event_parse_caps(ev, &c);
+      gst_structure_get_int(gst_caps_get_structure(c, 0), "width", &sizes[2 * n_caps]);
+      gst_structure_get_int(gst_caps_get_structure(c, 0), "height", &sizes[2 * n_caps + 1]);
+      n_caps++;
+    }
+    gst_event_unref(ev);
+  }
+  fail_unless_equals_int(n_caps, 2);
+  fail_unless(sizes[0] == 176 && sizes[1] == 144 && sizes[2] == 352 && sizes[3] == 288);
+  g_ptr_array_unref(small);
+  g_ptr_array_unref(large);
+  gst_harness_teardown(hh);
+}
+
+GST_START_TEST(test_dec_size_change)
+{
+  check_size_change(PACKETIZED_CAPS);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_dec_size_change_bytestream)
+{
+  check_size_change(BYTESTREAM_CAPS);
+}
+GST_END_TEST;
+
+/* A frame cut short at EOS is reported, the rest is decoded. */
+GST_START_TEST(test_dec_truncated_at_eos)
+{
+  const C63Vector *v = c63check_vector(K7_STREAM);
+  GBytes *stream = c63check_read_file(v->stream);
+  GBytes *cut = g_bytes_new_from_bytes(stream, 0, g_bytes_get_size(stream) - 100);
+  GstHarness *hh = dec_harness(BYTESTREAM_CAPS);
+  static const gsize chunks[] = {4096};
+
+  push_chunked(hh, cut, chunks, 1);
+  fail_unless_equals_int(gst_harness_buffers_received(hh), v->frames - 1);
+  g_bytes_unref(cut);
+  g_bytes_unref(stream);
+  gst_harness_teardown(hh);
+}
+GST_END_TEST;
+
+static Suite *c63dec_suite(void)
+{
+  Suite *s = suite_create("c63dec");
+  TCase *tc = tcase_create("general");
+
+  suite_add_tcase(s, tc);
+  tcase_add_test(tc, test_dec_packetized);
+  tcase_add_test(tc, test_dec_bytestream_1byte);
+  tcase_add_test(tc, test_dec_bytestream_chunks);
+  tcase_add_test(tc, test_dec_bytestream_junk);
+  tcase_add_test(tc, test_dec_skip_until_keyframe);
+  tcase_add_test(tc, test_dec_corrupt_recovery);
+  tcase_add_test(tc, test_dec_corrupt_fatal);
+  tcase_add_test(tc, test_dec_size_change);
+  tcase_add_test(tc, test_dec_size_change_bytestream);
+  tcase_add_test(tc, test_dec_truncated_at_eos);
+  return s;
+}
+
+GST_CHECK_MAIN(c63dec);
