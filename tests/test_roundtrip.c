@@ -69,7 +69,7 @@ static double clip_psnr(const uint8_t *a, const uint8_t *b, int w, int h, int fr
 
 /* Encode and decode; returns the decoded clip (tight I420) or NULL. */
 static uint8_t *roundtrip(const uint8_t *clip, int w, int h, int frames, int quality,
-                          size_t *stream_size)
+                          int search_range, size_t *stream_size)
 {
   c63_enc_params p;
   tu_buf stream = {0}, out = {0};
@@ -81,6 +81,7 @@ static uint8_t *roundtrip(const uint8_t *clip, int w, int h, int frames, int qua
   p.width = w;
   p.height = h;
   p.quality = quality;
+  p.search_range = search_range;
   ret = tu_encode(&p, clip, frames, &stream, msg, sizeof msg);
   TU_CHECK(ret == C63_OK, "%dx%d: encoding failed: %s", w, h, msg);
   if (ret != C63_OK) {
@@ -115,8 +116,9 @@ static void test_size(int w, int h, int frames)
     synth_frame(aligned + (size_t)t * afsize, aw, ah, t);
   crop_clip(aligned, aw, ah, odd, w, h, frames);
 
-  dec_odd = roundtrip(odd, w, h, frames, C63_DEFAULT_QUALITY, &sz_odd);
-  dec_al = roundtrip(aligned, aw, ah, frames, C63_DEFAULT_QUALITY, &sz_al);
+  dec_odd = roundtrip(odd, w, h, frames, C63_DEFAULT_QUALITY, C63_DEFAULT_SEARCH_RANGE, &sz_odd);
+  dec_al =
+      roundtrip(aligned, aw, ah, frames, C63_DEFAULT_QUALITY, C63_DEFAULT_SEARCH_RANGE, &sz_al);
   if (dec_odd == NULL || dec_al == NULL) goto done;
   crop_clip(dec_al, aw, ah, dec_al_crop, w, h, frames);
   y_odd = clip_psnr(odd, dec_odd, w, h, frames, 0);
@@ -137,6 +139,36 @@ done:
   free(dec_odd);
   free(dec_al);
   free(dec_al_crop);
+}
+
+/* The extremes of quality and search range round-trip at an odd size, and
+ * a higher quality (finer quantisers: the tables are divided by quality / 10)
+ * gives a higher PSNR and a larger stream. */
+static void test_extremes(int w, int h)
+{
+  static const int qr[][2] = {{1, 1}, {1, 64}, {5, 16}, {25, 1}, {50, 64}, {50, 1}};
+  double psnr[6];
+  size_t bytes[6];
+  size_t fsize = tu_i420_size(w, h);
+  uint8_t *clip = malloc(fsize * FRAMES);
+
+  for (int t = 0; t < FRAMES; t++)
+    synth_frame(clip + (size_t)t * fsize, w, h, t);
+  for (int i = 0; i < 6; i++) {
+    uint8_t *dec = roundtrip(clip, w, h, FRAMES, qr[i][0], qr[i][1], &bytes[i]);
+    psnr[i] = dec ? clip_psnr(clip, dec, w, h, FRAMES, 0) : 0;
+    printf("%dx%d quality %2d search range %2d: PSNR Y %.2f dB, %zu bytes\n", w, h, qr[i][0],
+           qr[i][1], psnr[i], bytes[i]);
+    free(dec);
+  }
+  TU_CHECK(psnr[1] < psnr[2] && psnr[2] < psnr[4], "PSNR at quality 1/5/50: %.2f %.2f %.2f",
+           psnr[1], psnr[2], psnr[4]);
+  TU_CHECK(bytes[1] < bytes[2] && bytes[2] < bytes[4], "bytes at quality 1/5/50: %zu %zu %zu",
+           bytes[1], bytes[2], bytes[4]);
+  for (int i = 0; i < 6; i++)
+    TU_CHECK(psnr[i] >= 20.0, "quality %d search range %d: PSNR %.2f dB", qr[i][0], qr[i][1],
+             psnr[i]);
+  free(clip);
 }
 
 /* The same pictures with padded strides and unaligned plane starts must give
@@ -213,6 +245,7 @@ int main(int argc, char **argv)
     /* the thin extremes are slow to search per pixel; two frames suffice */
     test_size(w, h, (w >= 4096 || h >= 4096) ? 2 : FRAMES);
   }
+  test_extremes(37, 29);
   test_strides(17, 33);
   test_strides(100, 75);
   return tu_finish("roundtrip");

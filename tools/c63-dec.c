@@ -49,29 +49,33 @@ typedef struct reader {
   int eof, error;
 } reader;
 
-/* Append up to CHUNK_SIZE bytes. Returns 0, or -1 on allocation failure. */
+/* Append up to max(CHUNK_SIZE, bytes pending) bytes: growing the read with
+ * the pending data keeps the total work linear when one large frame arrives
+ * in many chunks (the frame is re-parsed from its start after every read).
+ * Returns 0, or -1 on allocation failure. */
 static int reader_fill(reader *r)
 {
-  size_t n;
+  size_t n, want;
 
   if (r->pos > 0) { /* move the pending bytes to the front */
     memmove(r->buf, r->buf + r->pos, r->len - r->pos);
     r->len -= r->pos;
     r->pos = 0;
   }
-  if (r->cap - r->len < CHUNK_SIZE) {
-    size_t cap = r->cap ? r->cap * 2 : 4 * CHUNK_SIZE;
+  want = r->len > CHUNK_SIZE ? r->len : CHUNK_SIZE;
+  if (r->cap - r->len < want) {
+    size_t cap = r->cap ? r->cap : 4 * CHUNK_SIZE;
     uint8_t *b;
-    while (cap - r->len < CHUNK_SIZE)
+    while (cap - r->len < want)
       cap *= 2;
     b = realloc(r->buf, cap);
     if (b == NULL) return -1;
     r->buf = b;
     r->cap = cap;
   }
-  n = fread(r->buf + r->len, 1, CHUNK_SIZE, r->f);
+  n = cli_read_full(r->f, r->buf + r->len, want);
   r->len += n;
-  if (n == 0) {
+  if (n < want) {
     r->eof = 1;
     r->error = ferror(r->f) != 0;
   }

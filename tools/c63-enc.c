@@ -25,7 +25,7 @@ static void usage(FILE *out)
           "  -h, --height H           picture height, %d..%d (required)\n"
           "  -o, --output FILE        output stream (required)\n"
           "  -f, --frames N           encode at most N frames (default: all)\n"
-          "  -q, --quality Q          quality %d..%d, higher is coarser (default %d)\n"
+          "  -q, --quality Q          quality %d..%d, higher is finer (default %d)\n"
           "  -k, --keyframe-interval K  keyframe every K frames; 1 = all keyframes,\n"
           "                           0 = only the first (default %d)\n"
           "  -r, --search-range R     motion search range %d..%d pixels (default %d)\n"
