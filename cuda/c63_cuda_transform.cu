@@ -9,16 +9,20 @@
  * float exactly, so round(q * quant / 4.0) is the integer quotient rounded
  * half away from zero.
  *
- * Layout: a CTA of 256 threads works on 4 blocks, one thread per pixel or
- * coefficient; the 1-D passes go through shared memory.
+ * Layout: one thread per block row, 16 blocks per CTA of 128 threads. A
+ * thread does a whole 1-D pass in registers with the cosine table as
+ * constant-bank operands (the unrolled loops index it at compile time), so
+ * shared memory only carries the transpose between the two passes: on an
+ * H200 the thread-per-pixel version of these kernels was bound by shared
+ * loads (the table and the other pass's inputs, 32 per output).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "cuda/c63_cuda_internal.h"
 
 namespace
 {
 
-constexpr int kBlocksPerCta = 4;
-constexpr int kThreads = 64 * kBlocksPerCta;
+constexpr int kBlocksPerCta = 16;
+constexpr int kThreads = 8 * kBlocksPerCta;
 
 /* c63_dct_lookup: the reference's 6-decimal float literals, row j. */
 __constant__ float kDct[64] = {
@@ -42,36 +46,26 @@ __constant__ uint8_t kZigzagIndex[64] = {
 
 constexpr float kIsqrt2 = 0.70710678118654f;
 
-/* What every transform CTA stages first: the cosine table, the zig-zag
- * indices and the quantiser tables of all planes (a CTA's 4 blocks may
- * straddle a plane boundary). Shared memory avoids the serialisation of
- * divergent constant-memory reads. */
+/* Per CTA: for each plane and position (v, u) of a block, the zig-zag index
+ * z (low byte) and the quantiser quant[z] (high byte). */
 struct tables {
-  float dct[64];
-  uint8_t zz[64];
-  uint8_t quant[3][64];
+  uint16_t zq[3][64];
 };
 
 __device__ __forceinline__ void load_tables(tables &t, const c63_cu_planes &P)
 {
-  const int i = threadIdx.x;
-  if (i < 64) {
-    t.dct[i] = kDct[i];
-    t.zz[i] = kZigzagIndex[i];
-  } else if (i < 64 + 3 * 64) {
-    const int p = (i - 64) >> 6;
-    if (p < P.n) t.quant[p][i & 63] = P.p[p].quant[i & 63];
+  for (int i = threadIdx.x; i < 3 * 64; i += blockDim.x) {
+    const int p = i >> 6, vu = i & 63, z = kZigzagIndex[vu];
+    if (p < P.n) t.zq[p][vu] = (uint16_t)(z | P.p[p].quant[z] << 8);
   }
 }
 
-/* Where thread (ty, tx) of block gb works. */
-struct pixel_pos {
-  int plane;
-  int index; /* pixel offset in a frame buffer */
-  int w, h, x, y;
+/* Block gb of the frame: its plane and the offset of its top-left pixel. */
+struct block_pos {
+  int plane, w, h, x, y, index;
 };
 
-__device__ __forceinline__ pixel_pos locate(const c63_cu_planes &P, int gb, int ty, int tx)
+__device__ __forceinline__ block_pos locate(const c63_cu_planes &P, int gb)
 {
   int p = 0;
   if (P.n > 1 && gb >= P.p[1].blk_off) p = 1;
@@ -79,39 +73,82 @@ __device__ __forceinline__ pixel_pos locate(const c63_cu_planes &P, int gb, int 
   const c63_cu_plane &pl = P.p[p];
   const int b = gb - pl.blk_off;
   const int by = b / pl.bw, bx = b - by * pl.bw;
-  pixel_pos r;
+  block_pos r;
   r.plane = p;
   r.w = pl.w;
   r.h = pl.h;
-  r.x = bx * 8 + tx;
-  r.y = by * 8 + ty;
+  r.x = bx * 8;
+  r.y = by * 8;
   r.index = pl.pix_off + r.y * pl.w + r.x;
   return r;
 }
 
-/* The prediction of one pixel: ref displaced by the block's vector, zero for
- * intra blocks. Vectors from the search always stay inside the plane; any
- * other vector reads zero rather than outside the buffer. */
-__device__ __forceinline__ int predict(const uint8_t *ref, const c63_mv *mvs, int gb,
-                                       const c63_cu_planes &P, const pixel_pos &pp)
+/* Row `row` of the block's prediction: ref displaced by the block's vector,
+ * zero for intra blocks (or no ref). Vectors from the search always keep the
+ * block inside the plane; any other vector predicts zero rather than read
+ * outside the buffer. */
+__device__ __forceinline__ void predict_row(const uint8_t *ref, const c63_mv *mvs, int gb,
+                                            const c63_cu_planes &P, const block_pos &bp, int row,
+                                            int out[8])
 {
-  if (!mvs || !ref) return 0;
+#pragma unroll
+  for (int i = 0; i < 8; i++)
+    out[i] = 0;
+  if (!mvs || !ref) return;
   const c63_mv mv = mvs[gb];
-  if (!mv.use_mv) return 0;
-  const int x = pp.x + mv.x, y = pp.y + mv.y;
-  if (x < 0 || y < 0 || x >= pp.w || y >= pp.h) return 0;
-  return ref[P.p[pp.plane].pix_off + y * pp.w + x];
+  const int x = bp.x + mv.x, y = bp.y + mv.y;
+  if (!mv.use_mv || x < 0 || y < 0 || x + 8 > bp.w || y + 8 > bp.h) return;
+  const uint8_t *src = ref + P.p[bp.plane].pix_off + (y + row) * bp.w + x;
+#pragma unroll
+  for (int i = 0; i < 8; i++)
+    out[i] = src[i];
+}
+
+__device__ __forceinline__ void load_row(const uint8_t *p, int out[8])
+{
+  const uint2 v = *reinterpret_cast<const uint2 *>(p); /* rows are 8-byte aligned */
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    out[i] = (v.x >> (8 * i)) & 0xff;
+    out[i + 4] = (v.y >> (8 * i)) & 0xff;
+  }
+}
+
+__device__ __forceinline__ void store_row(uint8_t *p, const int in[8])
+{
+  uint2 v = {0, 0};
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    v.x |= (uint32_t)in[i] << (8 * i);
+    v.y |= (uint32_t)in[i + 4] << (8 * i);
+  }
+  *reinterpret_cast<uint2 *>(p) = v;
+}
+
+/* out[i] = sum_j in[j] * C[j][i] (forward) or sum_j in[j] * C[i][j]
+ * (inverse), j ascending, each product and sum rounded to float. */
+template <bool kInverse> __device__ __forceinline__ void pass_1d(const float in[8], float out[8])
+{
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    float acc = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+      acc = __fadd_rn(acc, __fmul_rn(in[j], kInverse ? kDct[i * 8 + j] : kDct[j * 8 + i]));
+    out[i] = acc;
+  }
 }
 
 __global__ void __launch_bounds__(kThreads)
     mc_kernel(const uint8_t *__restrict__ ref, const c63_mv *__restrict__ mvs, c63_cu_planes P,
               uint8_t *__restrict__ pred)
 {
-  const int gb = blockIdx.x * kBlocksPerCta + (threadIdx.x >> 6);
+  const int gb = blockIdx.x * kBlocksPerCta + (threadIdx.x >> 3), row = threadIdx.x & 7;
   if (gb >= P.total_blocks) return;
-  const int t = threadIdx.x & 63;
-  const pixel_pos pp = locate(P, gb, t >> 3, t & 7);
-  pred[pp.index] = (uint8_t)predict(ref, mvs, gb, P, pp);
+  const block_pos bp = locate(P, gb);
+  int px[8];
+  predict_row(ref, mvs, gb, P, bp, row, px);
+  store_row(pred + bp.index + row * bp.w, px);
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -119,47 +156,54 @@ __global__ void __launch_bounds__(kThreads)
                       const c63_mv *__restrict__ mvs, c63_cu_planes P, int16_t *__restrict__ coeffs)
 {
   __shared__ tables tb;
-  __shared__ float buf[kBlocksPerCta][8][9]; /* +1 column: no bank conflicts */
+  __shared__ float buf[kBlocksPerCta][8][9]; /* +1 column: fewer bank conflicts */
   load_tables(tb, P);
 
-  const int lb = threadIdx.x >> 6, t = threadIdx.x & 63, ty = t >> 3, tx = t & 7;
+  const int lb = threadIdx.x >> 3, r = threadIdx.x & 7;
   const int gb = blockIdx.x * kBlocksPerCta + lb;
   const bool active = gb < P.total_blocks;
-  pixel_pos pp{};
-  float r = 0.0f;
+  block_pos bp{};
+  float x[8], t[8];
   if (active) {
-    pp = locate(P, gb, ty, tx);
-    const int16_t res = (int16_t)(cur[pp.index] - predict(ref, mvs, gb, P, pp));
-    r = (float)res;
+    bp = locate(P, gb);
+    int c[8], pr[8];
+    load_row(cur + bp.index + r * bp.w, c);
+    predict_row(ref, mvs, gb, P, bp, r, pr);
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+      x[i] = (float)(int16_t)(c[i] - pr[i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+      x[i] = 0.0f;
   }
-  buf[lb][ty][tx] = r;
+  /* Rows: t[y][i] = sum_j r[y][j] * C[j][i]; this thread is row y = r. */
+  pass_1d<false>(x, t);
+#pragma unroll
+  for (int i = 0; i < 8; i++)
+    buf[lb][r][i] = t[i];
   __syncthreads();
-
-  /* Rows: t[y][i] = sum_j r[y][j] * C[j][i], j ascending. */
-  float acc = 0.0f;
+  /* Columns: X[v][u] = sum_j t[j][u] * C[j][v]; this thread is column u = r. */
+  const int u = r;
 #pragma unroll
   for (int j = 0; j < 8; j++)
-    acc = __fadd_rn(acc, __fmul_rn(buf[lb][ty][j], tb.dct[j * 8 + tx]));
-  __syncthreads();
-  buf[lb][ty][tx] = acc;
-  __syncthreads();
-  /* Columns: X[v][u] = sum_j t[j][u] * C[j][v]. */
-  acc = 0.0f;
-#pragma unroll
-  for (int j = 0; j < 8; j++)
-    acc = __fadd_rn(acc, __fmul_rn(buf[lb][j][tx], tb.dct[j * 8 + ty]));
+    x[j] = buf[lb][j][u];
+  pass_1d<false>(x, t);
   if (!active) return;
 
-  /* Scale: (X * a(u)) * a(v), then quantise in double like the reference. */
-  const float x = __fmul_rn(__fmul_rn(acc, tx == 0 ? kIsqrt2 : 1.0f), ty == 0 ? kIsqrt2 : 1.0f);
-  const int z = tb.zz[ty * 8 + tx];
-  const double d = ((double)x / 4.0) / (double)tb.quant[pp.plane][z];
-  int q = (int)(float)round(d);
-  if (z > 0) {
-    const int lim = P.p[pp.plane].ac_limit;
-    q = q > lim ? lim : (q < -lim ? -lim : q);
+  const float au = u == 0 ? kIsqrt2 : 1.0f;
+  const int lim = P.p[bp.plane].ac_limit;
+  int16_t *out = coeffs + (size_t)gb * 64;
+#pragma unroll
+  for (int v = 0; v < 8; v++) {
+    /* Scale: (X * a(u)) * a(v), then quantise in double like the reference. */
+    const float xs = __fmul_rn(__fmul_rn(t[v], au), v == 0 ? kIsqrt2 : 1.0f);
+    const int zq = tb.zq[bp.plane][v * 8 + u], z = zq & 0xff;
+    const double d = ((double)xs / 4.0) / (double)(zq >> 8);
+    int q = (int)(float)round(d);
+    if (z > 0) q = q > lim ? lim : (q < -lim ? -lim : q);
+    out[z] = (int16_t)q;
   }
-  coeffs[(size_t)gb * 64 + z] = (int16_t)q;
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -171,42 +215,57 @@ __global__ void __launch_bounds__(kThreads)
   load_tables(tb, P);
   __syncthreads();
 
-  const int lb = threadIdx.x >> 6, t = threadIdx.x & 63, ty = t >> 3, tx = t & 7;
+  const int lb = threadIdx.x >> 3, r = threadIdx.x & 7;
   const int gb = blockIdx.x * kBlocksPerCta + lb;
   const bool active = gb < P.total_blocks;
-  pixel_pos pp{};
-  float y = 0.0f;
+  block_pos bp{};
+  float y[8], t[8];
   if (active) {
-    pp = locate(P, gb, ty, tx);
-    const int z = tb.zz[ty * 8 + tx];
-    /* round((q * quant) / 4.0), half away from zero, exactly. */
-    const int prod = (int)coeffs[(size_t)gb * 64 + z] * (int)tb.quant[pp.plane][z];
-    const int deq = prod >= 0 ? (prod + 2) >> 2 : -((-prod + 2) >> 2);
-    y = __fmul_rn(__fmul_rn((float)deq, tx == 0 ? kIsqrt2 : 1.0f), ty == 0 ? kIsqrt2 : 1.0f);
+    bp = locate(P, gb);
+    const int16_t *in = coeffs + (size_t)gb * 64;
+    const int v = r;
+    const float av = v == 0 ? kIsqrt2 : 1.0f;
+#pragma unroll
+    for (int u = 0; u < 8; u++) {
+      /* round((q * quant) / 4.0), half away from zero, exactly in integers. */
+      const int zq = tb.zq[bp.plane][v * 8 + u];
+      const int prod = (int)in[zq & 0xff] * (zq >> 8);
+      const int deq = prod >= 0 ? (prod + 2) >> 2 : -((-prod + 2) >> 2);
+      y[u] = __fmul_rn(__fmul_rn((float)deq, u == 0 ? kIsqrt2 : 1.0f), av);
+    }
+  } else {
+#pragma unroll
+    for (int u = 0; u < 8; u++)
+      y[u] = 0.0f;
   }
-  buf[lb][ty][tx] = y;
+  /* Rows: t[v][i] = sum_j Y[v][j] * C[i][j]; this thread is row v = r. */
+  pass_1d<true>(y, t);
+#pragma unroll
+  for (int i = 0; i < 8; i++)
+    buf[lb][r][i] = t[i];
   __syncthreads();
-
-  /* Rows: t[y][i] = sum_j Y[y][j] * C[i][j]. */
-  float acc = 0.0f;
+  /* Columns: out[v][u] = sum_j t[j][u] * C[v][j]; this thread is column u = r. */
 #pragma unroll
   for (int j = 0; j < 8; j++)
-    acc = __fadd_rn(acc, __fmul_rn(buf[lb][ty][j], tb.dct[tx * 8 + j]));
-  __syncthreads();
-  buf[lb][ty][tx] = acc;
-  __syncthreads();
-  /* Columns: out[v][u] = sum_j t[j][u] * C[v][j]. */
-  acc = 0.0f;
-#pragma unroll
-  for (int j = 0; j < 8; j++)
-    acc = __fadd_rn(acc, __fmul_rn(buf[lb][j][tx], tb.dct[ty * 8 + j]));
-  if (!active) return;
-
+    y[j] = buf[lb][j][r];
+  pass_1d<true>(y, t);
+  __syncthreads(); /* every column is read before buf is reused */
   /* Truncate toward zero to int16 (saturating, like the oracle: only corrupt
-   * coefficients leave that range), add the prediction, clamp. */
-  const int res = min(max(__float2int_rz(acc), -32768), 32767);
-  const int v = res + predict(ref, mvs, gb, P, pp);
-  recon[pp.index] = (uint8_t)(v < 0 ? 0 : (v > 255 ? 255 : v));
+   * coefficients leave that range); transpose back through buf so each
+   * thread writes one row of 8 pixels at once. */
+#pragma unroll
+  for (int v = 0; v < 8; v++)
+    buf[lb][v][r] = __int_as_float(min(max(__float2int_rz(t[v]), -32768), 32767));
+  __syncthreads();
+  if (!active) return;
+  int pr[8], px[8];
+  predict_row(ref, mvs, gb, P, bp, r, pr);
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    const int v = __float_as_int(buf[lb][r][i]) + pr[i];
+    px[i] = v < 0 ? 0 : (v > 255 ? 255 : v);
+  }
+  store_row(recon + bp.index + r * bp.w, px);
 }
 
 int ctas(const c63_cu_planes &P)
