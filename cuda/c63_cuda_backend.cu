@@ -18,11 +18,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include <unistd.h>
 
 #include "c63/c63.h"
 #include "cuda/c63_cuda.h"
 #include "cuda/c63_cuda_internal.h"
 #include "cuda/c63_cuda_stats.h"
+
+extern "C" {
+#include "c63/threadpool.h"
+}
 
 namespace
 {
@@ -31,12 +38,20 @@ constexpr int kSlots = 2;
 
 enum { EV_START, EV_UPLOADED, EV_SEARCHED, EV_TRANSFORMED, EV_RECONSTRUCTED, EV_END, EV_COUNT };
 
+double now_ms()
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
 struct slot {
   uint8_t *h_in;  /* pinned: padded Y, U, V back to back */
   uint8_t *h_out; /* pinned: coefficients, then vectors */
   cudaEvent_t done;
   cudaEvent_t ev[EV_COUNT];
   bool timed;
+  double submit_ms; /* host time spent in submit */
   c63_frame_job *job;
 };
 
@@ -60,6 +75,9 @@ struct c63_backend {
   int rec;       /* index of the latest reconstruction in d_rec */
   bool have_ref; /* d_rec[rec] holds a reconstruction */
   c63_cu_planes planes;
+  /* Padding the caller's picture into pinned staging is the backend's only
+   * per-frame CPU work; large frames split it over a few threads. */
+  c63_threadpool *pool;
   slot slots[kSlots];
   int head, count;
 };
@@ -94,6 +112,7 @@ void release(c63_backend *be)
   cudaFree(be->d_rec[1]);
   cudaFree(be->d_out);
   if (be->stream) cudaStreamDestroy(be->stream);
+  if (be->pool) c63_threadpool_free(be->pool);
   free(be);
 }
 
@@ -144,6 +163,14 @@ int cu_create(const c63_geometry *g, int device_id, c63_backend **out, char *msg
   be->mv_offset = ((size_t)blocks * 64 * sizeof(int16_t) + 255) & ~(size_t)255;
   be->out_bytes = be->mv_offset + (size_t)blocks * sizeof(c63_mv);
 
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  be->pool = c63_threadpool_new(be->frame_bytes >= (1u << 20) ? (int)(cores < 4 ? cores : 4) : 1);
+  if (!be->pool) {
+    release(be);
+    snprintf(msg, msg_size, "out of host memory");
+    return C63_ERR_NOMEM;
+  }
+
   const char *what = "creating the CUDA stream";
   err = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking);
   if (err == cudaSuccess) {
@@ -186,6 +213,29 @@ void cu_destroy(c63_backend *be)
   if (be) release(be);
 }
 
+/* One slice of the padding copy: rows [y0, y1) of every padded plane. */
+struct pad_task {
+  const c63_backend *be;
+  const c63_frame_job *job;
+  uint8_t *dst;
+  int slices;
+};
+
+void pad_slice(void *arg, int i)
+{
+  const pad_task *t = static_cast<const pad_task *>(arg);
+  for (int p = 0; p < 3; p++) {
+    const c63_cu_plane &pl = t->be->planes.p[p];
+    const int y0 = (int)((long)pl.h * i / t->slices), y1 = (int)((long)pl.h * (i + 1) / t->slices);
+    const int pic_h = t->be->g.pic_h[p];
+    const int pic_rows = y0 >= pic_h ? 0 : (y1 < pic_h ? y1 : pic_h) - y0;
+    if (y1 <= y0) continue;
+    const uint8_t *src = t->job->src[p] + (pic_rows > 0 ? (size_t)y0 * t->job->src_stride[p] : 0);
+    c63_pad_plane(src, t->job->src_stride[p], t->be->g.pic_w[p], pic_rows,
+                  t->dst + pl.pix_off + (size_t)y0 * pl.w, pl.w, y1 - y0);
+  }
+}
+
 int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
 {
   if (be->count >= kSlots) {
@@ -205,16 +255,17 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   if (err != cudaSuccess) return c63_cu_error(err, "selecting the CUDA device", msg, msg_size);
 
   slot &s = be->slots[(be->head + be->count) % kSlots];
+  s.timed = stats_on != 0;
+  const double t_submit = s.timed ? now_ms() : 0.0;
   /* The slot's previous frame was collected, so its copies are finished. */
   c63_cu_planes P = be->planes;
+  pad_task task = {be, job, s.h_in, c63_threadpool_size(be->pool)};
+  c63_threadpool_run(be->pool, pad_slice, &task, task.slices);
   for (int p = 0; p < 3; p++) {
-    c63_pad_plane(job->src[p], job->src_stride[p], be->g.pic_w[p], be->g.pic_h[p],
-                  s.h_in + P.p[p].pix_off, P.p[p].w, P.p[p].h);
     memcpy(P.p[p].quant, job->quant[p], 64);
     P.p[p].range = p == 0 ? job->search_range : job->search_range / 2;
   }
 
-  s.timed = stats_on != 0;
   cudaStream_t st = be->stream;
   const uint8_t *ref = job->keyframe ? nullptr : be->d_rec[be->rec];
   const c63_mv *mvs = job->keyframe ? nullptr : d_mvs(be);
@@ -254,6 +305,7 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   }
   if (err != cudaSuccess) return c63_cu_error(err, what, msg, msg_size);
 
+  if (s.timed) s.submit_ms = now_ms() - t_submit;
   be->rec = recon == be->d_rec[0] ? 0 : 1;
   be->have_ref = true;
   s.job = job;
@@ -261,7 +313,7 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   return C63_OK;
 }
 
-void add_stats(slot &s)
+void add_stats(slot &s, double wait_ms)
 {
   float t[EV_COUNT - 1], total = 0.0f;
   for (int e = 0; e + 1 < EV_COUNT; e++)
@@ -276,6 +328,8 @@ void add_stats(slot &s)
   stats.recon_ms += t[3];
   stats.download_ms += t[4];
   stats.total_ms += total;
+  stats.submit_host_ms += s.submit_ms;
+  stats.collect_wait_ms += wait_ms;
   pthread_mutex_unlock(&stats_lock);
 }
 
@@ -290,10 +344,11 @@ int cu_collect(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
     snprintf(msg, msg_size, "CUDA backend: frames collected out of submission order");
     return C63_ERR_INVALID_ARG;
   }
+  const double t_wait = s.timed ? now_ms() : 0.0;
   cudaError_t err = cudaSetDevice(be->device);
   if (err == cudaSuccess) err = cudaEventSynchronize(s.done);
   if (err != cudaSuccess) return c63_cu_error(err, "encoding a frame on the GPU", msg, msg_size);
-  if (s.timed) add_stats(s);
+  if (s.timed) add_stats(s, now_ms() - t_wait);
 
   const int16_t *coeffs = reinterpret_cast<const int16_t *>(s.h_out);
   const c63_mv *mvs = reinterpret_cast<const c63_mv *>(s.h_out + be->mv_offset);

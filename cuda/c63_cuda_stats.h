@@ -20,6 +20,11 @@ typedef struct c63_cuda_stage_stats {
   double recon_ms;     /* dequantisation + inverse transform + reconstruction */
   double download_ms;  /* device-to-host copy of coefficients and vectors */
   double total_ms;     /* first event to last event of each frame */
+  /* Host side, wall clock: time in submit (padding the picture into pinned
+   * staging, enqueueing) and time collect waited for the GPU. A wait near
+   * zero means the GPU keeps up and the caller's CPU work sets the pace. */
+  double submit_host_ms;
+  double collect_wait_ms;
 } c63_cuda_stage_stats;
 
 void c63_cuda_stats_enable(int on);
