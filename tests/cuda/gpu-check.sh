@@ -36,6 +36,7 @@ step dsp "$bin/test_cuda_dsp"
 step conformance "$bin/test_cuda_encode" conformance
 step odd-sizes "$bin/test_cuda_encode" odd-sizes
 step long "$bin/test_cuda_encode" long
+step api "$bin/test_cuda_encode" api
 if command -v compute-sanitizer > /dev/null; then
   export C63_TEST_QUICK=1
   step memcheck-dsp timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/test_cuda_dsp"

@@ -2,9 +2,10 @@
  *
  *   test_cuda_encode conformance  the golden vectors: CUDA output must equal
  *                                 the reference encoder's .c63 byte for byte
- *   test_cuda_encode odd-sizes    sizes 8x8 .. 1282x722, mostly not multiples
+ *   test_cuda_encode odd-sizes    sizes 8x8 .. 8191x8191, mostly not multiples
  *                                 of 16, all search-range classes, extreme
  *                                 qualities and keyframe intervals: CUDA == CPU
+ *   test_cuda_encode api          errors for a missing device, stage timings
  *   test_cuda_encode long         600 frames (6 keyframe periods, scene cuts,
  *                                 both frames in flight all along): CUDA == CPU
  *
@@ -16,6 +17,7 @@
 
 #include "c63.h"
 #include "c63_cuda.h"
+#include "c63_cuda_stats.h"
 #include "synth.h"
 #include "tutil.h"
 
@@ -154,6 +156,56 @@ static void run_odd_sizes(void)
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     cuda_vs_cpu(cases[i].w, cases[i].h, 7, cases[i].quality, cases[i].kfi, cases[i].range);
+  /* The largest odd size the API accepts (8191 -> 8192 padded, 1.6 M blocks
+   * per frame, 24-bit block indices): range 1 keeps the CPU side quick. */
+  cuda_vs_cpu(C63_MAX_SIZE - 1, C63_MAX_SIZE - 1, 2, 25, 100, 1);
+}
+
+/* Errors a user can act on, and the stage-timing API. */
+static void run_api(void)
+{
+  char msg[256] = "";
+  const int n = c63_cuda_device_count(msg, sizeof msg);
+  c63_enc_params p;
+  c63_enc_params_init(&p);
+  p.width = 64;
+  p.height = 48;
+  p.backend = C63_BACKEND_CUDA;
+  p.device_id = n; /* one past the last device */
+  c63_encoder *enc = NULL;
+  int r = c63_encoder_new(&p, &enc, msg, sizeof msg);
+  TU_CHECK(r == C63_ERR_NO_DEVICE && enc == NULL, "device %d of %d: got %s", n, n,
+           c63_status_string(r));
+  TU_CHECK(msg[0] != '\0', "no message for a missing device");
+  printf("device %d of %d: %s\n", n, n, msg);
+  msg[0] = '\0';
+  TU_CHECK(!c63_backend_available(C63_BACKEND_CUDA, n, msg, sizeof msg) && msg[0],
+           "c63_backend_available accepts device %d", n);
+  c63_encoder_free(enc);
+
+  /* Stage timings: every frame of an encode is counted, every stage timed. */
+  p.device_id = 0;
+  const int frames = 5;
+  const size_t fsize = tu_i420_size(p.width, p.height);
+  uint8_t *yuv = malloc(fsize * frames);
+  for (int t = 0; t < frames; t++)
+    synth_frame(yuv + fsize * t, p.width, p.height, t);
+  c63_cuda_stats_enable(1);
+  c63_cuda_stats_reset();
+  tu_buf out = {0};
+  encode(&p, yuv, frames, &out, "stats");
+  c63_cuda_stage_stats st;
+  c63_cuda_stats_get(&st);
+  c63_cuda_stats_enable(0);
+  TU_CHECK(st.frames == frames, "stats counted %ld frames of %d", st.frames, frames);
+  TU_CHECK(st.total_ms > 0 && st.upload_ms >= 0 && st.motion_ms >= 0 && st.transform_ms >= 0 &&
+               st.recon_ms >= 0 && st.download_ms >= 0,
+           "stage times not recorded");
+  char name[256];
+  TU_CHECK(c63_cuda_device_name(0, name, sizeof name) == C63_OK && name[0], "no device name");
+  printf("device 0: %s; %ld frames timed\n", name, st.frames);
+  tu_buf_free(&out);
+  free(yuv);
 }
 
 int main(int argc, char **argv)
@@ -172,10 +224,12 @@ int main(int argc, char **argv)
     run_conformance();
   else if (!strcmp(mode, "odd-sizes"))
     run_odd_sizes();
+  else if (!strcmp(mode, "api"))
+    run_api();
   else if (!strcmp(mode, "long"))
     cuda_vs_cpu(144, 96, 600, 25, 100, 16);
   else {
-    fprintf(stderr, "usage: %s conformance|odd-sizes|long\n", argv[0]);
+    fprintf(stderr, "usage: %s conformance|odd-sizes|long|api\n", argv[0]);
     return 2;
   }
   return tu_finish(mode);
