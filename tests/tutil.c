@@ -215,9 +215,10 @@ void tu_decode_stream(const uint8_t *stream, size_t len, tu_buf *out, tu_decode_
       res->unknown_status = 1;
       break;
     }
-    if (start > 0) {
+    if (start > 0) { /* bytes lost: a frame may be missing, wait for a keyframe */
       res->garbage_bytes += start;
       pos += start;
+      c63_decoder_reset(dec);
       continue;
     }
     ret = c63_parse_frame_header(stream + pos, len - pos, &hdr, msg, sizeof msg);
@@ -230,6 +231,7 @@ void tu_decode_stream(const uint8_t *stream, size_t len, tu_buf *out, tu_decode_
       res->header_errors++;
       note_failure(res, ret, msg);
       pos += 2; /* step over this SOI */
+      c63_decoder_reset(dec);
       continue;
     }
     if (hdr.frame_size < 4 || hdr.frame_size > len - pos) {

@@ -62,9 +62,10 @@ size_t tu_i420_size(int width, int height);
 int tu_encode(const c63_enc_params *p, const uint8_t *yuv, int frames, tu_buf *out, char *msg,
               size_t msg_size);
 
-/* Result of decoding a whole stream the way a player would: split frames
- * with c63_parse_frame_header, resynchronise with c63_find_frame_start after
- * corrupt data, decode each frame. */
+/* Result of decoding a whole stream the way a player would (and c63-dec
+ * does): split frames with c63_parse_frame_header, resynchronise with
+ * c63_find_frame_start after corrupt data, decode each frame; after lost
+ * data the decoder is reset, so decoding resumes at the next keyframe. */
 typedef struct tu_decode_result {
   int frames_ok, frames_bad, header_errors;
   int width, height;    /* of the last decoded frame */

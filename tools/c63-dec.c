@@ -4,7 +4,8 @@
  * c63_parse_frame_header and decodes each with the library's decoder. A
  * corrupt frame is reported and skipped: the reader resynchronises at the next
  * frame start (c63_find_frame_start) and the decoder resumes at the next
- * keyframe. Uses only the public API of libc63 (c63.h).
+ * keyframe (a delta frame after lost data would be predicted from the wrong
+ * picture, so it is reported and skipped too). Uses only the public API of libc63 (c63.h).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <getopt.h>
 #include <stdio.h>
@@ -88,6 +89,23 @@ static void reader_skip(reader *r, size_t n)
   r->consumed += n;
 }
 
+/* Delta frames skipped while waiting for a keyframe are reported as one run
+ * instead of one line each. */
+typedef struct skip_run {
+  long first, count;
+} skip_run;
+
+static void flush_skip_run(skip_run *run)
+{
+  if (run->count == 1)
+    fprintf(stderr, "%s: frame %ld: delta frame without its reference (skipped)\n", prog,
+            run->first);
+  else if (run->count > 1)
+    fprintf(stderr, "%s: frames %ld..%ld: %ld delta frames without their reference (skipped)\n",
+            prog, run->first, run->first + run->count - 1, run->count);
+  run->count = 0;
+}
+
 static int write_picture(const c63_decoded_picture *pic, FILE *out)
 {
   for (int c = 0; c < 3; c++) {
@@ -116,6 +134,7 @@ int main(int argc, char **argv)
   long frames = 0, bad_frames = 0, frame_index = 0;
   unsigned long long skipped = 0, total_skipped = 0;
   int last_w = 0, last_h = 0;
+  skip_run noref = {0, 0};
   char msg[256];
 
   memset(&r, 0, sizeof r);
@@ -168,6 +187,9 @@ int main(int argc, char **argv)
     if (start > 0) {
       skipped += start;
       total_skipped += start;
+      /* Bytes were lost: a frame may be missing, so the next delta frame
+       * could be predicted from the wrong picture. Wait for a keyframe. */
+      c63_decoder_reset(dec);
       reader_skip(&r, start);
       if (start == avail || r.len - r.pos < 2) {
         if (r.eof) { /* the stream ends in garbage or half a marker */
@@ -181,6 +203,7 @@ int main(int argc, char **argv)
       continue;
     }
     if (skipped > 0) {
+      flush_skip_run(&noref);
       fprintf(stderr, "%s: skipped %llu bytes of unusable data before offset %llu\n", prog, skipped,
               r.consumed);
       skipped = 0;
@@ -189,6 +212,7 @@ int main(int argc, char **argv)
     ret = c63_parse_frame_header(r.buf + r.pos, avail, &hdr, msg, sizeof msg);
     if (ret == C63_ERR_TRUNCATED && avail < MAX_FRAME_BYTES) {
       if (r.eof) {
+        flush_skip_run(&noref);
         fprintf(stderr, "%s: frame %ld at offset %llu: stream ends inside the frame (%zu bytes)\n",
                 prog, frame_index, r.consumed, avail);
         bad_frames++;
@@ -199,17 +223,20 @@ int main(int argc, char **argv)
       continue;
     }
     if (ret != C63_OK) {
+      flush_skip_run(&noref);
       fprintf(stderr, "%s: frame %ld at offset %llu: %s\n", prog, frame_index, r.consumed,
               ret == C63_ERR_TRUNCATED ? "no end of frame marker found" : msg);
       bad_frames++;
       frame_index++;
       /* Step over this SOI so the search finds the next frame. */
       reader_skip(&r, 2);
+      c63_decoder_reset(dec); /* the frame is lost: resume at a keyframe */
       continue;
     }
 
     ret = c63_decoder_decode(dec, r.buf + r.pos, hdr.frame_size, &pic);
     if (ret == C63_OK) {
+      flush_skip_run(&noref);
       if (frames > 0 && (pic.width != last_w || pic.height != last_h))
         fprintf(stderr, "%s: frame %ld: size changes from %dx%d to %dx%d\n", prog, frame_index,
                 last_w, last_h, pic.width, pic.height);
@@ -220,7 +247,11 @@ int main(int argc, char **argv)
         goto done;
       }
       frames++;
+    } else if (ret == C63_ERR_NO_REFERENCE) {
+      if (noref.count++ == 0) noref.first = frame_index;
+      bad_frames++;
     } else {
+      flush_skip_run(&noref);
       fprintf(stderr, "%s: frame %ld at offset %llu: %s (skipped)\n", prog, frame_index, r.consumed,
               c63_decoder_error(dec));
       bad_frames++;
@@ -229,6 +260,7 @@ int main(int argc, char **argv)
     reader_skip(&r, hdr.frame_size);
   }
 
+  flush_skip_run(&noref);
   if (r.error) {
     fprintf(stderr, "%s: error reading %s\n", prog, in_path);
     goto done;
@@ -243,7 +275,8 @@ int main(int argc, char **argv)
   /* The frame count is always reported: callers rely on it. */
   fprintf(stderr, "%s: decoded %ld frames", prog, frames);
   if (!quiet && frames > 0) fprintf(stderr, " of %dx%d", last_w, last_h);
-  if (bad_frames > 0) fprintf(stderr, ", %ld corrupt frames skipped", bad_frames);
+  if (bad_frames > 0)
+    fprintf(stderr, ", %ld frames skipped (corrupt, or without their reference)", bad_frames);
   fprintf(stderr, "\n");
   status = bad_frames > 0 || total_skipped > 0 ? 1 : 0;
   goto done;
