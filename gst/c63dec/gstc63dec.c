@@ -83,15 +83,15 @@ static GstFlowReturn gst_c63_dec_parse(GstVideoDecoder *vdec, GstVideoCodecFrame
 
     switch (gst_c63_framer_next(&self->framer, adapter, at_eos, &size, &keyframe, &complete)) {
     case GST_C63_FRAMER_NEED_DATA:
+      if (size > 0) gst_video_decoder_add_to_frame(vdec, (int)size);
       return GST_VIDEO_DECODER_FLOW_NEED_DATA;
     case GST_C63_FRAMER_SKIP:
       GST_DEBUG_OBJECT(self, "skipping %" G_GSIZE_FORMAT " bytes of non-frame data", size);
       gst_adapter_flush(adapter, size);
       continue;
     case GST_C63_FRAMER_FRAME:
-      GST_LOG_OBJECT(self, "frame of %" G_GSIZE_FORMAT " bytes%s%s", size,
-                     keyframe ? ", keyframe" : "", complete ? "" : " (broken)");
-      gst_video_decoder_add_to_frame(vdec, (int)size);
+      GST_LOG_OBJECT(self, "frame%s%s", keyframe ? ", keyframe" : "", complete ? "" : " (broken)");
+      if (size > 0) gst_video_decoder_add_to_frame(vdec, (int)size);
       if (keyframe) GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT(frame);
       return gst_video_decoder_have_frame(vdec);
     }
@@ -235,6 +235,7 @@ static void gst_c63_dec_finalize(GObject *object)
 
   g_clear_pointer(&self->dec, c63_decoder_free);
   g_clear_pointer(&self->input_state, gst_video_codec_state_unref);
+  gst_c63_framer_clear(&self->framer);
   G_OBJECT_CLASS(gst_c63_dec_parent_class)->finalize(object);
 }
 
@@ -267,6 +268,7 @@ static void gst_c63_dec_init(GstC63Dec *self)
 {
   GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
 
+  gst_c63_framer_init(&self->framer);
   gst_video_decoder_set_packetized(vdec, FALSE);
   gst_video_decoder_set_use_default_pad_acceptcaps(vdec, TRUE);
   GST_PAD_SET_ACCEPT_TEMPLATE(GST_VIDEO_DECODER_SINK_PAD(vdec));

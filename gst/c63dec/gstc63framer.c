@@ -18,129 +18,131 @@
 
 #include "c63/c63.h"
 
-#define FRAME_START 0xffd8ffdbu /* SOI followed by the DQT marker */
 /* A frame without EOI is given up on at this size (an 8192x8192 frame of
- * the densest coefficients still fits): garbage cannot grow the adapter
- * without bound. */
+ * the densest coefficients still fits): garbage cannot grow memory without
+ * bound. */
 #define MAX_FRAME_BYTES (256u * 1024u * 1024u)
+
+void gst_c63_framer_init(GstC63Framer *framer)
+{
+  framer->data = g_byte_array_new();
+  gst_c63_framer_reset(framer);
+}
+
+void gst_c63_framer_clear(GstC63Framer *framer)
+{
+  g_clear_pointer(&framer->data, g_byte_array_unref);
+}
 
 void gst_c63_framer_reset(GstC63Framer *framer)
 {
   framer->synced = FALSE;
+  framer->added = 0;
   framer->scan_pos = 0;
+  g_byte_array_set_size(framer->data, 0);
 }
 
-/* Bytes at the head that cannot start a frame, using libc63's resync scan.
- * Only runs when out of sync (stream start, after garbage). */
-static gsize gst_c63_framer_junk(GstAdapter *adapter, gsize avail)
+static gboolean is_frame_start(const guint8 *d)
 {
-  gsize n = MIN(avail, 1u << 20);
-  const guint8 *data = gst_adapter_map(adapter, n);
-  gsize off = c63_find_frame_start(data, n);
-
-  gst_adapter_unmap(adapter);
-  return off == 0 ? 1 : off; /* 0 only if the peeked start was not a frame start */
+  return d[0] == 0xff && d[1] == 0xd8 && d[2] == 0xff && d[3] == 0xdb;
 }
 
-/* Returns TRUNCATED for a false EOI, else OK or BITSTREAM with the header. */
-static int gst_c63_framer_check(GstAdapter *adapter, gsize end, c63_frame_header *hdr)
-{
-  const guint8 *data = gst_adapter_map(adapter, end);
-  int status = c63_parse_frame_header(data, end, hdr, NULL, 0);
-
-  gst_adapter_unmap(adapter);
-  return status;
-}
-
-static GstC63FramerResult gst_c63_framer_emit(GstC63Framer *framer, GstC63FramerResult result,
+/* The first n bytes of data are consumed by the caller: n - added of them
+ * through the adapter (the rest were added before). Keep what follows. */
+static GstC63FramerResult gst_c63_framer_done(GstC63Framer *framer, GstC63FramerResult result,
                                               gsize n, gsize *size)
 {
-  *size = n;
-  gst_c63_framer_reset(framer);
+  *size = n - framer->added;
+  g_byte_array_remove_range(framer->data, 0, n);
+  framer->synced = FALSE;
+  framer->added = 0;
+  framer->scan_pos = 0;
   return result;
 }
 
-/* Whether the 4 bytes at offset match value under mask. */
-static gboolean is_at(GstAdapter *adapter, gsize offset, guint32 mask, guint32 value)
+/* Hand the bytes before the first undecided one to the frame. */
+static GstC63FramerResult gst_c63_framer_wait(GstC63Framer *framer, gsize decided, gsize *size)
 {
-  return gst_adapter_masked_scan_uint32(adapter, mask, value, offset, 4) == (gssize)offset;
+  *size = decided - framer->added;
+  framer->added = decided;
+  return GST_C63_FRAMER_NEED_DATA;
 }
 
-static GstC63FramerResult gst_c63_framer_emit(GstC63Framer *framer, GstC63FramerResult result,
-                                              gsize n, gsize *size);
-
-/* A candidate EOI ends at end: if the bytes before it parse as a frame (or
- * are corrupt), set *result and return TRUE; FALSE for an FF D9 inside the
- * headers. */
-static gboolean gst_c63_framer_try_end(GstC63Framer *framer, GstAdapter *adapter, gsize end,
-                                       gsize *size, gboolean *keyframe, gboolean *complete,
-                                       GstC63FramerResult *result)
+/* Not in a frame: skip to the next frame start. */
+static GstC63FramerResult gst_c63_framer_sync(GstC63Framer *framer, gboolean at_eos, gsize *size)
 {
-  c63_frame_header hdr;
-  int status = gst_c63_framer_check(adapter, end, &hdr);
+  const guint8 *d = framer->data->data;
+  gsize len = framer->data->len, off;
 
-  if (status == C63_ERR_TRUNCATED) return FALSE;
-  if (status == C63_OK) {
-    *keyframe = hdr.keyframe != 0;
-    *complete = TRUE;
-    end = MIN(hdr.frame_size, end);
+  if (len >= 4 && is_frame_start(d)) {
+    framer->synced = TRUE;
+    framer->scan_pos = 2; /* past our own SOI */
+    *size = 0;
+    return GST_C63_FRAMER_NEED_DATA; /* the caller loops: synced now */
   }
-  *result = gst_c63_framer_emit(framer, GST_C63_FRAMER_FRAME, end, size);
-  return TRUE;
+  off = c63_find_frame_start(d, len);
+  if (off == 0) /* a partial frame start: wait for the rest, or give up at EOS */
+    off = at_eos ? len : (len >= 4 ? 1 : 0);
+  if (off == 0) {
+    *size = 0;
+    return GST_C63_FRAMER_NEED_DATA;
+  }
+  *size = off;
+  g_byte_array_remove_range(framer->data, 0, off);
+  return GST_C63_FRAMER_SKIP;
+}
+
+static GstC63FramerResult gst_c63_framer_scan(GstC63Framer *framer, gboolean at_eos, gsize *size,
+                                              gboolean *keyframe, gboolean *complete)
+{
+  const guint8 *d = framer->data->data;
+  gsize len = framer->data->len, p;
+
+  for (p = framer->scan_pos; p + 1 < len; p++) {
+    if (d[p] != 0xff) continue;
+    if (d[p + 1] == 0xd8) {
+      if (p + 3 >= len) /* FF D8 at the end: undecided */
+        break;
+      if (d[p + 2] == 0xff && d[p + 3] == 0xdb) /* a new frame: this one was cut short */
+        return gst_c63_framer_done(framer, GST_C63_FRAMER_FRAME, p, size);
+    } else if (d[p + 1] == 0xd9) {
+      c63_frame_header hdr;
+      int status = c63_parse_frame_header(d, p + 2, &hdr, NULL, 0);
+
+      if (status == C63_ERR_TRUNCATED) /* FF D9 inside the headers */
+        continue;
+      if (status == C63_OK) {
+        *keyframe = hdr.keyframe != 0;
+        *complete = TRUE;
+      }
+      return gst_c63_framer_done(framer, GST_C63_FRAMER_FRAME,
+                                 status == C63_OK ? MIN(hdr.frame_size, p + 2) : p + 2, size);
+    }
+  }
+  framer->scan_pos = p;
+  if (at_eos || len >= MAX_FRAME_BYTES) /* never ended */
+    return gst_c63_framer_done(framer, GST_C63_FRAMER_FRAME, len, size);
+  return gst_c63_framer_wait(framer, p, size);
 }
 
 GstC63FramerResult gst_c63_framer_next(GstC63Framer *framer, GstAdapter *adapter, gboolean at_eos,
                                        gsize *size, gboolean *keyframe, gboolean *complete)
 {
+  /* The adapter holds data[added..] followed by bytes not copied yet. */
+  gsize have = framer->data->len - framer->added;
   gsize avail = gst_adapter_available(adapter);
 
   *keyframe = FALSE;
   *complete = FALSE;
+  if (avail > have) {
+    gsize n = avail - have;
+
+    g_byte_array_set_size(framer->data, framer->data->len + n);
+    gst_adapter_copy(adapter, framer->data->data + framer->data->len - n, have, n);
+  }
   if (!framer->synced) {
-    if (avail < 4)
-      return at_eos && avail > 0 ? gst_c63_framer_emit(framer, GST_C63_FRAMER_SKIP, avail, size)
-                                 : GST_C63_FRAMER_NEED_DATA;
-    if (gst_adapter_masked_scan_uint32(adapter, 0xffffffff, FRAME_START, 0, 4) != 0)
-      return gst_c63_framer_emit(framer, GST_C63_FRAMER_SKIP, gst_c63_framer_junk(adapter, avail),
-                                 size);
-    framer->synced = TRUE;
-    framer->scan_pos = 2; /* past our own SOI */
+    GstC63FramerResult r = gst_c63_framer_sync(framer, at_eos, size);
+    if (!framer->synced) return r;
   }
-
-  /* One scan for FF D8 / FF D9 at the start of 4-byte windows, always
-   * moving forward, so GstAdapter's scan cache keeps it linear even when
-   * the adapter holds thousands of 1-byte buffers. */
-  while (framer->scan_pos + 4 <= avail) {
-    gssize at = gst_adapter_masked_scan_uint32(adapter, 0xfffe0000, 0xffd80000, framer->scan_pos,
-                                               avail - framer->scan_pos);
-    GstC63FramerResult result;
-
-    if (at < 0) {
-      framer->scan_pos = avail - 3;
-      break;
-    }
-    if (at > 0 && is_at(adapter, at, 0xffffffff, FRAME_START))
-      return gst_c63_framer_emit(framer, GST_C63_FRAMER_FRAME, at, size); /* cut short */
-    if (is_at(adapter, at, 0xffff0000, 0xffd90000) &&
-        gst_c63_framer_try_end(framer, adapter, at + 2, size, keyframe, complete, &result))
-      return result;
-    framer->scan_pos = at + 1;
-  }
-
-  /* An EOI in the last window that is not complete yet: the frame may end
-   * exactly where the data does (one frame per buffer, or end of file). */
-  if (avail >= 4 && avail - 4 + 1 >= framer->scan_pos) {
-    GstC63FramerResult result;
-
-    if (is_at(adapter, avail - 4, 0x00ffff00, 0x00ffd900) &&
-        gst_c63_framer_try_end(framer, adapter, avail - 1, size, keyframe, complete, &result))
-      return result;
-    if (is_at(adapter, avail - 4, 0x0000ffff, 0x0000ffd9) &&
-        gst_c63_framer_try_end(framer, adapter, avail, size, keyframe, complete, &result))
-      return result;
-  }
-
-  if (at_eos || avail >= MAX_FRAME_BYTES)
-    return gst_c63_framer_emit(framer, GST_C63_FRAMER_FRAME, avail, size); /* never ended */
-  return GST_C63_FRAMER_NEED_DATA;
+  return gst_c63_framer_scan(framer, at_eos, size, keyframe, complete);
 }

@@ -245,7 +245,8 @@ GST_START_TEST(test_dec_corrupt_recovery)
     GBytes *frame = g_bytes_ref(frames->pdata[n]);
     if (n == 3) {
       gsize len;
-      guint8 *bad = g_memdup2(g_bytes_get_data(frame, &len), len);
+      const guint8 *good = g_bytes_get_data(frame, &len);
+      guint8 *bad = g_memdup2(good, len);
       bad[222] ^= 0xff; /* the C4 of the DHT marker, after SOI, DQT and SOF */
       g_bytes_unref(frame);
       frame = g_bytes_new_take(bad, len);
