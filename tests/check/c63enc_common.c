@@ -280,14 +280,37 @@ void c63check_enc_flush(const gchar *element)
   guint n;
 
   push_pictures(hh, 32, 32, 0, 3);
+  /* A new keyframe-interval waits for the encoder's next start: here the
+   * flush. Frames 0-2 keep the default of 100. */
+  g_object_set(hh->element, "keyframe-interval", 2, NULL);
   fail_unless(gst_harness_push_event(hh, gst_event_new_flush_start()));
   fail_unless(gst_harness_push_event(hh, gst_event_new_flush_stop(TRUE)));
   gst_segment_init(&segment, GST_FORMAT_TIME);
   fail_unless(gst_harness_push_event(hh, gst_event_new_segment(&segment)));
-  push_pictures(hh, 32, 32, 3, 6);
-  /* Three before the flush, three after: the first after it is a keyframe. */
-  for (n = 0; n < 6; n++)
-    fail_unless_equals_int(pull_keyframe_flag(hh, NULL), n == 0 || n == 3);
+  push_pictures(hh, 32, 32, 3, 8);
+  /* The first frame after the flush is a keyframe, then every second one. */
+  for (n = 0; n < 8; n++)
+    fail_unless_equals_int(pull_keyframe_flag(hh, NULL), n == 0 || n == 3 || n == 5 || n == 7);
+  gst_harness_teardown(hh);
+}
+
+void c63check_enc_latency(const gchar *element, c63_backend_kind backend)
+{
+  GstHarness *hh = enc_harness(element, 64, 48);
+  c63_enc_params params;
+  c63_encoder *enc = NULL;
+  char msg[256];
+
+  /* The element reports the library's delay in frames at 25 fps. */
+  c63_enc_params_init(&params);
+  params.width = 64;
+  params.height = 48;
+  params.backend = backend;
+  fail_unless_equals_int(c63_encoder_new(&params, &enc, msg, sizeof msg), C63_OK);
+  push_pictures(hh, 64, 48, 0, 1);
+  fail_unless_equals_uint64(gst_harness_query_latency(hh),
+                            (guint64)c63_encoder_delay(enc) * FRAME_DURATION);
+  c63_encoder_free(enc);
   gst_harness_teardown(hh);
 }
 

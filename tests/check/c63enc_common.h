@@ -9,6 +9,8 @@
 
 #include <glib.h>
 
+#include "c63/c63.h"
+
 G_BEGIN_DECLS
 
 void c63check_enc_caps(const gchar *element);
@@ -22,6 +24,7 @@ void c63check_enc_strided_input(const gchar *element);
 void c63check_enc_allocation(const gchar *element);
 void c63check_enc_flush(const gchar *element);
 void c63check_enc_bad_caps(const gchar *element);
+void c63check_enc_latency(const gchar *element, c63_backend_kind backend);
 /* Every conformance vector through the element, byte for byte. */
 void c63check_enc_conformance(const gchar *element, guint vector);
 

@@ -115,12 +115,19 @@ GST_START_TEST(test_cuda_bad_device)
 }
 GST_END_TEST;
 
+GST_START_TEST(test_cuda_latency)
+{
+  c63check_enc_latency(ELEMENT, C63_BACKEND_CUDA);
+}
+GST_END_TEST;
+
 static Suite *c63cudaenc_suite(void)
 {
   Suite *s = suite_create(ELEMENT);
   TCase *tc = tcase_create("general");
 
   suite_add_tcase(s, tc);
+  tcase_add_test(tc, test_cuda_latency);
   tcase_add_test(tc, test_cuda_caps);
   tcase_add_test(tc, test_cuda_flags_timestamps);
   tcase_add_test(tc, test_cuda_keyframe_interval_edges);

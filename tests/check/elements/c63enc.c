@@ -94,12 +94,19 @@ GST_START_TEST(test_enc_properties)
 }
 GST_END_TEST;
 
+GST_START_TEST(test_enc_latency)
+{
+  c63check_enc_latency("c63enc", C63_BACKEND_CPU);
+}
+GST_END_TEST;
+
 static Suite *c63enc_suite(void)
 {
   Suite *s = suite_create("c63enc");
   TCase *tc = tcase_create("general");
 
   suite_add_tcase(s, tc);
+  tcase_add_test(tc, test_enc_latency);
   tcase_add_test(tc, test_enc_caps);
   tcase_add_test(tc, test_enc_flags_timestamps);
   tcase_add_test(tc, test_enc_keyframe_interval_edges);

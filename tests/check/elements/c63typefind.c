@@ -1,0 +1,109 @@
+/* The video/x-c63 typefinder: Codec63 streams are recognised with the
+ * maximum probability (beating the JPEG typefinder, which also matches their
+ * first bytes), and JPEG files are left to JPEG.
+ *
+ * Copyright (C) 2026 gst-c63 contributors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <string.h>
+
+#include <gst/base/gsttypefindhelper.h>
+#include <gst/check/gstcheck.h>
+
+#include "c63check.h"
+
+static GstCaps *typefind(const guint8 *data, gsize size, GstTypeFindProbability *prob)
+{
+  return gst_type_find_helper_for_data(NULL, data, size, prob);
+}
+
+GST_START_TEST(test_typefind_c63)
+{
+  const C63Vector *v = g_ptr_array_index(c63check_vectors(), __i__);
+  GBytes *stream = c63check_read_file(v->stream);
+  GstTypeFindProbability prob = GST_TYPE_FIND_NONE;
+  GstCaps *caps = typefind(g_bytes_get_data(stream, NULL), g_bytes_get_size(stream), &prob);
+  GstStructure *s;
+  gint w = 0, h = 0;
+
+  fail_unless(caps != NULL, "%s not recognised", v->name);
+  s = gst_caps_get_structure(caps, 0);
+  fail_unless(gst_structure_has_name(s, "video/x-c63"), "%s typed as %" GST_PTR_FORMAT, v->name,
+              caps);
+  fail_unless_equals_int(prob, GST_TYPE_FIND_MAXIMUM);
+  fail_unless(gst_structure_get_int(s, "width", &w) && gst_structure_get_int(s, "height", &h));
+  fail_unless_equals_int(w, v->width);
+  fail_unless_equals_int(h, v->height);
+  gst_caps_unref(caps);
+  g_bytes_unref(stream);
+}
+GST_END_TEST;
+
+/* Only the first frame's headers are needed, and any frame type. */
+GST_START_TEST(test_typefind_delta_start)
+{
+  GBytes *stream = c63check_read_file(c63check_vector("pan_352x288_q10k7.c63")->stream);
+  GPtrArray *frames = c63check_split_frames(stream);
+  gsize len;
+  const guint8 *d = g_bytes_get_data(frames->pdata[1], &len);
+  GstCaps *caps = typefind(d, 700, NULL);
+
+  fail_unless(caps != NULL);
+  fail_unless(gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-c63"));
+  gst_caps_unref(caps);
+  g_ptr_array_unref(frames);
+  g_bytes_unref(stream);
+}
+GST_END_TEST;
+
+/* A baseline JFIF header is JPEG, not Codec63. */
+GST_START_TEST(test_typefind_jpeg_is_not_c63)
+{
+  static const guint8 jfif[] = {0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 'J',  'F',  'I',  'F',  0x00,
+                                0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0xff, 0xc0,
+                                0x00, 0x11, 0x08, 0x00, 0x10, 0x00, 0x10, 0x03, 0x01, 0x22, 0x00,
+                                0x02, 0x11, 0x01, 0x03, 0x11, 0x01, 0xff, 0xd9};
+  guint8 data[1024];
+  GstCaps *caps;
+
+  memset(data, 0, sizeof data);
+  memcpy(data, jfif, sizeof jfif);
+  caps = typefind(data, sizeof data, NULL);
+  fail_unless(caps != NULL);
+  fail_unless(gst_structure_has_name(gst_caps_get_structure(caps, 0), "image/jpeg"),
+              "typed as %" GST_PTR_FORMAT, caps);
+  gst_caps_unref(caps);
+}
+GST_END_TEST;
+
+/* A Codec63 header with one byte wrong is not claimed with certainty. */
+GST_START_TEST(test_typefind_damaged_header)
+{
+  GBytes *stream = c63check_read_file(c63check_vector("pan_176x144.c63")->stream);
+  guint8 *d = g_memdup2(g_bytes_get_data(stream, NULL), 1024);
+  GstTypeFindProbability prob = GST_TYPE_FIND_NONE;
+  GstCaps *caps;
+
+  d[2 + 4 + 65] = 7; /* the U table's id */
+  caps = typefind(d, 1024, &prob);
+  fail_if(caps && gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-c63"));
+  if (caps) gst_caps_unref(caps);
+  g_free(d);
+  g_bytes_unref(stream);
+}
+GST_END_TEST;
+
+static Suite *c63typefind_suite(void)
+{
+  Suite *s = suite_create("c63typefind");
+  TCase *tc = tcase_create("general");
+
+  suite_add_tcase(s, tc);
+  tcase_add_loop_test(tc, test_typefind_c63, 0, c63check_vectors()->len);
+  tcase_add_test(tc, test_typefind_delta_start);
+  tcase_add_test(tc, test_typefind_jpeg_is_not_c63);
+  tcase_add_test(tc, test_typefind_damaged_header);
+  return s;
+}
+
+GST_CHECK_MAIN(c63typefind);
