@@ -513,6 +513,9 @@ static void gst_c63_enc_subclass_init(gpointer klass, gpointer class_data)
   c63_backend_kind backend = (c63_backend_kind)GPOINTER_TO_INT(class_data);
 
   enc_class->backend = backend;
+  /* GObject does not inherit these: each class handles its own properties. */
+  G_OBJECT_CLASS(klass)->set_property = gst_c63_enc_set_property;
+  G_OBJECT_CLASS(klass)->get_property = gst_c63_enc_get_property;
   if (backend == C63_BACKEND_CUDA) {
     g_object_class_install_property(
         G_OBJECT_CLASS(klass), PROP_DEVICE_ID,
