@@ -15,6 +15,12 @@
 #define DHT_LENGTH 0x01a2
 #define SOS_LENGTH 0x000c
 
+/* The fixed parts of SOF0 and SOS: three components, Y sampled 2x2 with
+ * quantiser table 0, U and V 1x1 with tables 1 and 2; Huffman tables 0/0
+ * for Y and 1/1 for U and V; spectral selection 0..63. */
+static const uint8_t sof_components[10] = {3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 2};
+static const uint8_t sos_payload[10] = {3, 1, 0x00, 2, 0x11, 3, 0x11, 0, 63, 0};
+
 static void put16(c63_bytebuf *out, int v)
 {
   uint8_t b[2] = {(uint8_t)(v >> 8), (uint8_t)v};
@@ -46,8 +52,7 @@ void c63_write_frame_headers(c63_bytebuf *out, int width, int height, int keyfra
   c63_bytebuf_put(out, &precision, 1);
   put16(out, height);
   put16(out, width);
-  const uint8_t comps[10] = {3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 2};
-  c63_bytebuf_put(out, comps, sizeof(comps));
+  c63_bytebuf_put(out, sof_components, sizeof(sof_components));
   uint8_t kf = keyframe ? 1 : 0;
   c63_bytebuf_put(out, &kf, 1);
 
@@ -62,8 +67,7 @@ void c63_write_frame_headers(c63_bytebuf *out, int width, int height, int keyfra
 
   put_marker(out, 0xda); /* SOS */
   put16(out, SOS_LENGTH);
-  const uint8_t sos[10] = {3, 1, 0x00, 2, 0x11, 3, 0x11, 0, 63, 0};
-  c63_bytebuf_put(out, sos, sizeof(sos));
+  c63_bytebuf_put(out, sos_payload, sizeof(sos_payload));
 }
 
 void c63_write_eoi(c63_bytebuf *out)
@@ -89,6 +93,21 @@ static int expect_marker(const uint8_t *buf, size_t len, size_t pos, uint8_t m)
 {
   if (pos + 2 > len) return C63_ERR_TRUNCATED;
   if (buf[pos] != 0xff || buf[pos + 1] != m) return C63_ERR_BITSTREAM;
+  return C63_OK;
+}
+
+/* Decoders use the static tables of the format (section 6), so a DHT that
+ * says anything else cannot be decoded correctly: reject it. */
+static int check_dht(const uint8_t *p, char *msg, size_t msg_size)
+{
+  for (int t = 0; t < 4; t++) {
+    const c63_huff_spec *s = &c63_huff_specs[t];
+    if (p[0] != s->id)
+      FAIL(C63_ERR_BITSTREAM, "DHT table %d has class/id 0x%02X, expected 0x%02X", t, p[0], s->id);
+    if (memcmp(p + 1, s->bits, 16) != 0 || memcmp(p + 17, s->vals, s->nvals) != 0)
+      FAIL(C63_ERR_BITSTREAM, "DHT table 0x%02X differs from the static Codec63 table", s->id);
+    p += 17 + s->nvals;
+  }
   return C63_OK;
 }
 
@@ -119,6 +138,10 @@ int c63_parse_frame_header(const uint8_t *buf, size_t len, c63_frame_header *hdr
   if (rd16(buf + pos + 2) != SOF_LENGTH || sof[0] != 8 || sof[5] != 3)
     FAIL(C63_ERR_BITSTREAM, "unsupported SOF0 (length %d, precision %d, %d components)",
          rd16(buf + pos + 2), sof[0], sof[5]);
+  if (memcmp(sof + 5, sof_components, sizeof(sof_components)) != 0)
+    FAIL(C63_ERR_BITSTREAM,
+         "SOF0 component ids, sampling factors or quantiser table ids are not those of Codec63 "
+         "(Y 2x2 table 0, U 1x1 table 1, V 1x1 table 2)");
   hdr->height = rd16(sof + 1);
   hdr->width = rd16(sof + 3);
   if (hdr->width < C63_MIN_SIZE || hdr->width > C63_MAX_SIZE || hdr->height < C63_MIN_SIZE ||
@@ -135,14 +158,19 @@ int c63_parse_frame_header(const uint8_t *buf, size_t len, c63_frame_header *hdr
   if (pos + 4 > len) FAIL(C63_ERR_TRUNCATED, "truncated DHT");
   if (rd16(buf + pos + 2) != DHT_LENGTH)
     FAIL(C63_ERR_BITSTREAM, "DHT length %d, expected %d", rd16(buf + pos + 2), DHT_LENGTH);
+  if (pos + 2 + DHT_LENGTH > len) FAIL(C63_ERR_TRUNCATED, "truncated DHT");
+  if ((r = check_dht(buf + pos + 4, msg, msg_size))) return r;
   pos += 2 + DHT_LENGTH;
 
   if ((r = expect_marker(buf, len, pos, 0xda))) FAIL(r, "missing SOS (FF DA) after DHT");
   if (pos + 4 > len) FAIL(C63_ERR_TRUNCATED, "truncated SOS");
   if (rd16(buf + pos + 2) != SOS_LENGTH)
     FAIL(C63_ERR_BITSTREAM, "SOS length %d, expected %d", rd16(buf + pos + 2), SOS_LENGTH);
+  if (pos + 2 + SOS_LENGTH > len) FAIL(C63_ERR_TRUNCATED, "truncated SOS");
+  if (memcmp(buf + pos + 4, sos_payload, sizeof(sos_payload)) != 0)
+    FAIL(C63_ERR_BITSTREAM, "SOS component or Huffman table selectors are not those of Codec63 "
+                            "(Y tables 0/0, U and V tables 1/1)");
   pos += 2 + SOS_LENGTH;
-  if (pos > len) FAIL(C63_ERR_TRUNCATED, "truncated SOS");
 
   /* Entropy-coded data: every FF is followed by a 00 stuffing byte, so the
    * first FF followed by anything else is the EOI marker. */
