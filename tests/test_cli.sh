@@ -64,6 +64,25 @@ else
   cat "$T/err"
 fi
 
+# --backend cuda: the same bytes where CUDA is usable, a clear refusal elsewhere
+if "$ENC" --backend cuda -w 176 -h 144 -o "$T/cuda.c63" "$YUV/pan_176x144.yuv" 2>"$T/err"; then
+  cmp -s "$T/cuda.c63" "$CONF/pan_176x144.c63" && echo "ok: --backend cuda gives the same bytes" ||
+    fail "--backend cuda output differs from the reference stream"
+elif grep -q "cannot create the encoder" "$T/err"; then
+  echo "ok: --backend cuda refused: $(cat "$T/err")"
+else
+  fail "--backend cuda: $(cat "$T/err")"
+fi
+
+# a partial frame at the end is reported and ignored
+{ cat "$YUV/pan_176x144.yuv"; head -c 1000 "$YUV/pan_176x144.yuv"; } >"$T/partial.yuv"
+if "$ENC" -w 176 -h 144 -o "$T/partial.c63" "$T/partial.yuv" 2>"$T/err" &&
+  grep -q "partial frame" "$T/err" && cmp -s "$T/partial.c63" "$CONF/pan_176x144.c63"; then
+  echo "ok: a trailing partial frame is reported and ignored"
+else
+  fail "trailing partial frame: $(cat "$T/err")"
+fi
+
 # -f limits the frame count: the first 3 frames are the stream's first 3
 "$ENC" -w 176 -h 144 -f 3 -o "$T/f3.c63" "$YUV/pan_176x144.yuv" 2>"$T/err" || fail "-f 3"
 if grep -q "encoded 3 frames" "$T/err"; then echo "ok: -f 3 encodes 3 frames"; else
@@ -128,23 +147,31 @@ else
   fail "empty stream: $(cat "$T/err")"
 fi
 
+# like expect_error, and the usage text must follow the message
+expect_usage() {
+  expect_error "$@"
+  grep -q "^Usage: " "$T/err" || fail "no usage text after '$1'"
+}
+
 # --- bad arguments: non-zero exit, message, usage ---
-expect_error "Usage" "$ENC"
-expect_error "Usage" "$ENC" -w 176 -h 144 "$YUV/pan_176x144.yuv"
-expect_error "required" "$ENC" -w 176 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
-expect_error "width" "$ENC" -w 7 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
-expect_error "quality" "$ENC" -w 176 -h 144 -q 51 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
-expect_error "search" "$ENC" -w 176 -h 144 -r 65 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
-expect_error "whole number" "$ENC" -w abc -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
-expect_error "unknown option" "$ENC" --bogus -w 176 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
-expect_error "backend" "$ENC" --backend gpu -w 176 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_usage "missing input file" "$ENC"
+expect_usage "-o OUTPUT is required" "$ENC" -w 176 -h 144 "$YUV/pan_176x144.yuv"
+expect_usage "HEIGHT are required" "$ENC" -w 176 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_usage "size 7x144 is outside" "$ENC" -w 7 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_usage "quality 51 is outside" "$ENC" -w 176 -h 144 -q 51 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_usage "search range 65 is outside" "$ENC" -w 176 -h 144 -r 65 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_usage "not a whole number" "$ENC" -w abc -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_usage "unknown option --bogus" "$ENC" --bogus -w 176 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_usage "unknown backend" "$ENC" --backend gpu -w 176 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_usage "needs a value" "$ENC" -w 176 -h 144 "$YUV/pan_176x144.yuv" -o
+expect_usage "must not be negative" "$ENC" -f -3 -w 176 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
 expect_error "cannot open" "$ENC" -w 176 -h 144 -o "$T/x.c63" "$T/does-not-exist.yuv"
 expect_error "cannot open" "$ENC" -w 176 -h 144 -o "$T/no/such/dir/x.c63" "$YUV/pan_176x144.yuv"
-expect_error "Usage" "$DEC"
-expect_error "Usage" "$DEC" "$s"
-expect_error "unknown option" "$DEC" --bogus "$s" "$T/x.yuv"
+expect_usage "expected an input and an output" "$DEC"
+expect_usage "expected an input and an output" "$DEC" "$s"
+expect_usage "unknown option --bogus" "$DEC" --bogus "$s" "$T/x.yuv"
 expect_error "cannot open" "$DEC" "$T/does-not-exist.c63" "$T/x.yuv"
-expect_error "Usage" "$PSNR" -w 176 "$YUV/pan_176x144.yuv"
+expect_usage "need -w" "$PSNR" -w 176 "$YUV/pan_176x144.yuv"
 "$ENC" --help | grep -q "Usage" && echo "ok: c63-enc --help" || fail "c63-enc --help"
 "$DEC" --help | grep -q "Usage" && echo "ok: c63-dec --help" || fail "c63-dec --help"
 

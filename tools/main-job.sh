@@ -11,6 +11,7 @@
 #
 # Environment (all optional):
 #   BUILD=build           build directory
+#   SKIP_BUILD=1          use the build directory as it is (no meson/ninja)
 #   MODE=auto|gst|cli     auto: gst-launch when the plugin exists
 #   ENCODER=c63enc        element for MODE=gst (default: c63cudaenc if usable)
 #   INPUT=file.yuv WIDTH=1920 HEIGHT=1080   raw I420 input (default: a
@@ -28,10 +29,12 @@ HEIGHT=${HEIGHT:-1080}
 FRAMES=${FRAMES:-50}
 QUALITY=${QUALITY:-25}
 
-if [ ! -f "$BUILD/build.ninja" ]; then
-  meson setup "$BUILD"
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+  if [ ! -f "$BUILD/build.ninja" ]; then
+    meson setup "$BUILD"
+  fi
+  ninja -C "$BUILD"
 fi
-ninja -C "$BUILD"
 T=$BUILD/tools
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/c63-main-job.XXXXXX")
