@@ -279,8 +279,9 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
     if (job->keyframe) {
       err = cudaMemsetAsync(d_mvs(be), 0, (size_t)P.total_blocks * sizeof(c63_mv), st);
     } else {
-      for (int p = 0; p < 3 && err == cudaSuccess; p++)
-        err = c63_cu_motion_search(be->d_cur, ref, P.p[p], d_mvs(be), st);
+      err = c63_cu_motion_search(be->d_cur, ref, P.p[0], d_mvs(be), st);
+      if (err == cudaSuccess)
+        err = c63_cu_motion_search_pair(be->d_cur, ref, P.p[1], P.p[2], d_mvs(be), st);
     }
   }
   if (s.timed) cudaEventRecord(s.ev[EV_SEARCHED], st);

@@ -39,6 +39,10 @@ struct c63_cu_planes {
 cudaError_t c63_cu_motion_search(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &pl,
                                  c63_mv *mvs, cudaStream_t s);
 
+/* The same for two planes of equal size and range (U and V) in one launch. */
+cudaError_t c63_cu_motion_search_pair(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &a,
+                                      const c63_cu_plane &b, c63_mv *mvs, cudaStream_t s);
+
 /* pred = ref displaced by each block's vector, zero for use_mv = 0. */
 cudaError_t c63_cu_motion_compensate(const uint8_t *ref, const c63_mv *mvs, const c63_cu_planes &pl,
                                      uint8_t *pred, cudaStream_t s);

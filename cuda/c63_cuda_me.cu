@@ -12,14 +12,25 @@
  *    VABSDIFF4 with accumulate, four pixel differences per instruction;
  *  - one min-reduction over the packed key (sad << 14) | raster_index:
  *    the smallest SAD wins and, among equal SADs, the first candidate in
- *    raster order, exactly the reference's strict < tie-break.
+ *    raster order, exactly the reference's strict < tie-break;
+ *  - U and V blocks at the same position share a CTA, one search per warp
+ *    group, so the small chroma searches still fill the multiprocessors.
+ * On an H200 (Nsight Compute) the luma kernel keeps the ALU pipe, which runs
+ * VABSDIFF4 at half rate, about 70% busy.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "cuda/c63_cuda_internal.h"
 
 namespace
 {
 
-constexpr int kMaxThreads = 256;
+/* Threads per CTA at most. Luma CTAs (128 threads at range 16) keep 40
+ * registers so 12 fit on a multiprocessor; wider ranges loop. */
+constexpr int kMaxThreads = 128;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+constexpr int kMinLumaCtas = 8; /* Turing runs at most 1024 threads per SM */
+#else
+constexpr int kMinLumaCtas = 12;
+#endif
 /* SAD of an 8x8 block is at most 64 * 255 = 16320 < 2^14; the raster index
  * of a candidate is below (2 * 64)^2 = 2^14. */
 constexpr int kIndexBits = 14;
@@ -54,47 +65,66 @@ inline window_shape max_window(int range, int G)
   return s;
 }
 
-template <int G>
-__global__ void __launch_bounds__(kMaxThreads)
-    me_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, c63_cu_plane pl,
-              c63_mv *__restrict__ mvs)
+/* The planes one launch searches: luma alone, or U and V together (same
+ * geometry and range), one search per thread group of each CTA. Chroma
+ * searches are small (32 threads at the default range): pairing them fills
+ * the multiprocessors twice as well as one 32-thread CTA each. */
+struct me_planes {
+  c63_cu_plane pl; /* geometry and range, shared by the searches */
+  int n;           /* searches per CTA: 1 or 2 */
+  int pix_off[2];  /* each search's plane in the frame buffers */
+  int blk_off[2];
+};
+
+template <int G, int N>
+__global__ void __launch_bounds__(kMaxThreads, N == 1 ? kMinLumaCtas : 8)
+    me_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, me_planes mp,
+              int win_words, c63_mv *__restrict__ mvs)
 {
-  extern __shared__ uint32_t win[];
-  __shared__ uint32_t cur_s[16];
+  extern __shared__ uint32_t smem[];
+  __shared__ uint32_t cur_s[2][16];
   __shared__ uint32_t red[kMaxThreads / 32];
+
+  /* Thread group `sub` (a whole number of warps) does search `sub`. */
+  const int tpb = N == 1 ? (int)blockDim.x : (int)blockDim.x / N;
+  const int sub = N == 1 ? 0 : (int)threadIdx.x / tpb, tid = (int)threadIdx.x - sub * tpb;
+  const c63_cu_plane &pl = mp.pl;
+  uint32_t *win = smem + sub * win_words;
+  const int pix_off = sub ? mp.pix_off[1] : mp.pix_off[0];
+  const int blk_off = sub ? mp.blk_off[1] : mp.blk_off[0];
 
   const int w = pl.w, h = pl.h, range = pl.range;
   const int mx = blockIdx.x * 8, my = blockIdx.y * 8;
   const int left = max(0, mx - range), right = min(w - 8, mx + range);
   const int top = max(0, my - range), bottom = min(h - 8, my + range);
   const int nx = right - left, ny = bottom - top;
-  c63_mv *out = mvs + pl.blk_off + blockIdx.y * pl.bw + blockIdx.x;
-  cur += pl.pix_off;
-  ref += pl.pix_off;
-
-  if (nx <= 0 || ny <= 0) {
-    /* No candidate at all (tiny planes, range 0): the reference keeps the
-     * zero vector it started with. */
-    if (threadIdx.x == 0) *out = c63_mv{0, 0, 1, 0};
+  /* No candidate at all (tiny planes, range 0): the reference keeps the
+   * zero vector it started with. */
+  const bool any = nx > 0 && ny > 0;
+  cur += pix_off;
+  ref += pix_off;
+  if (N == 1 && !any) {
+    /* CTA-uniform: leave at once (keeps the common path lean). */
+    if (tid == 0) mvs[blk_off + blockIdx.y * pl.bw + blockIdx.x] = c63_mv{0, 0, 1, 0};
     return;
   }
 
   /* Stage the window: rows [top, top + rows), words from the 4-aligned
    * column at or left of `left`. Pixels outside the plane read as zero;
    * no valid candidate touches them, they only keep the loads in bounds. */
-  const int groups = (ny + G - 1) / G;
+  const int groups = any ? (ny + G - 1) / G : 0;
   const int rows = groups * G + 7;
   const int wx0 = left & ~3;
   const int off0 = left - wx0;
-  const int words = ((off0 + nx - 1) >> 2) + 3;
-  {
+  const int words = any ? ((off0 + nx - 1) >> 2) + 3 : 1;
+  if (any) {
     /* Each thread keeps one word column and strides down the rows: one
-     * division per thread instead of one per word. blockDim >= words holds
-     * for every range (the launcher sizes CTAs by 2 * range). */
-    const int c = threadIdx.x % words, rstep = blockDim.x / words;
+     * division per thread instead of one per word. tpb >= words holds for
+     * every range (the launcher sizes groups by 2 * range). */
+    const int c = tid % words, rstep = tpb / words;
     const int x = wx0 + 4 * c;
-    if ((int)threadIdx.x < rstep * words) {
-      for (int r = threadIdx.x / words; r < rows; r += rstep) {
+    if (tid < rstep * words) {
+      for (int r = tid / words; r < rows; r += rstep) {
         const int y = top + r;
         uint32_t v = 0;
         if (y < h && x < w) v = *reinterpret_cast<const uint32_t *>(ref + (size_t)y * w + x);
@@ -102,21 +132,21 @@ __global__ void __launch_bounds__(kMaxThreads)
       }
     }
   }
-  if (threadIdx.x < 16) {
-    int j = threadIdx.x >> 1;
-    cur_s[threadIdx.x] = *reinterpret_cast<const uint32_t *>(cur + (size_t)(my + j) * w + mx +
-                                                             4 * (threadIdx.x & 1));
+  if (tid < 16) {
+    const int j = tid >> 1;
+    cur_s[sub][tid] =
+        *reinterpret_cast<const uint32_t *>(cur + (size_t)(my + j) * w + mx + 4 * (tid & 1));
   }
   __syncthreads();
 
   uint32_t cw[16];
 #pragma unroll
   for (int i = 0; i < 16; i++)
-    cw[i] = cur_s[i];
+    cw[i] = cur_s[sub][i];
 
   uint32_t best = 0xffffffffu;
   const int items = nx * groups;
-  for (int item = threadIdx.x; item < items; item += blockDim.x) {
+  for (int item = tid; item < items; item += tpb) {
     /* Consecutive threads take consecutive columns: their window reads
      * share words (broadcast), no bank conflicts. */
     const int g = item / nx, c = item - g * nx;
@@ -141,51 +171,92 @@ __global__ void __launch_bounds__(kMaxThreads)
         }
       }
     }
+    /* Keys: sad * 2^14 + raster index (multiply-adds, off the ALU pipe the
+     * SADs need); only the last row group can hold rows past the window. */
+    const uint32_t base = (uint32_t)(g * G * nx + c);
+    if (g * G + G <= ny) {
 #pragma unroll
-    for (int k = 0; k < G; k++) {
-      const int dy = g * G + k;
-      if (dy < ny) best = min(best, (sad[k] << kIndexBits) | (uint32_t)(dy * nx + c));
+      for (int k = 0; k < G; k++)
+        best = min(best, sad[k] * (1u << kIndexBits) + base + (uint32_t)(k * nx));
+    } else {
+#pragma unroll
+      for (int k = 0; k < G; k++)
+        if (g * G + k < ny)
+          best = min(best, sad[k] * (1u << kIndexBits) + base + (uint32_t)(k * nx));
     }
   }
 
   best = warp_min(best);
   if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = best;
   __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int i = 1; i < (int)(blockDim.x + 31) / 32; i++)
-      best = min(best, red[i]);
-    const int idx = (int)(best & ((1u << kIndexBits) - 1));
-    const int dy = idx / nx, dx = idx - dy * nx;
-    *out = c63_mv{(int8_t)(left + dx - mx), (int8_t)(top + dy - my), 1, 0};
+  if (tid == 0) {
+    const int w0 = threadIdx.x >> 5, nw = tpb >> 5;
+    for (int i = 1; i < nw; i++)
+      best = min(best, red[w0 + i]);
+    c63_mv mv{0, 0, 1, 0};
+    if (any) {
+      const int idx = (int)(best & ((1u << kIndexBits) - 1));
+      const int dy = idx / nx, dx = idx - dy * nx;
+      mv.x = (int8_t)(left + dx - mx);
+      mv.y = (int8_t)(top + dy - my);
+    }
+    mvs[blk_off + blockIdx.y * pl.bw + blockIdx.x] = mv;
   }
 }
 
 template <int G>
-cudaError_t launch(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &pl, int range,
-                   c63_mv *mvs, cudaStream_t s)
+cudaError_t launch(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, c63_mv *mvs,
+                   cudaStream_t s)
 {
+  const c63_cu_plane &pl = mp.pl;
+  if (pl.bw <= 0 || pl.bh <= 0) return cudaSuccess;
+  const int range = pl.range < 0 ? 0 : pl.range;
+  /* The packed key holds raster indices below (2 * 64)^2 only. */
+  if (range > 64) return cudaErrorInvalidValue;
   const window_shape ws = max_window(range, G);
-  const size_t shmem = (size_t)ws.rows * ws.words * sizeof(uint32_t);
+  const int win_words = ws.rows * ws.words;
+  const size_t shmem = (size_t)mp.n * win_words * sizeof(uint32_t);
   /* Enough threads for every (column, row group) item of an unclipped block,
    * in whole warps; wider ranges loop. */
   const int items = 2 * range * ((2 * range + G - 1) / G);
   int threads = (items + 31) / 32 * 32;
   if (threads < 32) threads = 32;
-  if (threads > kMaxThreads) threads = kMaxThreads;
-  me_kernel<G><<<dim3(pl.bw, pl.bh), threads, shmem, s>>>(cur, ref, pl, mvs);
+  if (threads > kMaxThreads / mp.n) threads = kMaxThreads / mp.n;
+  if (mp.n == 2)
+    me_kernel<G, 2><<<dim3(pl.bw, pl.bh), threads * 2, shmem, s>>>(cur, ref, mp, win_words, mvs);
+  else
+    me_kernel<G, 1><<<dim3(pl.bw, pl.bh), threads, shmem, s>>>(cur, ref, mp, win_words, mvs);
   return cudaGetLastError();
 }
 
 } // namespace
 
+/* 8 rows per thread: measured on an H200 (1080p, range 16), 16 rows gave the
+ * same time; the ALU pipe (VABSDIFF4, PRMT) is the limit either way. */
 cudaError_t c63_cu_motion_search(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &pl,
                                  c63_mv *mvs, cudaStream_t s)
 {
-  if (pl.bw <= 0 || pl.bh <= 0) return cudaSuccess;
-  const int range = pl.range < 0 ? 0 : pl.range;
-  /* The packed key holds raster indices below (2 * 64)^2 only. */
-  if (range > 64) return cudaErrorInvalidValue;
-  /* 8 rows per thread: measured on an H200 (1080p, range 16), 16 rows gave
-   * the same time; the ALU pipe (VABSDIFF4, PRMT) is the limit either way. */
-  return launch<8>(cur, ref, pl, range, mvs, s);
+  me_planes mp;
+  mp.pl = pl;
+  mp.n = 1;
+  mp.pix_off[0] = mp.pix_off[1] = pl.pix_off;
+  mp.blk_off[0] = mp.blk_off[1] = pl.blk_off;
+  return launch<8>(cur, ref, mp, mvs, s);
+}
+
+cudaError_t c63_cu_motion_search_pair(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &a,
+                                      const c63_cu_plane &b, c63_mv *mvs, cudaStream_t s)
+{
+  if (a.w != b.w || a.h != b.h || a.bw != b.bw || a.bh != b.bh || a.range != b.range) {
+    cudaError_t err = c63_cu_motion_search(cur, ref, a, mvs, s);
+    return err == cudaSuccess ? c63_cu_motion_search(cur, ref, b, mvs, s) : err;
+  }
+  me_planes mp;
+  mp.pl = a;
+  mp.n = 2;
+  mp.pix_off[0] = a.pix_off;
+  mp.pix_off[1] = b.pix_off;
+  mp.blk_off[0] = a.blk_off;
+  mp.blk_off[1] = b.blk_off;
+  return launch<8>(cur, ref, mp, mvs, s);
 }
