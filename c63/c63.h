@@ -99,8 +99,11 @@ int c63_enc_params_validate(const c63_enc_params *p, char *msg, size_t msg_size)
 int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_t msg_size);
 void c63_encoder_free(c63_encoder *enc);
 
-/* Change the quality; it applies from the next picture sent. */
+/* Change the quality, keyframe interval or search range; each applies from
+ * the next picture sent (a new interval counts from the last keyframe). */
 int c63_encoder_set_quality(c63_encoder *enc, int quality);
+int c63_encoder_set_keyframe_interval(c63_encoder *enc, int keyframe_interval);
+int c63_encoder_set_search_range(c63_encoder *enc, int search_range);
 
 /* Send a picture (the encoder copies what it needs before returning), or
  * NULL to drain. Returns C63_ERR_AGAIN when packets must be received first. */

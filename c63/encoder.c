@@ -196,6 +196,24 @@ int c63_encoder_set_quality(c63_encoder *enc, int quality)
   return C63_OK;
 }
 
+int c63_encoder_set_keyframe_interval(c63_encoder *enc, int keyframe_interval)
+{
+  c63_enc_params p = enc->p;
+  p.keyframe_interval = keyframe_interval;
+  int r = c63_enc_params_validate(&p, enc->err, sizeof(enc->err));
+  if (r == C63_OK) enc->p = p;
+  return r;
+}
+
+int c63_encoder_set_search_range(c63_encoder *enc, int search_range)
+{
+  c63_enc_params p = enc->p;
+  p.search_range = search_range;
+  int r = c63_enc_params_validate(&p, enc->err, sizeof(enc->err));
+  if (r == C63_OK) enc->p = p;
+  return r;
+}
+
 int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic)
 {
   if (!pic) {
@@ -215,8 +233,10 @@ int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic)
   /* Keyframe on the first frame, every keyframe_interval frames counted
    * from the last keyframe, and on request (format section 3). */
   const int kfi = enc->p.keyframe_interval;
+  /* '>=' rather than the reference's '==': the same frames for a fixed
+   * interval, and a smaller interval set mid-stream still takes effect. */
   int keyframe = enc->frames_sent == 0 || pic->force_keyframe ||
-                 (kfi > 0 && enc->frames_since_keyframe == kfi);
+                 (kfi > 0 && enc->frames_since_keyframe >= kfi);
 
   queued_frame *q = &enc->queue[(enc->head + enc->count) % MAX_IN_FLIGHT];
   memset(q, 0, sizeof(*q));

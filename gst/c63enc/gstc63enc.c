@@ -42,7 +42,12 @@ static GstStaticPadTemplate sink_template =
 static GstStaticPadTemplate src_template =
     GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(SRC_CAPS));
 
-G_DEFINE_ABSTRACT_TYPE(GstC63Enc, gst_c63_enc, GST_TYPE_VIDEO_ENCODER);
+/* The abstract base registers as "GstC63EncBase" so that the CPU element's
+ * own type can be "GstC63Enc", whose instances are then named c63enc0, ...
+ * as users expect from the element name. */
+typedef GstC63Enc GstC63EncBase;
+typedef GstC63EncClass GstC63EncBaseClass;
+G_DEFINE_ABSTRACT_TYPE(GstC63EncBase, gst_c63_enc, GST_TYPE_VIDEO_ENCODER);
 
 /* ---- Errors ------------------------------------------------------------- */
 
@@ -124,7 +129,7 @@ static gboolean gst_c63_enc_open_encoder(GstC63Enc *self)
   params.keyframe_interval = self->keyframe_interval;
   params.search_range = self->search_range;
   params.device_id = self->device_id;
-  self->quality_changed = FALSE;
+  self->settings_changed = FALSE;
   GST_OBJECT_UNLOCK(self);
 
   status = c63_encoder_new(&params, &self->enc, msg, sizeof msg);
@@ -269,25 +274,29 @@ static gboolean gst_c63_enc_set_format(GstVideoEncoder *venc, GstVideoCodecState
   return gst_video_encoder_negotiate(venc);
 }
 
-/* Apply a quality set while PLAYING, before the next picture is sent. */
-static gboolean gst_c63_enc_apply_quality(GstC63Enc *self)
+/* Apply settings changed while PLAYING, before the next picture is sent. */
+static gboolean gst_c63_enc_apply_settings(GstC63Enc *self)
 {
-  gint quality = 0;
+  gint quality, keyframe_interval, search_range;
   gboolean changed;
   int status;
 
   GST_OBJECT_LOCK(self);
-  changed = self->quality_changed;
+  changed = self->settings_changed;
   quality = self->quality;
-  self->quality_changed = FALSE;
+  keyframe_interval = self->keyframe_interval;
+  search_range = self->search_range;
+  self->settings_changed = FALSE;
   GST_OBJECT_UNLOCK(self);
   if (!changed) return TRUE;
-  status = c63_encoder_set_quality(self->enc, quality);
-  if (status != C63_OK) {
-    gst_c63_enc_post_error(self, status, "c63_encoder_set_quality", c63_encoder_error(self->enc));
+  if ((status = c63_encoder_set_quality(self->enc, quality)) != C63_OK ||
+      (status = c63_encoder_set_keyframe_interval(self->enc, keyframe_interval)) != C63_OK ||
+      (status = c63_encoder_set_search_range(self->enc, search_range)) != C63_OK) {
+    gst_c63_enc_post_error(self, status, "applying new settings", c63_encoder_error(self->enc));
     return FALSE;
   }
-  GST_DEBUG_OBJECT(self, "quality now %d", quality);
+  GST_DEBUG_OBJECT(self, "quality %d, keyframe interval %d, search range %d from this frame",
+                   quality, keyframe_interval, search_range);
   return TRUE;
 }
 
@@ -309,7 +318,7 @@ static GstFlowReturn gst_c63_enc_handle_frame(GstVideoEncoder *venc, GstVideoCod
     gst_video_codec_frame_unref(frame);
     return GST_FLOW_ERROR;
   }
-  if (!gst_c63_enc_apply_quality(self)) {
+  if (!gst_c63_enc_apply_settings(self)) {
     gst_video_codec_frame_unref(frame);
     return GST_FLOW_ERROR;
   }
@@ -391,13 +400,15 @@ static void gst_c63_enc_set_property(GObject *object, guint prop_id, const GValu
   switch (prop_id) {
   case PROP_QUALITY:
     self->quality = g_value_get_int(value);
-    self->quality_changed = TRUE;
+    self->settings_changed = TRUE;
     break;
   case PROP_KEYFRAME_INTERVAL:
     self->keyframe_interval = g_value_get_int(value);
+    self->settings_changed = TRUE;
     break;
   case PROP_SEARCH_RANGE:
     self->search_range = g_value_get_int(value);
+    self->settings_changed = TRUE;
     break;
   case PROP_DEVICE_ID:
     self->device_id = g_value_get_int(value);
@@ -468,17 +479,15 @@ static void gst_c63_enc_class_init(GstC63EncClass *klass)
       g_param_spec_int("keyframe-interval", "Keyframe interval",
                        "Frames from one keyframe to the next (1 = every frame is a keyframe, "
                        "0 = only the first frame and forced key units). Counting restarts at "
-                       "every keyframe, forced ones included. A change applies when the "
-                       "encoder next starts: at the first frame after new caps, a flush or "
-                       "a restart",
+                       "every keyframe, forced ones included. May change while PLAYING; "
+                       "applies from the next frame",
                        0, G_MAXINT, C63_DEFAULT_KEYFRAME_INTERVAL,
                        flags | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property(
       gobject_class, PROP_SEARCH_RANGE,
       g_param_spec_int("search-range", "Search range",
-                       "Motion search range in luma pixels (chroma uses half). A change "
-                       "applies when the encoder next starts (first frame after new caps, a "
-                       "flush or a restart)",
+                       "Motion search range in luma pixels (chroma uses half). May change "
+                       "while PLAYING; applies from the next frame",
                        C63_MIN_SEARCH_RANGE, C63_MAX_SEARCH_RANGE, C63_DEFAULT_SEARCH_RANGE,
                        flags | GST_PARAM_MUTABLE_PLAYING));
 
@@ -545,7 +554,7 @@ gboolean gst_c63_enc_register(GstPlugin *plugin, c63_backend_kind backend, guint
       .class_data = GINT_TO_POINTER(backend),
       .instance_size = sizeof(GstC63Enc),
   };
-  const char *type_name = cuda ? "GstC63CudaEnc" : "GstC63CpuEnc";
+  const char *type_name = cuda ? "GstC63CudaEnc" : "GstC63Enc";
   GType type = g_type_from_name(type_name);
 
   if (!type) type = g_type_register_static(GST_TYPE_C63_ENC, type_name, &info, 0);

@@ -34,7 +34,7 @@ struct _GstC63Enc {
   /* Properties, guarded by the object lock: they are set from the
    * application thread while the streaming thread encodes. */
   gint quality;
-  gboolean quality_changed; /* apply quality before the next picture */
+  gboolean settings_changed; /* apply properties before the next picture */
   gint keyframe_interval;
   gint search_range;
   gint device_id;

@@ -155,6 +155,21 @@ void c63check_enc_quality_mid_stream(const gchar *element)
   gst_harness_teardown(hh);
 }
 
+void c63check_enc_keyframe_interval_mid_stream(const gchar *element)
+{
+  GstHarness *hh = enc_harness(element, 32, 32);
+  guint n;
+
+  gst_harness_play(hh);
+  push_pictures(hh, 32, 32, 0, 3);
+  /* while PLAYING, three frames after the keyframe: the next frame is due */
+  g_object_set(hh->element, "keyframe-interval", 2, NULL);
+  push_pictures(hh, 32, 32, 3, 8);
+  for (n = 0; n < 8; n++)
+    fail_unless_equals_int(pull_keyframe_flag(hh, NULL), n == 0 || n == 3 || n == 5 || n == 7);
+  gst_harness_teardown(hh);
+}
+
 void c63check_enc_force_key_unit(const gchar *element)
 {
   GstHarness *hh = enc_harness(element, 32, 32);

@@ -17,6 +17,7 @@ void c63check_enc_caps(const gchar *element);
 void c63check_enc_flags_timestamps(const gchar *element);
 void c63check_enc_keyframe_interval_edges(const gchar *element);
 void c63check_enc_quality_mid_stream(const gchar *element);
+void c63check_enc_keyframe_interval_mid_stream(const gchar *element);
 void c63check_enc_force_key_unit(const gchar *element);
 void c63check_enc_eos_drain(const gchar *element);
 void c63check_enc_size_change(const gchar *element);

@@ -31,6 +31,12 @@ GST_START_TEST(test_cuda_keyframe_interval_edges)
 }
 GST_END_TEST;
 
+GST_START_TEST(test_cuda_keyframe_interval_mid_stream)
+{
+  c63check_enc_keyframe_interval_mid_stream(ELEMENT);
+}
+GST_END_TEST;
+
 GST_START_TEST(test_cuda_quality_mid_stream)
 {
   c63check_enc_quality_mid_stream(ELEMENT);
@@ -132,6 +138,7 @@ static Suite *c63cudaenc_suite(void)
   tcase_add_test(tc, test_cuda_flags_timestamps);
   tcase_add_test(tc, test_cuda_keyframe_interval_edges);
   tcase_add_test(tc, test_cuda_quality_mid_stream);
+  tcase_add_test(tc, test_cuda_keyframe_interval_mid_stream);
   tcase_add_test(tc, test_cuda_force_key_unit);
   tcase_add_test(tc, test_cuda_eos_drain);
   tcase_add_test(tc, test_cuda_size_change);

@@ -30,6 +30,12 @@ GST_START_TEST(test_enc_keyframe_interval_edges)
 }
 GST_END_TEST;
 
+GST_START_TEST(test_enc_keyframe_interval_mid_stream)
+{
+  c63check_enc_keyframe_interval_mid_stream("c63enc");
+}
+GST_END_TEST;
+
 GST_START_TEST(test_enc_quality_mid_stream)
 {
   c63check_enc_quality_mid_stream("c63enc");
@@ -111,6 +117,7 @@ static Suite *c63enc_suite(void)
   tcase_add_test(tc, test_enc_flags_timestamps);
   tcase_add_test(tc, test_enc_keyframe_interval_edges);
   tcase_add_test(tc, test_enc_quality_mid_stream);
+  tcase_add_test(tc, test_enc_keyframe_interval_mid_stream);
   tcase_add_test(tc, test_enc_force_key_unit);
   tcase_add_test(tc, test_enc_eos_drain);
   tcase_add_test(tc, test_enc_size_change);
