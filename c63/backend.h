@@ -15,6 +15,7 @@
 
 #include "dsp.h"
 #include "geometry.h"
+#include "threadpool.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,8 +43,10 @@ typedef struct c63_backend_ops {
   const char *name;
   /* Frames the backend may hold between submit and collect (>= 1). */
   int max_in_flight;
-  int (*create)(const c63_geometry *g, int device_id, c63_backend **out, char *msg,
-                size_t msg_size);
+  /* pool: the encoder's CPU threads, which a backend may use during submit
+   * and collect (it is idle then). */
+  int (*create)(const c63_geometry *g, int device_id, c63_threadpool *pool, c63_backend **out,
+                char *msg, size_t msg_size);
   void (*destroy)(c63_backend *be);
   /* Start the frame. Jobs are collected in submission order. */
   int (*submit)(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size);

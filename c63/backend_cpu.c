@@ -1,5 +1,8 @@
 /* The CPU backend: the pixel stages with the fastest DSP functions of this
- * CPU, completing each frame during submit.
+ * CPU, completing each frame during submit. Each plane is cut into stripes
+ * of block rows that the encoder's thread pool codes in parallel: within a
+ * frame a stripe reads only the input and the previous reconstruction and
+ * writes only its own rows, so the output does not depend on the cut.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +22,9 @@ struct c63_backend {
   c63_mv *mvs[3];
   int ref; /* index of the reference reconstruction in recon[] */
   int pending;
+  c63_threadpool *pool;
+  int nstripes[3];
+  const c63_frame_job *job; /* the frame being coded, for the stripe tasks */
 };
 
 void c63_pad_plane(const uint8_t *src, int src_stride, int pic_w, int pic_h, uint8_t *dst,
@@ -45,13 +51,14 @@ static void cpu_destroy(c63_backend *be)
   free(be);
 }
 
-static int cpu_create(const c63_geometry *g, int device_id, c63_backend **out, char *msg,
-                      size_t msg_size)
+static int cpu_create(const c63_geometry *g, int device_id, c63_threadpool *pool, c63_backend **out,
+                      char *msg, size_t msg_size)
 {
   c63_backend *be = calloc(1, sizeof(*be));
   *out = NULL;
   if (!be) goto nomem;
   be->g = *g;
+  be->pool = pool;
   c63_dsp_init(&be->dsp);
   for (int c = 0; c < 3; c++) {
     size_t px = (size_t)g->pad_w[c] * g->pad_h[c], blocks = px / 64;
@@ -65,6 +72,9 @@ static int cpu_create(const c63_geometry *g, int device_id, c63_backend **out, c
     if (!be->cur[c] || !be->pred[c] || !be->recon[0][c] || !be->recon[1][c] || !be->coeffs[c] ||
         !be->mvs[c])
       goto nomem;
+    /* a few stripes per thread balance uneven rows; chroma has half the rows */
+    int n = 2 * c63_threadpool_size(pool);
+    be->nstripes[c] = n < g->blocks_h[c] ? n : g->blocks_h[c];
   }
   *out = be;
   return C63_OK;
@@ -76,30 +86,55 @@ nomem:
   return C63_ERR_NOMEM;
 }
 
+/* Code block rows [by0, by1) of plane c. */
+static void code_rows(c63_backend *be, int c, int by0, int by1)
+{
+  const c63_geometry *g = &be->g;
+  const c63_frame_job *job = be->job;
+  const int w = g->pad_w[c], h = g->pad_h[c], bw = g->blocks_w[c];
+  const size_t off = (size_t)by0 * 8 * w, blk = (size_t)by0 * bw;
+  const int rows_h = (by1 - by0) * 8;
+  uint8_t *ref = be->recon[be->ref][c], *rec = be->recon[!be->ref][c];
+  const uint8_t *pred = NULL;
+
+  if (job->keyframe) {
+    memset(be->mvs[c] + blk, 0, (size_t)(by1 - by0) * bw * sizeof(c63_mv));
+  } else {
+    int range = c ? job->search_range / 2 : job->search_range;
+    be->dsp.motion_search_rows(be->cur[c], ref, w, h, range, by0, by1, be->mvs[c]);
+    /* Vectors are relative to each block, so a stripe's prediction comes
+     * from the reference offset by the same rows (they may reach outside
+     * the stripe, never outside the plane). */
+    be->dsp.motion_compensate(ref + off, w, rows_h, be->mvs[c] + blk, be->pred[c] + off);
+    pred = be->pred[c] + off;
+  }
+  be->dsp.fdct_quant(be->cur[c] + off, pred, w, rows_h, job->quant[c], c63_ac_limit(c),
+                     be->coeffs[c] + blk * 64);
+  be->dsp.dequant_idct_recon(be->coeffs[c] + blk * 64, pred, w, rows_h, job->quant[c], rec + off);
+}
+
+static void stripe_task(void *arg, int i)
+{
+  c63_backend *be = arg;
+  int c = 0;
+  while (i >= be->nstripes[c])
+    i -= be->nstripes[c++];
+  int rows = be->g.blocks_h[c], n = be->nstripes[c];
+  code_rows(be, c, rows * i / n, rows * (i + 1) / n);
+}
+
 static int cpu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
 {
   const c63_geometry *g = &be->g;
-  int next = !be->ref;
 
-  for (int c = 0; c < 3; c++) {
-    int w = g->pad_w[c], h = g->pad_h[c];
-    size_t blocks = (size_t)g->blocks_w[c] * g->blocks_h[c];
-    uint8_t *ref = be->recon[be->ref][c], *rec = be->recon[next][c];
-    const uint8_t *pred = NULL;
-
-    c63_pad_plane(job->src[c], job->src_stride[c], g->pic_w[c], g->pic_h[c], be->cur[c], w, h);
-    if (job->keyframe) {
-      memset(be->mvs[c], 0, blocks * sizeof(c63_mv));
-    } else {
-      be->dsp.motion_search(be->cur[c], ref, w, h, c ? job->search_range / 2 : job->search_range,
-                            be->mvs[c]);
-      be->dsp.motion_compensate(ref, w, h, be->mvs[c], be->pred[c]);
-      pred = be->pred[c];
-    }
-    be->dsp.fdct_quant(be->cur[c], pred, w, h, job->quant[c], c63_ac_limit(c), be->coeffs[c]);
-    be->dsp.dequant_idct_recon(be->coeffs[c], pred, w, h, job->quant[c], rec);
-  }
-  be->ref = next;
+  for (int c = 0; c < 3; c++)
+    c63_pad_plane(job->src[c], job->src_stride[c], g->pic_w[c], g->pic_h[c], be->cur[c],
+                  g->pad_w[c], g->pad_h[c]);
+  be->job = job;
+  c63_threadpool_run(be->pool, stripe_task, be,
+                     be->nstripes[0] + be->nstripes[1] + be->nstripes[2]);
+  be->job = NULL;
+  be->ref = !be->ref;
   be->pending = 1;
   return C63_OK;
 }

@@ -47,9 +47,13 @@ int c63_sad_8x8(const uint8_t *a, int a_stride, const uint8_t *b, int b_stride);
 /* Plane-level stages. w, h: padded plane size; stride = w. */
 typedef struct c63_dsp {
   /* Full search, reference bounds and raster-order tie-break (format 3).
-   * range: search range of this plane (luma R, chroma R/2). Sets use_mv = 1. */
+   * range: search range of this plane (luma R, chroma R/2). Sets use_mv = 1.
+   * _rows searches only the block rows [by0, by1), so stripes of a plane can
+   * run on several threads; mvs is always the whole plane's array. */
   void (*motion_search)(const uint8_t *cur, const uint8_t *ref, int w, int h, int range,
                         c63_mv *mvs);
+  void (*motion_search_rows)(const uint8_t *cur, const uint8_t *ref, int w, int h, int range,
+                             int by0, int by1, c63_mv *mvs);
   /* pred = ref displaced by each block's vector; use_mv = 0 gives zeros. */
   void (*motion_compensate)(const uint8_t *ref, int w, int h, const c63_mv *mvs, uint8_t *pred);
   /* coeffs = quant(fdct(cur - pred)); pred NULL means a zero prediction. */
@@ -72,10 +76,9 @@ void c63_dsp_init(c63_dsp *dsp);
 void c63_me_window(int mx, int my, int w, int h, int range, int *left, int *top, int *right,
                    int *bottom);
 
-/* SSE4.1 motion search (NULL where unavailable), for tests and dispatch. */
-typedef void (*c63_motion_search_fn)(const uint8_t *cur, const uint8_t *ref, int w, int h,
-                                     int range, c63_mv *mvs);
-c63_motion_search_fn c63_motion_search_sse41(void);
+/* Replace the functions that have an SSE4.1 version when this CPU has
+ * SSE4.1; returns whether it did (used by c63_dsp_init and the tests). */
+int c63_dsp_init_sse41(c63_dsp *dsp);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,5 @@
 void c63_dsp_init(c63_dsp *dsp)
 {
   *dsp = c63_dsp_c;
-  c63_motion_search_fn ms = c63_motion_search_sse41();
-  if (ms) dsp->motion_search = ms;
+  c63_dsp_init_sse41(dsp);
 }

@@ -41,6 +41,7 @@ struct c63_encoder {
   int quality;
   uint8_t quant[3][64];
 
+  c63_threadpool *pool; /* shared by the backend and the entropy coder */
   c63_entropy_encoder *entropy;
   c63_bytebuf packet;
   char err[256];
@@ -157,16 +158,16 @@ int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     threads = n < 1 ? 1 : n > 16 ? 16 : (int)n;
   }
-  enc->entropy = c63_entropy_encoder_new(&enc->g, threads);
+  enc->pool = c63_threadpool_new(threads);
+  enc->entropy = enc->pool ? c63_entropy_encoder_new(&enc->g, enc->pool) : NULL;
   if (!enc->entropy) {
     set_msg(msg, msg_size, "out of memory creating the entropy coder for %dx%d", p->width,
             p->height);
-    free(enc);
+    c63_encoder_free(enc);
     return C63_ERR_NOMEM;
   }
-  if ((r = enc->ops->create(&enc->g, p->device_id, &enc->be, msg, msg_size))) {
-    c63_entropy_encoder_free(enc->entropy);
-    free(enc);
+  if ((r = enc->ops->create(&enc->g, p->device_id, enc->pool, &enc->be, msg, msg_size))) {
+    c63_encoder_free(enc);
     return r;
   }
   *out = enc;
@@ -176,8 +177,9 @@ int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_
 void c63_encoder_free(c63_encoder *enc)
 {
   if (!enc) return;
-  enc->ops->destroy(enc->be);
+  if (enc->be) enc->ops->destroy(enc->be);
   c63_entropy_encoder_free(enc->entropy);
+  c63_threadpool_free(enc->pool);
   c63_bytebuf_free(&enc->packet);
   free(enc);
 }

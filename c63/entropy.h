@@ -9,11 +9,12 @@
 #include "bitwriter.h"
 #include "dsp.h"
 #include "geometry.h"
+#include "threadpool.h"
 
-/* Entropy encoder of one picture size, coding slices of MCU rows on
- * `threads` threads (<= 1: the calling thread only). NULL when out of memory. */
+/* Entropy encoder of one picture size, coding one slice of MCU rows per
+ * thread of pool (which it borrows). NULL when out of memory. */
 typedef struct c63_entropy_encoder c63_entropy_encoder;
-c63_entropy_encoder *c63_entropy_encoder_new(const c63_geometry *g, int threads);
+c63_entropy_encoder *c63_entropy_encoder_new(const c63_geometry *g, c63_threadpool *pool);
 void c63_entropy_encoder_free(c63_entropy_encoder *ee);
 
 /* Append the entropy-coded data of a frame, flush included. Returns 0, or

@@ -165,13 +165,12 @@ static void code_slice(void *arg, int s)
   }
 }
 
-c63_entropy_encoder *c63_entropy_encoder_new(const c63_geometry *g, int threads)
+c63_entropy_encoder *c63_entropy_encoder_new(const c63_geometry *g, c63_threadpool *pool)
 {
   c63_entropy_encoder *ee = calloc(1, sizeof(*ee));
   if (!ee) return NULL;
   ee->g = *g;
-  ee->pool = c63_threadpool_new(threads);
-  if (!ee->pool) goto fail;
+  ee->pool = pool;
   /* One slice per thread; each slice is a run of whole MCU rows. */
   ee->nslices = c63_threadpool_size(ee->pool);
   if (ee->nslices > g->mcus_h) ee->nslices = g->mcus_h;
@@ -198,7 +197,6 @@ void c63_entropy_encoder_free(c63_entropy_encoder *ee)
   for (int s = 0; ee->slices && s < ee->nslices; s++)
     free(ee->slices[s].buf);
   free(ee->slices);
-  c63_threadpool_free(ee->pool);
   free(ee);
 }
 

@@ -116,7 +116,8 @@ void release(c63_backend *be)
   free(be);
 }
 
-int cu_create(const c63_geometry *g, int device_id, c63_backend **out, char *msg, size_t msg_size)
+int cu_create(const c63_geometry *g, int device_id, c63_threadpool * /* pool: unused */,
+              c63_backend **out, char *msg, size_t msg_size)
 {
   *out = nullptr;
   char why[256];

@@ -63,7 +63,8 @@ static void roundtrip(int width, int height, int keyframe)
   c63_bytebuf ref = {0};
   const int thread_counts[] = {1, 2, 3, 7};
   for (size_t t = 0; t < sizeof(thread_counts) / sizeof(thread_counts[0]); t++) {
-    c63_entropy_encoder *ee = c63_entropy_encoder_new(&g, thread_counts[t]);
+    c63_threadpool *pool = c63_threadpool_new(thread_counts[t]);
+    c63_entropy_encoder *ee = c63_entropy_encoder_new(&g, pool);
     c63_bytebuf out = {0};
     CHECK(ee != NULL);
     CHECK_EQ(
@@ -77,6 +78,7 @@ static void roundtrip(int width, int height, int keyframe)
       c63_bytebuf_free(&out);
     }
     c63_entropy_encoder_free(ee);
+    c63_threadpool_free(pool);
   }
   /* stuffing: every FF is followed by 00 */
   for (size_t i = 0; i + 1 < ref.size; i++)
