@@ -20,7 +20,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <unistd.h>
 
 #include "c63/c63.h"
 #include "cuda/c63_cuda.h"
@@ -77,7 +76,8 @@ struct c63_backend {
   c63_cu_planes planes;
   /* Padding the caller's picture into pinned staging is the backend's only
    * per-frame CPU work; large frames split it over a few threads. */
-  c63_threadpool *pool;
+  c63_threadpool *pool; /* the encoder's, borrowed */
+  int pad_slices;
   slot slots[kSlots];
   int head, count;
 };
@@ -112,12 +112,11 @@ void release(c63_backend *be)
   cudaFree(be->d_rec[1]);
   cudaFree(be->d_out);
   if (be->stream) cudaStreamDestroy(be->stream);
-  if (be->pool) c63_threadpool_free(be->pool);
   free(be);
 }
 
-int cu_create(const c63_geometry *g, int device_id, c63_threadpool * /* pool: unused */,
-              c63_backend **out, char *msg, size_t msg_size)
+int cu_create(const c63_geometry *g, int device_id, c63_threadpool *pool, c63_backend **out,
+              char *msg, size_t msg_size)
 {
   *out = nullptr;
   char why[256];
@@ -164,13 +163,11 @@ int cu_create(const c63_geometry *g, int device_id, c63_threadpool * /* pool: un
   be->mv_offset = ((size_t)blocks * 64 * sizeof(int16_t) + 255) & ~(size_t)255;
   be->out_bytes = be->mv_offset + (size_t)blocks * sizeof(c63_mv);
 
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  be->pool = c63_threadpool_new(be->frame_bytes >= (1u << 20) ? (int)(cores < 4 ? cores : 4) : 1);
-  if (!be->pool) {
-    release(be);
-    snprintf(msg, msg_size, "out of host memory");
-    return C63_ERR_NOMEM;
-  }
+  /* The encoder's pool pads the input into pinned memory: up to 4 slices
+   * for frames over 1 MiB (more do not help a memory-bound copy). */
+  be->pool = pool;
+  const int threads = c63_threadpool_size(pool);
+  be->pad_slices = be->frame_bytes >= (1u << 20) ? (threads < 4 ? threads : 4) : 1;
 
   const char *what = "creating the CUDA stream";
   err = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking);
@@ -260,7 +257,7 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   const double t_submit = s.timed ? now_ms() : 0.0;
   /* The slot's previous frame was collected, so its copies are finished. */
   c63_cu_planes P = be->planes;
-  pad_task task = {be, job, s.h_in, c63_threadpool_size(be->pool)};
+  pad_task task = {be, job, s.h_in, be->pad_slices};
   c63_threadpool_run(be->pool, pad_slice, &task, task.slices);
   for (int p = 0; p < 3; p++) {
     memcpy(P.p[p].quant, job->quant[p], 64);
