@@ -23,7 +23,7 @@ struct c63_backend {
   int ref; /* index of the reference reconstruction in recon[] */
   int pending;
   c63_threadpool *pool;
-  int nstripes[3];
+  c63_stripes stripes;
   const c63_frame_job *job; /* the frame being coded, for the stripe tasks */
 };
 
@@ -72,10 +72,8 @@ static int cpu_create(const c63_geometry *g, int device_id, c63_threadpool *pool
     if (!be->cur[c] || !be->pred[c] || !be->recon[0][c] || !be->recon[1][c] || !be->coeffs[c] ||
         !be->mvs[c])
       goto nomem;
-    /* a few stripes per thread balance uneven rows; chroma has half the rows */
-    int n = 2 * c63_threadpool_size(pool);
-    be->nstripes[c] = n < g->blocks_h[c] ? n : g->blocks_h[c];
   }
+  c63_stripes_init(&be->stripes, g, c63_threadpool_size(pool));
   *out = be;
   return C63_OK;
 nomem:
@@ -116,11 +114,9 @@ static void code_rows(c63_backend *be, int c, int by0, int by1)
 static void stripe_task(void *arg, int i)
 {
   c63_backend *be = arg;
-  int c = 0;
-  while (i >= be->nstripes[c])
-    i -= be->nstripes[c++];
-  int rows = be->g.blocks_h[c], n = be->nstripes[c];
-  code_rows(be, c, rows * i / n, rows * (i + 1) / n);
+  int c, by0, by1;
+  c63_stripe_rows(&be->stripes, &be->g, i, &c, &by0, &by1);
+  code_rows(be, c, by0, by1);
 }
 
 static int cpu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
@@ -131,8 +127,7 @@ static int cpu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg
     c63_pad_plane(job->src[c], job->src_stride[c], g->pic_w[c], g->pic_h[c], be->cur[c],
                   g->pad_w[c], g->pad_h[c]);
   be->job = job;
-  c63_threadpool_run(be->pool, stripe_task, be,
-                     be->nstripes[0] + be->nstripes[1] + be->nstripes[2]);
+  c63_threadpool_run(be->pool, stripe_task, be, c63_stripes_total(&be->stripes));
   be->job = NULL;
   be->ref = !be->ref;
   be->pending = 1;

@@ -10,6 +10,9 @@
 #include "dsp.h"
 #include "entropy.h"
 #include "geometry.h"
+#include "threadpool.h"
+
+#include <unistd.h>
 
 struct c63_decoder {
   c63_geometry g;
@@ -19,6 +22,9 @@ struct c63_decoder {
   uint8_t *recon[2][3], *pred[3];
   int16_t *coeffs[3];
   c63_mv *mvs[3];
+  c63_threadpool *pool; /* reconstruction runs in stripes of block rows */
+  c63_stripes stripes;
+  const c63_frame_header *hdr; /* the frame being reconstructed */
   char err[256];
 };
 
@@ -56,20 +62,31 @@ static int alloc_buffers(c63_decoder *dec, int width, int height)
       return C63_ERR_NOMEM;
     }
   }
+  c63_stripes_init(&dec->stripes, &dec->g, c63_threadpool_size(dec->pool));
   dec->allocated = 1;
   return C63_OK;
 }
 
 int c63_decoder_new(c63_decoder **out)
 {
-  *out = calloc(1, sizeof(**out));
-  return *out ? C63_OK : C63_ERR_NOMEM;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  c63_decoder *dec = calloc(1, sizeof(*dec));
+  *out = NULL;
+  if (!dec) return C63_ERR_NOMEM;
+  dec->pool = c63_threadpool_new(cores < 1 ? 1 : cores > 16 ? 16 : (int)cores);
+  if (!dec->pool) {
+    free(dec);
+    return C63_ERR_NOMEM;
+  }
+  *out = dec;
+  return C63_OK;
 }
 
 void c63_decoder_free(c63_decoder *dec)
 {
   if (!dec) return;
   free_buffers(dec);
+  c63_threadpool_free(dec->pool);
   free(dec);
 }
 
@@ -81,6 +98,27 @@ void c63_decoder_reset(c63_decoder *dec)
 const char *c63_decoder_error(const c63_decoder *dec)
 {
   return dec->err;
+}
+
+/* Prediction and reconstruction of one stripe of block rows. Vectors are
+ * relative to each block, so the stripe's prediction comes from the
+ * reference offset by the same rows (validated vectors stay in the plane). */
+static void reconstruct_stripe(void *arg, int i)
+{
+  c63_decoder *dec = arg;
+  int c, by0, by1;
+  c63_stripe_rows(&dec->stripes, &dec->g, i, &c, &by0, &by1);
+  const int w = dec->g.pad_w[c], rows_h = (by1 - by0) * 8;
+  const size_t off = (size_t)by0 * 8 * w, blk = (size_t)by0 * dec->g.blocks_w[c];
+  const uint8_t *pred = NULL;
+  if (!dec->hdr->keyframe) {
+    /* blocks with use_mv = 0 get a zero prediction */
+    c63_dsp_c.motion_compensate(dec->recon[dec->ref][c] + off, w, rows_h, dec->mvs[c] + blk,
+                                dec->pred[c] + off);
+    pred = dec->pred[c] + off;
+  }
+  c63_dsp_c.dequant_idct_recon(dec->coeffs[c] + blk * 64, pred, w, rows_h, dec->hdr->quant[c],
+                               dec->recon[!dec->ref][c] + off);
 }
 
 int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size, c63_decoded_picture *out)
@@ -110,16 +148,9 @@ int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size, c63_d
   if (r) goto fail;
 
   int next = !dec->ref;
-  for (int c = 0; c < 3; c++) {
-    int w = dec->g.pad_w[c], h = dec->g.pad_h[c];
-    const uint8_t *pred = NULL;
-    if (!hdr.keyframe) {
-      /* blocks with use_mv = 0 get a zero prediction */
-      c63_dsp_c.motion_compensate(dec->recon[dec->ref][c], w, h, dec->mvs[c], dec->pred[c]);
-      pred = dec->pred[c];
-    }
-    c63_dsp_c.dequant_idct_recon(dec->coeffs[c], pred, w, h, hdr.quant[c], dec->recon[next][c]);
-  }
+  dec->hdr = &hdr;
+  c63_threadpool_run(dec->pool, reconstruct_stripe, dec, c63_stripes_total(&dec->stripes));
+  dec->hdr = NULL;
   dec->ref = next;
   dec->have_ref = 1;
 

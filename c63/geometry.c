@@ -19,3 +19,21 @@ void c63_geometry_init(c63_geometry *g, int width, int height)
   g->mcus_w = ypw / 16;
   g->mcus_h = yph / 16;
 }
+
+void c63_stripes_init(c63_stripes *s, const c63_geometry *g, int threads)
+{
+  for (int c = 0; c < 3; c++) {
+    int n = threads > 1 ? 2 * threads : 1;
+    s->n[c] = n < g->blocks_h[c] ? n : g->blocks_h[c];
+  }
+}
+
+void c63_stripe_rows(const c63_stripes *s, const c63_geometry *g, int i, int *c, int *by0, int *by1)
+{
+  int p = 0;
+  while (i >= s->n[p])
+    i -= s->n[p++];
+  *c = p;
+  *by0 = g->blocks_h[p] * i / s->n[p];
+  *by1 = g->blocks_h[p] * (i + 1) / s->n[p];
+}

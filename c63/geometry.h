@@ -20,6 +20,23 @@ typedef struct c63_geometry {
 
 void c63_geometry_init(c63_geometry *g, int width, int height);
 
+/* Stripes of block rows, so the pixel stages of a frame can run on several
+ * threads (each stripe reads the previous reconstruction and writes only its
+ * own rows). Stripes are numbered through Y, then U, then V. */
+typedef struct c63_stripes {
+  int n[3];
+} c63_stripes;
+
+/* A few stripes per thread balance uneven rows; no more than there are rows. */
+void c63_stripes_init(c63_stripes *s, const c63_geometry *g, int threads);
+static inline int c63_stripes_total(const c63_stripes *s)
+{
+  return s->n[0] + s->n[1] + s->n[2];
+}
+/* Plane and block rows [by0, by1) of stripe i. */
+void c63_stripe_rows(const c63_stripes *s, const c63_geometry *g, int i, int *c, int *by0,
+                     int *by1);
+
 /* Coding order inside a 16x16 MCU (format section 4): block k of 0..5 is
  * luma (0,0) (8,0) (0,8) (8,8), then U, then V. Padded luma is a multiple
  * of 16 and chroma of 8, so every MCU is complete. */
