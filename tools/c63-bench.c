@@ -33,7 +33,7 @@ static void usage(FILE *out)
           "  -r, --search-range R     search range (default %d)\n"
           "      --backend cpu|cuda   encoder backend (default cpu)\n"
           "      --device N           CUDA device ordinal (default 0)\n"
-          "  -t, --threads N          CPU threads for entropy coding (default 0: one per core)\n"
+          "  -t, --threads N          encoder threads on the CPU (default 0: one per core)\n"
           "      --help               show this text\n",
           prog, C63_DEFAULT_QUALITY, C63_DEFAULT_KEYFRAME_INTERVAL, C63_DEFAULT_SEARCH_RANGE);
 }

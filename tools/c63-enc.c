@@ -31,7 +31,7 @@ static void usage(FILE *out)
           "  -r, --search-range R     motion search range %d..%d pixels (default %d)\n"
           "      --backend cpu|cuda   encoder backend (default cpu)\n"
           "      --device N           CUDA device ordinal (default 0)\n"
-          "  -t, --threads N          CPU threads for entropy coding (default 0: one per core)\n"
+          "  -t, --threads N          encoder threads on the CPU (default 0: one per core)\n"
           "      --quiet              no summary on standard error\n"
           "      --help               show this text\n",
           prog, C63_MIN_SIZE, C63_MAX_SIZE, C63_MIN_SIZE, C63_MAX_SIZE, C63_MIN_QUALITY,
