@@ -171,8 +171,10 @@ c63_entropy_encoder *c63_entropy_encoder_new(const c63_geometry *g, c63_threadpo
   if (!ee) return NULL;
   ee->g = *g;
   ee->pool = pool;
-  /* One slice per thread; each slice is a run of whole MCU rows. */
-  ee->nslices = c63_threadpool_size(ee->pool);
+  /* Each slice is a run of whole MCU rows; several per thread, since the
+   * cost of a row follows the picture's detail, which is rarely even. */
+  int threads = c63_threadpool_size(ee->pool);
+  ee->nslices = threads > 1 ? 4 * threads : 1;
   if (ee->nslices > g->mcus_h) ee->nslices = g->mcus_h;
   ee->slices = calloc((size_t)ee->nslices, sizeof(*ee->slices));
   if (!ee->slices) goto fail;
