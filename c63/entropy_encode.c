@@ -16,28 +16,8 @@
  * 20, 63 AC of at most 26 bits, EOB: under 1700 bits. */
 #define MAX_BLOCK_BYTES 224
 
-/* Slices of MCU rows are coded into raw (unstuffed) bit buffers, in
- * parallel, then appended to the frame through the stuffing bit writer. */
-typedef struct raw_writer {
-  uint8_t *p;
-  uint64_t acc;
-  int nbits;
-} raw_writer;
-
-static inline void raw_put(raw_writer *w, uint32_t value, int n)
-{
-  w->acc = (w->acc << n) | value;
-  w->nbits += n;
-  if (w->nbits >= 32) {
-    w->nbits -= 32;
-    uint32_t word = (uint32_t)(w->acc >> w->nbits);
-    w->p[0] = (uint8_t)(word >> 24);
-    w->p[1] = (uint8_t)(word >> 16);
-    w->p[2] = (uint8_t)(word >> 8);
-    w->p[3] = (uint8_t)word;
-    w->p += 4;
-  }
-}
+/* Slices of MCU rows are coded into their own bit buffers in parallel, then
+ * concatenated and stuffed into the frame. */
 
 static inline int bit_width(int v)
 {
@@ -46,10 +26,10 @@ static inline int bit_width(int v)
 }
 
 /* Size code, then the low `size` bits of v (v - 1 when negative). */
-static inline void put_value(raw_writer *bw, const c63_huff_enc *t, int sym, int size, int v)
+static inline void put_value(c63_bitwriter *bw, const c63_huff_enc *t, int sym, int size, int v)
 {
   uint32_t bits = (uint32_t)(v < 0 ? v - 1 : v) & ((1u << size) - 1);
-  raw_put(bw, ((uint32_t)t->code[sym] << size) | bits, t->len[sym] + size);
+  c63_bw_put(bw, ((uint32_t)t->code[sym] << size) | bits, t->len[sym] + size);
 }
 
 /* Bit i set when blk[i] != 0. */
@@ -73,17 +53,17 @@ static inline uint64_t nonzero_mask(const int16_t *blk)
 #endif
 }
 
-static void put_block(raw_writer *bw, const c63_huff_enc *tabs, int chroma, const int16_t *blk,
+static void put_block(c63_bitwriter *bw, const c63_huff_enc *tabs, int chroma, const int16_t *blk,
                       const c63_mv *mv, const c63_mv *left, int *prev_dc)
 {
   const c63_huff_enc *mvt = &tabs[C63_HUFF_MV];
   const c63_huff_enc *dct = &tabs[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0];
   const c63_huff_enc *act = &tabs[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0];
 
-  raw_put(bw, mv->use_mv, 1);
+  c63_bw_put(bw, mv->use_mv, 1);
   if (mv->use_mv) {
     int reuse = left && left->use_mv && left->x == mv->x && left->y == mv->y;
-    raw_put(bw, (uint32_t)reuse, 1);
+    c63_bw_put(bw, (uint32_t)reuse, 1);
     if (!reuse) {
       int sx = bit_width(mv->x), sy = bit_width(mv->y);
       put_value(bw, mvt, sx, sx, mv->x);
@@ -107,13 +87,13 @@ static void put_block(raw_writer *bw, const c63_huff_enc *tabs, int chroma, cons
     int i = __builtin_ctzll(nz);
     int run = i - pos;
     for (; run >= 16; run -= 16)
-      raw_put(bw, act->code[0xf0], act->len[0xf0]); /* ZRL */
+      c63_bw_put(bw, act->code[0xf0], act->len[0xf0]); /* ZRL */
     int ac = blk[i], size = bit_width(ac);
     put_value(bw, act, run << 4 | size, size, ac);
     pos = i + 1;
     nz &= nz - 1;
   }
-  if (last < 63) raw_put(bw, act->code[0x00], act->len[0x00]); /* EOB */
+  if (last < 63) c63_bw_put(bw, act->code[0x00], act->len[0x00]); /* EOB */
 }
 
 struct c63_entropy_encoder {
@@ -123,8 +103,9 @@ struct c63_entropy_encoder {
   struct slice {
     int mcu_row0, mcu_rows;
     uint8_t *buf;
-    raw_writer w;
+    c63_bitwriter w;
   } * slices;
+  uint8_t *cat; /* all slices' bits, unstuffed */
   /* inputs of the frame being coded */
   const int16_t *const *coeffs;
   const c63_mv *const *mvs;
@@ -151,7 +132,7 @@ static void code_slice(void *arg, int s)
 
   for (int c = 0; c < 3; c++)
     prev_dc[c] = dc_before_row(ee, c, sl->mcu_row0);
-  sl->w = (raw_writer){.p = sl->buf};
+  c63_bw_init(&sl->w, sl->buf);
   for (int my = sl->mcu_row0; my < sl->mcu_row0 + sl->mcu_rows; my++) {
     for (int mx = 0; mx < g->mcus_w; mx++) {
       for (int k = 0; k < 6; k++) {
@@ -177,7 +158,8 @@ c63_entropy_encoder *c63_entropy_encoder_new(const c63_geometry *g, c63_threadpo
   ee->nslices = threads > 1 ? 4 * threads : 1;
   if (ee->nslices > g->mcus_h) ee->nslices = g->mcus_h;
   ee->slices = calloc((size_t)ee->nslices, sizeof(*ee->slices));
-  if (!ee->slices) goto fail;
+  ee->cat = malloc((size_t)g->mcus_w * g->mcus_h * 6 * MAX_BLOCK_BYTES + 8);
+  if (!ee->slices || !ee->cat) goto fail;
   for (int s = 0, row = 0; s < ee->nslices; s++) {
     struct slice *sl = &ee->slices[s];
     sl->mcu_row0 = row;
@@ -199,29 +181,24 @@ void c63_entropy_encoder_free(c63_entropy_encoder *ee)
   for (int s = 0; ee->slices && s < ee->nslices; s++)
     free(ee->slices[s].buf);
   free(ee->slices);
+  free(ee->cat);
   free(ee);
 }
 
 int c63_entropy_encode(c63_entropy_encoder *ee, c63_bytebuf *out, const int16_t *const coeffs[3],
                        const c63_mv *const mvs[3])
 {
-  c63_bitwriter bw;
-
   ee->coeffs = coeffs;
   ee->mvs = mvs;
   c63_threadpool_run(ee->pool, code_slice, ee, ee->nslices);
 
-  /* Append the slices through the stuffing writer, which also keeps the
-   * register the end-of-frame flush rule looks at. */
-  c63_bw_init(&bw, out);
-  for (int s = 0; s < ee->nslices; s++) {
-    struct slice *sl = &ee->slices[s];
-    size_t n = (size_t)(sl->w.p - sl->buf);
-    if (c63_bytebuf_reserve(out, 2 * n + 16) < 0) return C63_ERR_NOMEM;
-    for (size_t i = 0; i < n; i++)
-      c63_bw_put(&bw, sl->buf[i], 8);
-    if (sl->w.nbits) c63_bw_put(&bw, (uint32_t)sl->w.acc & ((1u << sl->w.nbits) - 1), sl->w.nbits);
-  }
-  c63_bw_flush(&bw);
+  c63_bitwriter cat;
+  c63_bw_init(&cat, ee->cat);
+  for (int s = 0; s < ee->nslices; s++)
+    c63_bw_append(&cat, &ee->slices[s].w);
+  c63_bw_flush_bytes(&cat);
+  if (c63_write_stuffed(out, cat.start, (size_t)(cat.p - cat.start), (uint32_t)cat.acc, cat.nbits) <
+      0)
+    return C63_ERR_NOMEM;
   return out->failed ? C63_ERR_NOMEM : C63_OK;
 }

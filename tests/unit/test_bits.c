@@ -8,32 +8,78 @@
 #include "tables.h"
 #include "test_util.h"
 
+/* A bit writer into a local buffer; finish() stuffs its bytes into a frame
+ * buffer and applies the flush rule, as the entropy coder does. */
 typedef struct {
-  c63_bytebuf buf;
+  uint8_t bits[1024];
   c63_bitwriter bw;
+  c63_bytebuf buf;
 } writer;
 
 static void writer_init(writer *w)
 {
   memset(w, 0, sizeof(*w));
-  c63_bytebuf_reserve(&w->buf, 1024);
-  c63_bw_init(&w->bw, &w->buf);
+  c63_bw_init(&w->bw, w->bits);
+}
+
+static void finish(writer *w)
+{
+  c63_bw_flush_bytes(&w->bw);
+  CHECK_EQ(c63_write_stuffed(&w->buf, w->bw.start, (size_t)(w->bw.p - w->bw.start),
+                             (uint32_t)w->bw.acc, w->bw.nbits),
+           0);
 }
 
 static void test_packing(void)
 {
   writer w;
   writer_init(&w);
-  c63_bw_put(&w.bw, 0x5, 3);   /* 101 */
-  c63_bw_put(&w.bw, 0x0, 2);   /* 00 */
-  c63_bw_put(&w.bw, 0x7, 3);   /* 111 -> 1010 0111 = A7 */
-  c63_bw_put(&w.bw, 0x1ff, 4); /* only the low 4 bits: 1111 */
-  CHECK_EQ(w.buf.size, 1);
-  CHECK_EQ(w.buf.data[0], 0xa7);
-  c63_bw_flush(&w.bw); /* pending 1111 left-aligned, zero-padded: F0 */
+  c63_bw_put(&w.bw, 0x5, 3); /* 101 */
+  c63_bw_put(&w.bw, 0x0, 2); /* 00 */
+  c63_bw_put(&w.bw, 0x7, 3); /* 111 -> 1010 0111 = A7 */
+  c63_bw_put(&w.bw, 0xf, 4); /* 1111 */
+  c63_bw_flush_bytes(&w.bw);
+  CHECK_EQ(w.bw.p - w.bw.start, 1);
+  CHECK_EQ(w.bits[0], 0xa7);
+  finish(&w); /* pending 1111 left-aligned, zero-padded: F0 */
   CHECK_EQ(w.buf.size, 2);
+  CHECK_EQ(w.buf.data[0], 0xa7);
   CHECK_EQ(w.buf.data[1], 0xf0);
   c63_bytebuf_free(&w.buf);
+
+  /* 32-bit words go out big-endian, whatever the alignment of the puts */
+  writer_init(&w);
+  c63_bw_put(&w.bw, 0x1, 1);
+  c63_bw_put(&w.bw, 0x12345678, 32);
+  c63_bw_put(&w.bw, 0x7f, 7);
+  c63_bw_flush_bytes(&w.bw);
+  const uint8_t want[5] = {0x89, 0x1a, 0x2b, 0x3c, 0x7f};
+  CHECK_EQ(w.bw.p - w.bw.start, 5);
+  CHECK(memcmp(w.bits, want, 5) == 0);
+}
+
+/* Concatenating writers gives the same bits as writing them in one. */
+static void test_append(void)
+{
+  writer one, a, b, cat;
+  writer_init(&one);
+  writer_init(&a);
+  writer_init(&b);
+  writer_init(&cat);
+  for (int i = 0; i < 300; i++) {
+    uint32_t v = test_rand(), n = 1 + v % 31;
+    v &= (1u << n) - 1;
+    c63_bw_put(&one.bw, v, (int)n);
+    c63_bw_put(i < 137 ? &a.bw : &b.bw, v, (int)n);
+  }
+  c63_bw_append(&cat.bw, &a.bw);
+  c63_bw_append(&cat.bw, &b.bw);
+  c63_bw_flush_bytes(&one.bw);
+  c63_bw_flush_bytes(&cat.bw);
+  CHECK_EQ(cat.bw.p - cat.bw.start, one.bw.p - one.bw.start);
+  CHECK(memcmp(cat.bits, one.bits, (size_t)(one.bw.p - one.bw.start)) == 0);
+  CHECK_EQ(cat.bw.nbits, one.bw.nbits);
+  CHECK_EQ(cat.bw.acc & 0xff, one.bw.acc & 0xff);
 }
 
 static void test_stuffing(void)
@@ -43,9 +89,11 @@ static void test_stuffing(void)
   c63_bw_put(&w.bw, 0xff, 8);
   c63_bw_put(&w.bw, 0x1, 1);
   c63_bw_put(&w.bw, 0x7f, 7); /* second FF built from two puts */
-  CHECK_EQ(w.buf.size, 4);
-  const uint8_t want[4] = {0xff, 0x00, 0xff, 0x00};
-  CHECK(memcmp(w.buf.data, want, 4) == 0);
+  c63_bw_put(&w.bw, 0x12, 8);
+  finish(&w);
+  const uint8_t want[6] = {0xff, 0x00, 0xff, 0x00, 0x12, 0x00};
+  CHECK_EQ(w.buf.size, 6);
+  CHECK(memcmp(w.buf.data, want, 6) == 0);
   c63_bytebuf_free(&w.buf);
 }
 
@@ -57,7 +105,7 @@ static void test_flush_rule(void)
    * reference write a 00 byte. */
   writer_init(&w);
   c63_bw_put(&w.bw, 0x12, 8);
-  c63_bw_flush(&w.bw);
+  finish(&w);
   CHECK_EQ(w.buf.size, 2);
   CHECK_EQ(w.buf.data[1], 0x00);
   c63_bytebuf_free(&w.buf);
@@ -67,9 +115,7 @@ static void test_flush_rule(void)
   c63_bw_put(&w.bw, 0x1, 1);
   c63_bw_put(&w.bw, 0, 20);
   c63_bw_put(&w.bw, 0, 20); /* 41 bits, last 32 zero, 1 bit pending */
-  size_t before = w.buf.size;
-  c63_bw_flush(&w.bw);
-  CHECK_EQ(before, 5);
+  finish(&w);
   CHECK_EQ(w.buf.size, 5);
   c63_bytebuf_free(&w.buf);
 
@@ -77,9 +123,17 @@ static void test_flush_rule(void)
   writer_init(&w);
   c63_bw_put(&w.bw, 0x1, 1);
   c63_bw_put(&w.bw, 0, 30); /* 31 bits: register non-zero, 7 pending zero bits */
-  c63_bw_flush(&w.bw);
+  finish(&w);
   CHECK_EQ(w.buf.size, 4);
   CHECK_EQ(w.buf.data[3], 0x00);
+  c63_bytebuf_free(&w.buf);
+
+  /* Fewer than 32 bits in the frame: the register started at zero. */
+  writer_init(&w);
+  c63_bw_put(&w.bw, 0x5, 3);
+  finish(&w);
+  CHECK_EQ(w.buf.size, 1);
+  CHECK_EQ(w.buf.data[0], 0xa0);
   c63_bytebuf_free(&w.buf);
 }
 
@@ -120,7 +174,7 @@ static void test_huffman_roundtrip(void)
       CHECK(enc[t].len[s->vals[i]] >= 1 && enc[t].len[s->vals[i]] <= 16);
       c63_bw_put(&w.bw, enc[t].code[s->vals[i]], enc[t].len[s->vals[i]]);
     }
-    c63_bw_flush(&w.bw);
+    finish(&w);
     c63_bitreader br;
     c63_br_init(&br, w.buf.data, w.buf.size);
     for (int i = 0; i < s->nvals; i++) {
@@ -168,6 +222,7 @@ static void test_quant_tables(void)
 int main(void)
 {
   test_packing();
+  test_append();
   test_stuffing();
   test_flush_rule();
   test_reader();
