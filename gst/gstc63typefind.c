@@ -60,7 +60,7 @@ static gboolean gst_c63_typefind_sof(const guint8 *d, int *width, int *height)
          *height <= C63_MAX_SIZE && s[19] <= 1; /* keyframe flag */
 }
 
-static void gst_c63_typefind(GstTypeFind *tf, gpointer user_data)
+static void gst_c63_typefind(GstTypeFind *tf, G_GNUC_UNUSED gpointer user_data)
 {
   static const guint8 dht[] = {0xff, 0xc4, 0x01, 0xa2};
   const guint8 *d = gst_type_find_peek(tf, 0, PEEK_BYTES);

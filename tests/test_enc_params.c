@@ -308,7 +308,7 @@ static void test_quality(void)
            "quality 1 saturates");
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
   test_params();
   test_cuda_backend();

@@ -592,7 +592,7 @@ static void test_find_frame_start(const stream *s)
   tu_buf_free(&b);
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
   stream conf, synth;
 

@@ -233,7 +233,7 @@ static void test_strides(int w, int h)
   tu_buf_free(&strided);
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
   static const int sizes[][2] = {
       {8, 8},      {9, 9},     {17, 33},  {33, 17},  {100, 75},  {24, 40},

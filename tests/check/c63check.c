@@ -160,7 +160,8 @@ gchar *c63check_picture_sha256(const GstVideoInfo *info, GstBuffer *buf)
 
 /* fakesink's handoff, in the streaming thread. The main thread reads run
  * only after the pipeline went back to NULL. */
-static void on_handoff(GstElement *sink, GstBuffer *buf, GstPad *pad, gpointer user_data)
+static void on_handoff(G_GNUC_UNUSED GstElement *sink, GstBuffer *buf, GstPad *pad,
+                       gpointer user_data)
 {
   C63Run *run = user_data;
   GstCaps *caps = gst_pad_get_current_caps(pad);
