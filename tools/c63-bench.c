@@ -141,16 +141,9 @@ static int encode_run(const c63_enc_params *params, const uint8_t *clip, int fra
 int main(int argc, char **argv)
 {
   static const struct option long_opts[] = {
-      {"width", required_argument, NULL, 'w'},
-      {"height", required_argument, NULL, 'h'},
+      CLI_ENC_LONG_OPTS,
       {"frames", required_argument, NULL, 'f'},
       {"runs", required_argument, NULL, 'n'},
-      {"quality", required_argument, NULL, 'q'},
-      {"keyframe-interval", required_argument, NULL, 'k'},
-      {"search-range", required_argument, NULL, 'r'},
-      {"backend", required_argument, NULL, 'B'},
-      {"device", required_argument, NULL, 'D'},
-      {"threads", required_argument, NULL, 't'},
       {"help", no_argument, NULL, 'H'},
       {NULL, 0, NULL, 0},
   };
@@ -167,43 +160,15 @@ int main(int argc, char **argv)
   params.width = 1920;
   params.height = 1080;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":w:h:f:n:q:k:r:t:", long_opts, NULL)) != -1) {
-    int *target = NULL;
+  while ((opt = getopt_long(argc, argv, ":" CLI_ENC_OPTSTRING "f:n:", long_opts, NULL)) != -1) {
+    int r = cli_enc_option(opt, optarg, &params, msg, sizeof msg);
+    if (r < 0) return bad_usage("%s", msg);
+    if (r > 0) continue;
     switch (opt) {
-    case 'w':
-      target = &params.width;
-      break;
-    case 'h':
-      target = &params.height;
-      break;
     case 'f':
-      target = &frames;
-      break;
     case 'n':
-      target = &runs;
-      break;
-    case 'q':
-      target = &params.quality;
-      break;
-    case 'k':
-      target = &params.keyframe_interval;
-      break;
-    case 'r':
-      target = &params.search_range;
-      break;
-    case 'D':
-      target = &params.device_id;
-      break;
-    case 't':
-      target = &params.threads;
-      break;
-    case 'B':
-      if (strcmp(optarg, "cpu") == 0)
-        params.backend = C63_BACKEND_CPU;
-      else if (strcmp(optarg, "cuda") == 0)
-        params.backend = C63_BACKEND_CUDA;
-      else
-        return bad_usage("unknown backend '%s' (expected cpu or cuda)", optarg);
+      if (cli_parse_int(optarg, opt == 'f' ? &frames : &runs) != 0)
+        return bad_usage("'%s' is not a whole number", optarg);
       break;
     case 'H':
       usage(stdout);
@@ -213,8 +178,6 @@ int main(int argc, char **argv)
     default:
       return bad_usage("unknown option %s", argv[optind - 1]);
     }
-    if (target != NULL && cli_parse_int(optarg, target) != 0)
-      return bad_usage("'%s' is not a whole number", optarg);
   }
   if (argc - optind > 1) return bad_usage("%s", "more than one input file");
   if (optind < argc) in_path = argv[optind];

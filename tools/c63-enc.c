@@ -109,16 +109,9 @@ static int send_picture(c63_encoder *enc, const c63_picture *pic, FILE *out, con
 int main(int argc, char **argv)
 {
   static const struct option long_opts[] = {
-      {"width", required_argument, NULL, 'w'},
-      {"height", required_argument, NULL, 'h'},
+      CLI_ENC_LONG_OPTS,
       {"output", required_argument, NULL, 'o'},
       {"frames", required_argument, NULL, 'f'},
-      {"quality", required_argument, NULL, 'q'},
-      {"keyframe-interval", required_argument, NULL, 'k'},
-      {"search-range", required_argument, NULL, 'r'},
-      {"backend", required_argument, NULL, 'B'},
-      {"device", required_argument, NULL, 'D'},
-      {"threads", required_argument, NULL, 't'},
       {"quiet", no_argument, NULL, 'Q'},
       {"help", no_argument, NULL, 'H'},
       {NULL, 0, NULL, 0},
@@ -136,46 +129,21 @@ int main(int argc, char **argv)
 
   c63_enc_params_init(&params);
   opterr = 0; /* we print our own messages */
-  while ((opt = getopt_long(argc, argv, ":w:h:o:f:q:k:r:t:", long_opts, NULL)) != -1) {
-    int *target = NULL;
+  while ((opt = getopt_long(argc, argv, ":" CLI_ENC_OPTSTRING "o:f:", long_opts, NULL)) != -1) {
+    int r = cli_enc_option(opt, optarg, &params, msg, sizeof msg);
+    if (r < 0) return bad_usage("%s", msg);
+    if (r > 0) continue;
     switch (opt) {
-    case 'w':
-      target = &params.width;
-      break;
-    case 'h':
-      target = &params.height;
-      break;
     case 'f':
-      target = &max_frames;
-      break;
-    case 'q':
-      target = &params.quality;
-      break;
-    case 'k':
-      target = &params.keyframe_interval;
-      break;
-    case 'r':
-      target = &params.search_range;
-      break;
-    case 'D':
-      target = &params.device_id;
-      break;
-    case 't':
-      target = &params.threads;
+      if (cli_parse_int(optarg, &max_frames) != 0)
+        return bad_usage("'%s' is not a whole number", optarg);
+      if (max_frames < 0) return bad_usage("-f FRAMES must not be negative (got %s)", optarg);
       break;
     case 'o':
       out_path = optarg;
       break;
     case 'Q':
       quiet = 1;
-      break;
-    case 'B':
-      if (strcmp(optarg, "cpu") == 0)
-        params.backend = C63_BACKEND_CPU;
-      else if (strcmp(optarg, "cuda") == 0)
-        params.backend = C63_BACKEND_CUDA;
-      else
-        return bad_usage("unknown backend '%s' (expected cpu or cuda)", optarg);
       break;
     case 'H':
       usage(stdout);
@@ -185,10 +153,6 @@ int main(int argc, char **argv)
     default:
       return bad_usage("unknown option %s", argv[optind - 1]);
     }
-    if (target != NULL && cli_parse_int(optarg, target) != 0)
-      return bad_usage("'%s' is not a whole number", optarg);
-    if (opt == 'f' && max_frames < 0)
-      return bad_usage("-f FRAMES must not be negative (got %s)", optarg);
   }
   if (optind != argc - 1)
     return bad_usage("%s", optind >= argc ? "missing input file" : "more than one input file");

@@ -79,3 +79,48 @@ double cli_now(void)
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+int cli_enc_option(int opt, const char *arg, c63_enc_params *p, char *err, size_t err_size)
+{
+  int *target;
+  switch (opt) {
+  case 'w':
+    target = &p->width;
+    break;
+  case 'h':
+    target = &p->height;
+    break;
+  case 'q':
+    target = &p->quality;
+    break;
+  case 'k':
+    target = &p->keyframe_interval;
+    break;
+  case 'r':
+    target = &p->search_range;
+    break;
+  case 't':
+    target = &p->threads;
+    break;
+  case 'D':
+    target = &p->device_id;
+    break;
+  case 'B':
+    if (strcmp(arg, "cpu") == 0) {
+      p->backend = C63_BACKEND_CPU;
+    } else if (strcmp(arg, "cuda") == 0) {
+      p->backend = C63_BACKEND_CUDA;
+    } else {
+      snprintf(err, err_size, "unknown backend '%s' (expected cpu or cuda)", arg);
+      return -1;
+    }
+    return 1;
+  default:
+    return 0;
+  }
+  if (cli_parse_int(arg, target) != 0) {
+    snprintf(err, err_size, "'%s' is not a whole number", arg);
+    return -1;
+  }
+  return 1;
+}

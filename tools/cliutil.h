@@ -7,6 +7,27 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "c63.h"
+
+/* The encoder options that c63-enc and c63-bench share: put
+ * CLI_ENC_OPTSTRING in the getopt string and CLI_ENC_LONG_OPTS in the long
+ * option table, and hand every option to cli_enc_option first. */
+#define CLI_ENC_OPTSTRING "w:h:q:k:r:t:"
+#define CLI_ENC_LONG_OPTS                                                                          \
+  {"width", required_argument, NULL, 'w'}, {"height", required_argument, NULL, 'h'},               \
+      {"quality", required_argument, NULL, 'q'},                                                   \
+      {"keyframe-interval", required_argument, NULL, 'k'},                                         \
+      {"search-range", required_argument, NULL, 'r'}, {"threads", required_argument, NULL, 't'},   \
+      {"backend", required_argument, NULL, 'B'},                                                   \
+  {                                                                                                \
+    "device", required_argument, NULL, 'D'                                                         \
+  }
+
+/* Apply option opt with value arg to p. Returns 1 when opt is an encoder
+ * option, 0 when it is not, -1 (with a message in err) for a bad value.
+ * Ranges are left to c63_enc_params_validate. */
+int cli_enc_option(int opt, const char *arg, c63_enc_params *p, char *err, size_t err_size);
+
 /* Parse a whole decimal integer into *out. Returns 0 on success, -1 when s is
  * empty, has trailing characters or does not fit an int. */
 int cli_parse_int(const char *s, int *out);
