@@ -100,7 +100,7 @@ static void code_rows(c63_backend *be, int c, int by0, int by1)
     memset(be->mvs[c] + blk, 0, (size_t)(by1 - by0) * bw * sizeof(c63_mv));
   } else {
     int range = c ? job->search_range / 2 : job->search_range;
-    be->dsp.motion_search_rows(be->cur[c], ref, w, h, range, by0, by1, be->mvs[c]);
+    be->dsp.motion_search(be->cur[c], ref, w, h, range, by0, by1, be->mvs[c]);
     /* Vectors are relative to each block, so a stripe's prediction comes
      * from the reference offset by the same rows (they may reach outside
      * the stripe, never outside the plane). */

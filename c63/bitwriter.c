@@ -61,10 +61,8 @@ void c63_bw_flush_bytes(c63_bitwriter *bw)
 int c63_write_stuffed(c63_bytebuf *out, const uint8_t *data, size_t n, uint32_t pending,
                       int pending_bits)
 {
-  size_t ff = 0;
-  for (const uint8_t *q = data; (q = memchr(q, 0xff, (size_t)(data + n - q))); q++)
-    ff++;
-  if (c63_bytebuf_reserve(out, n + ff + 1) < 0) return -1;
+  /* worst case: every byte an FF with its stuffing, plus the flush byte */
+  if (c63_bytebuf_reserve(out, 2 * n + 1) < 0) return -1;
 
   /* FF is rare in coded data: copy the runs between them whole */
   uint8_t *dst = out->data + out->size;

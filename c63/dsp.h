@@ -46,14 +46,12 @@ int c63_sad_8x8(const uint8_t *a, int a_stride, const uint8_t *b, int b_stride);
 
 /* Plane-level stages. w, h: padded plane size; stride = w. */
 typedef struct c63_dsp {
-  /* Full search, reference bounds and raster-order tie-break (format 3).
-   * range: search range of this plane (luma R, chroma R/2). Sets use_mv = 1.
-   * _rows searches only the block rows [by0, by1), so stripes of a plane can
-   * run on several threads; mvs is always the whole plane's array. */
-  void (*motion_search)(const uint8_t *cur, const uint8_t *ref, int w, int h, int range,
-                        c63_mv *mvs);
-  void (*motion_search_rows)(const uint8_t *cur, const uint8_t *ref, int w, int h, int range,
-                             int by0, int by1, c63_mv *mvs);
+  /* Full search, reference bounds and raster-order tie-break (format 3),
+   * for the blocks of rows [by0, by1), so stripes of a plane can run on
+   * several threads; mvs is always the whole plane's array. range: this
+   * plane's search range (luma R, chroma R/2). Sets use_mv = 1. */
+  void (*motion_search)(const uint8_t *cur, const uint8_t *ref, int w, int h, int range, int by0,
+                        int by1, c63_mv *mvs);
   /* pred = ref displaced by each block's vector; use_mv = 0 gives zeros. */
   void (*motion_compensate)(const uint8_t *ref, int w, int h, const c63_mv *mvs, uint8_t *pred);
   /* coeffs = quant(fdct(cur - pred)); pred NULL means a zero prediction. */
@@ -63,6 +61,13 @@ typedef struct c63_dsp {
   void (*dequant_idct_recon)(const int16_t *coeffs, const uint8_t *pred, int w, int h,
                              const uint8_t quant[64], uint8_t *recon);
 } c63_dsp;
+
+/* Motion search over a whole plane. */
+static inline void c63_motion_search_plane(const c63_dsp *dsp, const uint8_t *cur,
+                                           const uint8_t *ref, int w, int h, int range, c63_mv *mvs)
+{
+  dsp->motion_search(cur, ref, w, h, range, 0, h / 8, mvs);
+}
 
 /* The portable C implementation (the oracle). */
 extern const c63_dsp c63_dsp_c;

@@ -138,19 +138,13 @@ static void motion_search_block_c(const uint8_t *cur, const uint8_t *ref, int w,
   mv->pad_ = 0;
 }
 
-static void motion_search_rows_c(const uint8_t *cur, const uint8_t *ref, int w, int h, int range,
-                                 int by0, int by1, c63_mv *mvs)
+static void motion_search_c(const uint8_t *cur, const uint8_t *ref, int w, int h, int range,
+                            int by0, int by1, c63_mv *mvs)
 {
   const int bw = w / 8;
   for (int by = by0; by < by1; by++)
     for (int bx = 0; bx < bw; bx++)
       motion_search_block_c(cur, ref, w, h, range, bx * 8, by * 8, &mvs[by * bw + bx]);
-}
-
-static void motion_search_c(const uint8_t *cur, const uint8_t *ref, int w, int h, int range,
-                            c63_mv *mvs)
-{
-  motion_search_rows_c(cur, ref, w, h, range, 0, h / 8, mvs);
 }
 
 static void motion_compensate_c(const uint8_t *ref, int w, int h, const c63_mv *mvs, uint8_t *pred)
@@ -212,7 +206,6 @@ static void dequant_idct_recon_c(const int16_t *coeffs, const uint8_t *pred, int
 
 const c63_dsp c63_dsp_c = {
     .motion_search = motion_search_c,
-    .motion_search_rows = motion_search_rows_c,
     .motion_compensate = motion_compensate_c,
     .fdct_quant = fdct_quant_c,
     .dequant_idct_recon = dequant_idct_recon_c,

@@ -55,8 +55,8 @@ __attribute__((target("sse4.1"))) static void search_block(const uint8_t *cur, c
   mv->pad_ = 0;
 }
 
-static void motion_search_rows_sse41(const uint8_t *cur, const uint8_t *ref, int w, int h,
-                                     int range, int by0, int by1, c63_mv *mvs)
+static void motion_search_sse41(const uint8_t *cur, const uint8_t *ref, int w, int h, int range,
+                                int by0, int by1, c63_mv *mvs)
 {
   const int bw = w / 8;
   for (int by = by0; by < by1; by++)
@@ -64,18 +64,11 @@ static void motion_search_rows_sse41(const uint8_t *cur, const uint8_t *ref, int
       search_block(cur, ref, w, h, range, bx * 8, by * 8, &mvs[by * bw + bx]);
 }
 
-static void motion_search_sse41(const uint8_t *cur, const uint8_t *ref, int w, int h, int range,
-                                c63_mv *mvs)
-{
-  motion_search_rows_sse41(cur, ref, w, h, range, 0, h / 8, mvs);
-}
-
 int c63_dsp_init_sse41(c63_dsp *dsp)
 {
   __builtin_cpu_init();
   if (!__builtin_cpu_supports("sse4.1")) return 0;
   dsp->motion_search = motion_search_sse41;
-  dsp->motion_search_rows = motion_search_rows_sse41;
   return 1;
 }
 

@@ -119,7 +119,7 @@ static void check_motion_search(int w, int h, int range, enum content c)
 
   memset(want, 0xAA, blocks * sizeof *want);
   memset(got, 0x55, blocks * sizeof *got);
-  c63_dsp_c.motion_search(cur, ref, w, h, range, want);
+  c63_motion_search_plane(&c63_dsp_c, cur, ref, w, h, range, want);
   snprintf(what, sizeof what, "%dx%d range %d %s", w, h, range, content_name[c]);
   if (cuda_ok(c63_cuda_motion_search(cur, ref, w, h, range, got, msg, sizeof msg), "motion_search",
               msg)) {

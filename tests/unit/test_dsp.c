@@ -125,12 +125,12 @@ static void test_motion_search_simd(void)
           fill_random(cur, n, 254, 255);
           fill_random(ref, n, 0, 1);
         }
-        c63_dsp_c.motion_search(cur, ref, w, h, ranges[r], a);
-        opt.motion_search(cur, ref, w, h, ranges[r], b);
+        c63_motion_search_plane(&c63_dsp_c, cur, ref, w, h, ranges[r], a);
+        c63_motion_search_plane(&opt, cur, ref, w, h, ranges[r], b);
         /* in stripes of block rows, as the threaded CPU backend runs it */
         c63_mv *c = calloc(blocks, sizeof(c63_mv));
         for (int by = 0; by < h / 8; by += 3)
-          opt.motion_search_rows(cur, ref, w, h, ranges[r], by, by + 3 < h / 8 ? by + 3 : h / 8, c);
+          opt.motion_search(cur, ref, w, h, ranges[r], by, by + 3 < h / 8 ? by + 3 : h / 8, c);
         CHECK(memcmp(b, c, blocks * sizeof(c63_mv)) == 0);
         free(c);
         for (size_t i = 0; i < blocks; i++) {
@@ -164,7 +164,7 @@ static void test_tie_break_and_borders(void)
   memset(cur, 50, sizeof(cur));
   memset(ref, 50, sizeof(ref));
   for (int k = 0; k < 2; k++) {
-    impls[k]->motion_search(cur, ref, w, h, R, mvs);
+    c63_motion_search_plane(impls[k], cur, ref, w, h, R, mvs);
     CHECK_EQ(mvs[0].x, 0); /* block (0,0): window starts at the plane's corner */
     CHECK_EQ(mvs[0].y, 0);
     CHECK_EQ(mvs[2 * 8 + 3].x, -16); /* block (24,16): window starts at (8,0) */
@@ -181,7 +181,7 @@ static void test_tie_break_and_borders(void)
       /* block (16,16) of cur copies ref at (16+d, 16+d) */
       for (int j = 0; j < 8; j++)
         memcpy(cur + (16 + j) * w + 16, ref + (16 + d + j) * w + 16 + d, 8);
-      impls[k]->motion_search(cur, ref, w, h, R, mvs);
+      c63_motion_search_plane(impls[k], cur, ref, w, h, R, mvs);
       c63_mv mv = mvs[2 * 8 + 2];
       if (d == R - 1) {
         CHECK_EQ(mv.x, d);
@@ -198,7 +198,7 @@ static void test_tie_break_and_borders(void)
   fill_random(ref, sizeof(ref), 0, 255);
   fill_random(cur, sizeof(cur), 0, 255);
   for (int k = 0; k < 2; k++) {
-    impls[k]->motion_search(cur, ref, w, h, R, mvs);
+    c63_motion_search_plane(impls[k], cur, ref, w, h, R, mvs);
     c63_mv last = mvs[6 * 8 - 1];
     CHECK(last.x <= 0 && last.x >= -R && last.y <= 0 && last.y >= -R);
   }
