@@ -1,11 +1,14 @@
 /* The backend interface: what the encoder asks of a CPU or GPU backend.
  *
- * A backend owns the pixel stages of encoding (motion search, compensation,
- * forward transform and quantisation, reconstruction) and keeps the reference
- * frame itself, so a GPU backend keeps it resident on the device. The
- * encoder hands it one frame at a time (submit) and later collects the
- * coefficients and vectors the entropy coder needs (collect), so a backend may
- * keep up to max_in_flight frames in flight.
+ * A backend owns everything from the picture's pixels to the stuffed
+ * entropy-coded data of the frame: motion search, compensation, forward
+ * transform and quantisation, reconstruction, entropy coding, byte stuffing
+ * and the end-of-frame flush. It keeps the reference frame itself, so a GPU
+ * backend keeps it resident on the device and sends only the coded frame
+ * back. The encoder decides frame types and quantisers, hands the backend
+ * one frame at a time (submit), later collects the payload (collect) and
+ * writes the headers around it; a backend may keep up to max_in_flight
+ * frames in flight.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef C63_BACKEND_H
 #define C63_BACKEND_H
@@ -30,11 +33,14 @@ typedef struct c63_frame_job {
   int keyframe;
   int search_range;     /* luma; chroma uses search_range / 2 */
   uint8_t quant[3][64]; /* zig-zag order */
-  /* Outputs, set by collect: layouts as in dsp.h. They point into memory
-   * the backend owns (pinned host memory for CUDA) and stay valid until the
-   * next submit or collect on this backend. */
-  const int16_t *coeffs[3];
-  const c63_mv *mvs[3];
+  /* Output, set by collect: the frame's entropy-coded data, stuffed and
+   * flushed (format section 4), payload_size bytes at payload, in memory the
+   * backend owns (mapped pinned memory the GPU wrote, for CUDA). At least
+   * C63_FRAME_HEADER_BYTES writable bytes precede it and
+   * C63_FRAME_TRAILER_BYTES follow it, so the encoder completes the frame in
+   * place. Valid until the next submit or collect on this backend. */
+  uint8_t *payload;
+  size_t payload_size;
 } c63_frame_job;
 
 typedef struct c63_backend c63_backend;

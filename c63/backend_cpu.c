@@ -10,6 +10,8 @@
 
 #include "backend.h"
 #include "c63.h"
+#include "entropy.h"
+#include "frame_syntax.h"
 
 /* Slack after every plane so SIMD loads near the end stay in bounds. */
 #define PLANE_SLACK 32
@@ -25,6 +27,10 @@ struct c63_backend {
   c63_threadpool *pool;
   c63_stripes stripes;
   const c63_frame_job *job; /* the frame being coded, for the stripe tasks */
+  c63_entropy_encoder *entropy;
+  /* The coded frame: C63_FRAME_HEADER_BYTES of room for the encoder's
+   * headers, the payload, then room for EOI. */
+  c63_bytebuf out;
 };
 
 void c63_pad_plane(const uint8_t *src, int src_stride, int pic_w, int pic_h, uint8_t *dst,
@@ -48,6 +54,8 @@ static void cpu_destroy(c63_backend *be)
     free(be->coeffs[c]);
     free(be->mvs[c]);
   }
+  c63_entropy_encoder_free(be->entropy);
+  c63_bytebuf_free(&be->out);
   free(be);
 }
 
@@ -74,6 +82,8 @@ static int cpu_create(const c63_geometry *g, int device_id, c63_threadpool *pool
         !be->mvs[c])
       goto nomem;
   }
+  be->entropy = c63_entropy_encoder_new(g, pool);
+  if (!be->entropy) goto nomem;
   c63_stripes_init(&be->stripes, g, c63_threadpool_size(pool));
   *out = be;
   return C63_OK;
@@ -122,8 +132,6 @@ static void stripe_task(void *arg, int i)
 
 static int cpu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
 {
-  (void)msg; /* the CPU stages cannot fail once the buffers exist */
-  (void)msg_size;
   const c63_geometry *g = &be->g;
 
   for (int c = 0; c < 3; c++)
@@ -133,6 +141,18 @@ static int cpu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg
   c63_threadpool_run(be->pool, stripe_task, be, c63_stripes_total(&be->stripes));
   be->job = NULL;
   be->ref = !be->ref;
+
+  c63_bytebuf *b = &be->out;
+  b->size = 0;
+  if (c63_bytebuf_reserve(b, C63_FRAME_HEADER_BYTES) == 0) b->size = C63_FRAME_HEADER_BYTES;
+  int r = c63_entropy_encode(be->entropy, b, (const int16_t *const *)be->coeffs,
+                             (const c63_mv *const *)be->mvs);
+  if (r || c63_bytebuf_reserve(b, C63_FRAME_TRAILER_BYTES) < 0) {
+    b->failed = 0;
+    if (msg && msg_size)
+      snprintf(msg, msg_size, "out of memory writing a %dx%d frame", g->width, g->height);
+    return C63_ERR_NOMEM;
+  }
   be->pending = 1;
   return C63_OK;
 }
@@ -144,10 +164,8 @@ static int cpu_collect(c63_backend *be, c63_frame_job *job, char *msg, size_t ms
     return C63_ERR_INVALID_ARG;
   }
   be->pending = 0;
-  for (int c = 0; c < 3; c++) {
-    job->coeffs[c] = be->coeffs[c];
-    job->mvs[c] = be->mvs[c];
-  }
+  job->payload = be->out.data + C63_FRAME_HEADER_BYTES;
+  job->payload_size = be->out.size - C63_FRAME_HEADER_BYTES;
   return C63_OK;
 }
 

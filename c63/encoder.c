@@ -9,7 +9,6 @@
 #include "backend.h"
 #include "c63-config.h"
 #include "c63.h"
-#include "entropy.h"
 #include "frame_syntax.h"
 #include "tables.h"
 
@@ -41,9 +40,8 @@ struct c63_encoder {
   int quality;
   uint8_t quant[3][64];
 
-  c63_threadpool *pool; /* shared by the backend and the entropy coder */
-  c63_entropy_encoder *entropy;
-  c63_bytebuf packet;
+  c63_threadpool *pool; /* lent to the backend */
+  c63_bytebuf headers;
   char err[256];
 };
 
@@ -159,10 +157,8 @@ int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_
     threads = n < 1 ? 1 : n > 16 ? 16 : (int)n;
   }
   enc->pool = c63_threadpool_new(threads);
-  enc->entropy = enc->pool ? c63_entropy_encoder_new(&enc->g, enc->pool) : NULL;
-  if (!enc->entropy) {
-    set_msg(msg, msg_size, "out of memory creating the entropy coder for %dx%d", p->width,
-            p->height);
+  if (!enc->pool) {
+    set_msg(msg, msg_size, "out of memory creating %d encoder threads", threads);
     c63_encoder_free(enc);
     return C63_ERR_NOMEM;
   }
@@ -178,9 +174,8 @@ void c63_encoder_free(c63_encoder *enc)
 {
   if (!enc) return;
   if (enc->be) enc->ops->destroy(enc->be);
-  c63_entropy_encoder_free(enc->entropy);
   c63_threadpool_free(enc->pool);
-  c63_bytebuf_free(&enc->packet);
+  c63_bytebuf_free(&enc->headers);
   free(enc);
 }
 
@@ -276,20 +271,21 @@ int c63_encoder_receive_packet(c63_encoder *enc, c63_packet *pkt)
   int r = enc->ops->collect(enc->be, &q->job, enc->err, sizeof(enc->err));
   if (r) return r;
 
-  c63_bytebuf *b = &enc->packet;
-  b->size = 0;
-  c63_write_frame_headers(b, enc->g.width, enc->g.height, q->job.keyframe,
+  /* The backend left room around the payload: complete the frame there. */
+  c63_bytebuf *h = &enc->headers;
+  h->size = 0;
+  c63_write_frame_headers(h, enc->g.width, enc->g.height, q->job.keyframe,
                           (const uint8_t(*)[64])q->job.quant);
-  r = c63_entropy_encode(enc->entropy, b, q->job.coeffs, q->job.mvs);
-  c63_write_eoi(b);
-  if (r || b->failed) {
-    set_msg(enc->err, sizeof(enc->err), "out of memory writing a %dx%d frame", enc->g.width,
-            enc->g.height);
-    b->failed = 0;
+  if (h->failed || h->size != C63_FRAME_HEADER_BYTES) {
+    set_msg(enc->err, sizeof(enc->err), "out of memory writing frame headers");
+    h->failed = 0;
     return C63_ERR_NOMEM;
   }
-  pkt->data = b->data;
-  pkt->size = b->size;
+  uint8_t *frame = q->job.payload - C63_FRAME_HEADER_BYTES;
+  memcpy(frame, h->data, C63_FRAME_HEADER_BYTES);
+  c63_put_eoi(q->job.payload + q->job.payload_size);
+  pkt->data = frame;
+  pkt->size = C63_FRAME_HEADER_BYTES + q->job.payload_size + C63_FRAME_TRAILER_BYTES;
   pkt->keyframe = q->job.keyframe;
   pkt->user = q->user;
   pkt->frame_number = q->number;

@@ -11,6 +11,10 @@
 #include "geometry.h"
 #include "threadpool.h"
 
+/* Worst case of one block without stuffing: flags and vectors 26 bits, DC
+ * 20, 63 AC of at most 26 bits, EOB: under 1700 bits. */
+#define C63_MAX_BLOCK_BYTES 224
+
 /* Entropy encoder of one picture size, coding one slice of MCU rows per
  * thread of pool (which it borrows). NULL when out of memory. */
 typedef struct c63_entropy_encoder c63_entropy_encoder;

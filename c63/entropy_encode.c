@@ -12,10 +12,6 @@
 
 #include <stdlib.h>
 
-/* Worst case of one block without stuffing: flags and vectors 26 bits, DC
- * 20, 63 AC of at most 26 bits, EOB: under 1700 bits. */
-#define MAX_BLOCK_BYTES 224
-
 /* Slices of MCU rows are coded into their own bit buffers in parallel, then
  * concatenated and stuffed into the frame. */
 
@@ -158,7 +154,7 @@ c63_entropy_encoder *c63_entropy_encoder_new(const c63_geometry *g, c63_threadpo
   ee->nslices = threads > 1 ? 4 * threads : 1;
   if (ee->nslices > g->mcus_h) ee->nslices = g->mcus_h;
   ee->slices = calloc((size_t)ee->nslices, sizeof(*ee->slices));
-  ee->cat = malloc((size_t)g->mcus_w * g->mcus_h * 6 * MAX_BLOCK_BYTES + 8);
+  ee->cat = malloc((size_t)g->mcus_w * g->mcus_h * 6 * C63_MAX_BLOCK_BYTES + 8);
   if (!ee->slices || !ee->cat) goto fail;
   for (int s = 0, row = 0; s < ee->nslices; s++) {
     struct slice *sl = &ee->slices[s];
@@ -166,7 +162,7 @@ c63_entropy_encoder *c63_entropy_encoder_new(const c63_geometry *g, c63_threadpo
     sl->mcu_rows = g->mcus_h / ee->nslices + (s < g->mcus_h % ee->nslices);
     row += sl->mcu_rows;
     size_t blocks = (size_t)sl->mcu_rows * g->mcus_w * 6;
-    sl->buf = malloc(blocks * MAX_BLOCK_BYTES + 8);
+    sl->buf = malloc(blocks * C63_MAX_BLOCK_BYTES + 8);
     if (!sl->buf) goto fail;
   }
   return ee;

@@ -70,11 +70,6 @@ void c63_write_frame_headers(c63_bytebuf *out, int width, int height, int keyfra
   c63_bytebuf_put(out, sos_payload, sizeof(sos_payload));
 }
 
-void c63_write_eoi(c63_bytebuf *out)
-{
-  put_marker(out, 0xd9);
-}
-
 /* ---- Parsing ---- */
 
 #define FAIL(code, ...)                                                                            \

@@ -7,9 +7,19 @@
 
 #include "bitwriter.h"
 
-/* Write everything before the entropy-coded data. */
+/* Bytes before a frame's entropy-coded data (SOI, DQT, SOF0 with the
+ * keyframe byte, DHT, SOS) and after it (EOI): the same for every frame. */
+#define C63_FRAME_HEADER_BYTES 655
+#define C63_FRAME_TRAILER_BYTES 2
+
+/* Write everything before the entropy-coded data (C63_FRAME_HEADER_BYTES). */
 void c63_write_frame_headers(c63_bytebuf *out, int width, int height, int keyframe,
                              const uint8_t quant[3][64]);
-void c63_write_eoi(c63_bytebuf *out);
+/* The EOI marker (C63_FRAME_TRAILER_BYTES) at p. */
+static inline void c63_put_eoi(uint8_t *p)
+{
+  p[0] = 0xff;
+  p[1] = 0xd9;
+}
 
 #endif

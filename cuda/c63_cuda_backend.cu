@@ -1,18 +1,21 @@
-/* The CUDA backend (c63_backend_ops): the pixel stages of the encoder on the
- * GPU, with the reference frame resident on the device.
+/* The CUDA backend (c63_backend_ops): the whole encoder on the GPU, from
+ * the visible pixels to the stuffed entropy-coded data, with the reference
+ * frame resident on the device.
  *
- * Everything is allocated in create for the geometry: device buffers for the
- * current frame, two reconstructions (ping-pong: the previous one is the
- * reference while the new one is written), and one block of coefficients +
- * vectors; per in-flight slot, pinned host staging for the input frame and
- * for the outputs. Per frame: one upload, the kernels on the backend's own
- * stream, one download, one event. Nothing allocates or synchronises the
- * whole device per frame.
+ * Everything is allocated in create for the geometry. Per in-flight slot:
+ * pinned staging for the visible planes and a device copy of them (so the
+ * upload of one frame runs ahead of the kernels of another), a device
+ * payload buffer, and mapped pinned memory the GPU writes the coded frame
+ * into. Shared: the padded current frame, two reconstructions (ping-pong),
+ * the coefficients and vectors, and the entropy coder's buffers.
  *
- * Two slots let the GPU work on frame N+1 while the CPU entropy-codes frame
- * N. One stream orders everything, so the single set of device buffers is
- * safe: frame N+1's upload into the current-frame buffer runs after frame N's
- * kernels, its kernels after frame N's download.
+ * Per frame: the host copies the picture into the slot's staging (the only
+ * per-frame CPU work), the copy stream uploads it, and the compute stream
+ * waits for that upload, pads, searches, transforms, reconstructs, entropy
+ * codes and writes the payload to the host, then records the slot's event.
+ * The kernels of one frame depend on the previous frame's reconstruction,
+ * so one compute stream orders them and the shared buffers are safe; only
+ * the per-slot buffers see two frames at once.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <pthread.h>
 #include <stdio.h>
@@ -20,22 +23,35 @@
 #include <string.h>
 #include <time.h>
 
-
 #include "c63/c63.h"
 #include "cuda/c63_cuda.h"
 #include "cuda/c63_cuda_internal.h"
 #include "cuda/c63_cuda_stats.h"
 
 extern "C" {
+#include "c63/frame_syntax.h"
 #include "c63/threadpool.h"
 }
 
 namespace
 {
 
-constexpr int kSlots = 2;
+constexpr int kSlots = 3;
+/* The payload starts 16-byte aligned (copy_out stores 16 bytes at a time)
+ * with room for the headers before it. */
+constexpr size_t kHeaderRoom = (C63_FRAME_HEADER_BYTES + 15) & ~(size_t)15;
 
-enum { EV_START, EV_UPLOADED, EV_SEARCHED, EV_TRANSFORMED, EV_RECONSTRUCTED, EV_END, EV_COUNT };
+enum {
+  EV_START,    /* copy stream: before the upload */
+  EV_UPLOADED, /* copy stream */
+  EV_COMPUTE,  /* compute stream: the upload is in, kernels start */
+  EV_SEARCHED, /* padding and motion search */
+  EV_TRANSFORMED,
+  EV_RECONSTRUCTED,
+  EV_CODED, /* entropy coding and stuffing */
+  EV_END,   /* payload written to the host */
+  EV_COUNT
+};
 
 double now_ms()
 {
@@ -45,9 +61,15 @@ double now_ms()
 }
 
 struct slot {
-  uint8_t *h_in;  /* pinned: padded Y, U, V back to back */
-  uint8_t *h_out; /* pinned: coefficients, then vectors */
-  cudaEvent_t done;
+  uint8_t *h_in;      /* pinned: visible Y, U, V back to back, tight */
+  uint8_t *d_in;      /* device copy of h_in */
+  uint8_t *h_out;     /* pinned, mapped: header room, payload, trailer room */
+  uint8_t *h_out_dev; /* h_out as the device sees it */
+  uint32_t *h_size;   /* pinned, mapped: the payload's size */
+  uint32_t *h_size_dev;
+  uint8_t *d_payload; /* device: the stuffed payload, kept until collect */
+  uint32_t *d_size;
+  cudaEvent_t uploaded, done;
   cudaEvent_t ev[EV_COUNT];
   bool timed;
   double submit_ms; /* host time spent in submit */
@@ -64,20 +86,27 @@ volatile int stats_on;
 struct c63_backend {
   c63_geometry g;
   int device;
-  cudaStream_t stream;
-  size_t frame_bytes; /* padded Y + U + V */
-  size_t mv_offset;   /* of the vectors in the output block */
-  size_t out_bytes;   /* coefficients + vectors */
+  cudaStream_t copy, stream; /* uploads; everything else */
+  size_t in_bytes;           /* visible Y + U + V */
+  size_t frame_bytes;        /* padded Y + U + V */
+  size_t mv_offset;          /* of the vectors in d_out */
+  size_t out_capacity;       /* payload bytes that fit into a slot's h_out */
   uint8_t *d_cur;
   uint8_t *d_rec[2];
-  uint8_t *d_out;
-  int rec;       /* index of the latest reconstruction in d_rec */
-  bool have_ref; /* d_rec[rec] holds a reconstruction */
+  uint8_t *d_out; /* coefficients, then vectors */
+  int rec;        /* index of the latest reconstruction in d_rec */
+  bool have_ref;  /* d_rec[rec] holds a reconstruction */
   c63_cu_planes planes;
-  /* Padding the caller's picture into pinned staging is the backend's only
+  c63_cu_pad_geometry pad;
+  c63_cu_entropy *entropy;
+  /* A payload larger than out_capacity (noise at fine quantisers) comes
+   * back through this buffer instead, with the same room around it. */
+  uint8_t *big;
+  size_t big_size;
+  /* Copying the caller's picture into pinned staging is the backend's only
    * per-frame CPU work; large frames split it over a few threads. */
   c63_threadpool *pool; /* the encoder's, borrowed */
-  int pad_slices;
+  int copy_slices;
   slot slots[kSlots];
   int head, count;
 };
@@ -98,21 +127,101 @@ c63_mv *d_mvs(c63_backend *be)
 void release(c63_backend *be)
 {
   cudaSetDevice(be->device);
+  if (be->copy) cudaStreamSynchronize(be->copy);
   if (be->stream) cudaStreamSynchronize(be->stream);
   for (int i = 0; i < kSlots; i++) {
     slot &s = be->slots[i];
-    if (s.h_in) cudaFreeHost(s.h_in);
-    if (s.h_out) cudaFreeHost(s.h_out);
+    cudaFreeHost(s.h_in);
+    cudaFreeHost(s.h_out);
+    cudaFreeHost(s.h_size);
+    cudaFree(s.d_in);
+    cudaFree(s.d_payload);
+    cudaFree(s.d_size);
+    if (s.uploaded) cudaEventDestroy(s.uploaded);
     if (s.done) cudaEventDestroy(s.done);
     for (int e = 0; e < EV_COUNT; e++)
       if (s.ev[e]) cudaEventDestroy(s.ev[e]);
   }
+  c63_cu_entropy_destroy(be->entropy);
   cudaFree(be->d_cur);
   cudaFree(be->d_rec[0]);
   cudaFree(be->d_rec[1]);
   cudaFree(be->d_out);
+  if (be->copy) cudaStreamDestroy(be->copy);
   if (be->stream) cudaStreamDestroy(be->stream);
+  free(be->big);
   free(be);
+}
+
+void init_layout(c63_backend *be, const c63_geometry *g)
+{
+  c63_cu_planes &P = be->planes;
+  c63_cu_pad_geometry &D = be->pad;
+  P.n = 3;
+  size_t pix = 0, in = 0;
+  int blocks = 0;
+  for (int p = 0; p < 3; p++) {
+    c63_cu_plane &pl = P.p[p];
+    pl.w = g->pad_w[p];
+    pl.h = g->pad_h[p];
+    pl.bw = g->blocks_w[p];
+    pl.bh = g->blocks_h[p];
+    pl.pix_off = (int)pix;
+    pl.blk_off = blocks;
+    pl.ac_limit = c63_ac_limit(p);
+    D.pic_w[p] = g->pic_w[p];
+    D.pic_h[p] = g->pic_h[p];
+    D.pad_w[p] = pl.w;
+    D.in_off[p] = (uint32_t)in;
+    D.out_off[p] = (uint32_t)pix;
+    D.pad_bytes[p] = (uint32_t)((size_t)pl.w * pl.h);
+    pix += (size_t)pl.w * pl.h;
+    in += (size_t)g->pic_w[p] * g->pic_h[p];
+    blocks += pl.bw * pl.bh;
+  }
+  P.total_blocks = blocks;
+  be->frame_bytes = pix;
+  be->in_bytes = in;
+  be->mv_offset = ((size_t)blocks * 64 * sizeof(int16_t) + 255) & ~(size_t)255;
+  /* Coded frames rarely reach the raw frame's size; twice that covers
+   * noise at quality 50, and anything larger takes the slow path. */
+  be->out_capacity = (2 * be->frame_bytes + 4096) & ~(size_t)15;
+}
+
+c63_cu_entropy_geometry entropy_geometry(const c63_backend *be)
+{
+  c63_cu_entropy_geometry G;
+  G.blocks = be->g.mcus_w * be->g.mcus_h * 6;
+  G.mcus_w = be->g.mcus_w;
+  for (int p = 0; p < 3; p++) {
+    G.blocks_w[p] = be->planes.p[p].bw;
+    G.blk_off[p] = be->planes.p[p].blk_off;
+  }
+  return G;
+}
+
+cudaError_t alloc_slot(c63_backend *be, slot &s, size_t payload_bytes, const char **what)
+{
+  *what = "allocating pinned host buffers";
+  cudaError_t err = cudaHostAlloc(&s.h_in, be->in_bytes, cudaHostAllocDefault);
+  if (err == cudaSuccess)
+    err = cudaHostAlloc(&s.h_out, kHeaderRoom + be->out_capacity + 16, cudaHostAllocMapped);
+  if (err == cudaSuccess) err = cudaHostAlloc(&s.h_size, sizeof(uint32_t), cudaHostAllocMapped);
+  if (err == cudaSuccess) err = cudaHostGetDevicePointer(&s.h_out_dev, s.h_out, 0);
+  if (err == cudaSuccess) err = cudaHostGetDevicePointer(&s.h_size_dev, s.h_size, 0);
+  if (err != cudaSuccess) return err;
+  *what = "allocating device buffers";
+  err = cudaMalloc(&s.d_in, be->in_bytes);
+  /* +16: copy_out reads whole 16-byte words */
+  if (err == cudaSuccess) err = cudaMalloc(&s.d_payload, payload_bytes + 16);
+  if (err == cudaSuccess) err = cudaMalloc(&s.d_size, sizeof(uint32_t));
+  if (err != cudaSuccess) return err;
+  *what = "creating CUDA events";
+  err = cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming);
+  if (err == cudaSuccess) err = cudaEventCreateWithFlags(&s.uploaded, cudaEventDisableTiming);
+  for (int e = 0; e < EV_COUNT && err == cudaSuccess; e++)
+    err = cudaEventCreate(&s.ev[e]);
+  return err;
 }
 
 int cu_create(const c63_geometry *g, int device_id, c63_threadpool *pool, c63_backend **out,
@@ -141,63 +250,37 @@ int cu_create(const c63_geometry *g, int device_id, c63_threadpool *pool, c63_ba
   }
   be->g = *g;
   be->device = device_id;
+  init_layout(be, g);
+  const c63_cu_planes &P = be->planes;
+  const size_t out_bytes = be->mv_offset + (size_t)P.total_blocks * sizeof(c63_mv);
 
-  c63_cu_planes &P = be->planes;
-  P.n = 3;
-  size_t pix = 0;
-  int blocks = 0;
-  for (int p = 0; p < 3; p++) {
-    c63_cu_plane &pl = P.p[p];
-    pl.w = g->pad_w[p];
-    pl.h = g->pad_h[p];
-    pl.bw = g->blocks_w[p];
-    pl.bh = g->blocks_h[p];
-    pl.pix_off = (int)pix;
-    pl.blk_off = blocks;
-    pl.ac_limit = c63_ac_limit(p);
-    pix += (size_t)pl.w * pl.h;
-    blocks += pl.bw * pl.bh;
-  }
-  P.total_blocks = blocks;
-  be->frame_bytes = pix;
-  be->mv_offset = ((size_t)blocks * 64 * sizeof(int16_t) + 255) & ~(size_t)255;
-  be->out_bytes = be->mv_offset + (size_t)blocks * sizeof(c63_mv);
-
-  /* The encoder's pool pads the input into pinned memory: up to 4 slices
+  /* The encoder's pool copies the input into pinned memory: up to 4 slices
    * for frames over 1 MiB (more do not help a memory-bound copy). */
   be->pool = pool;
   const int threads = c63_threadpool_size(pool);
-  be->pad_slices = be->frame_bytes >= (1u << 20) ? (threads < 4 ? threads : 4) : 1;
+  be->copy_slices = be->in_bytes >= (1u << 20) ? (threads < 4 ? threads : 4) : 1;
 
-  const char *what = "creating the CUDA stream";
+  const char *what = "creating the CUDA streams";
   err = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking);
+  if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&be->copy, cudaStreamNonBlocking);
   if (err == cudaSuccess) {
     what = "allocating device buffers";
     err = cudaMalloc(&be->d_cur, be->frame_bytes);
   }
   for (int i = 0; i < 2 && err == cudaSuccess; i++)
     err = cudaMalloc(&be->d_rec[i], be->frame_bytes);
-  if (err == cudaSuccess) err = cudaMalloc(&be->d_out, be->out_bytes);
-  for (int i = 0; i < kSlots && err == cudaSuccess; i++) {
-    slot &s = be->slots[i];
-    what = "allocating pinned host buffers";
-    err = cudaHostAlloc(&s.h_in, be->frame_bytes, cudaHostAllocDefault);
-    if (err == cudaSuccess) err = cudaHostAlloc(&s.h_out, be->out_bytes, cudaHostAllocDefault);
-    if (err == cudaSuccess) {
-      what = "creating CUDA events";
-      err = cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming);
-    }
-    for (int e = 0; e < EV_COUNT && err == cudaSuccess; e++)
-      err = cudaEventCreate(&s.ev[e]);
+  if (err == cudaSuccess) err = cudaMalloc(&be->d_out, out_bytes);
+  if (err == cudaSuccess) {
+    what = "allocating the entropy coder's device buffers";
+    err = c63_cu_entropy_create(entropy_geometry(be), &be->entropy);
   }
+  for (int i = 0; i < kSlots && err == cudaSuccess; i++)
+    err = alloc_slot(be, be->slots[i], c63_cu_entropy_max_payload(be->entropy), &what);
   if (err != cudaSuccess) {
     char cuda_msg[256];
     int status = c63_cu_error(err, what, cuda_msg, sizeof cuda_msg);
-    const double mib = (3.0 * be->frame_bytes + be->out_bytes) / (1024.0 * 1024.0);
-    snprintf(msg, msg_size,
-             "CUDA device %d: %s for %dx%d (%.1f MiB device, %.1f MiB pinned host): %s", device_id,
-             what, g->width, g->height, mib,
-             kSlots * (double)(be->frame_bytes + be->out_bytes) / (1024.0 * 1024.0), cuda_msg);
+    snprintf(msg, msg_size, "CUDA device %d: %s for %dx%d: %s", device_id, what, g->width,
+             g->height, cuda_msg);
     cudaGetLastError();
     release(be);
     return status;
@@ -211,27 +294,34 @@ void cu_destroy(c63_backend *be)
   if (be) release(be);
 }
 
-/* One slice of the padding copy: rows [y0, y1) of every padded plane. */
-struct pad_task {
+/* One slice of the staging copy: rows [y0, y1) of every visible plane. */
+struct copy_task {
   const c63_backend *be;
   const c63_frame_job *job;
   uint8_t *dst;
   int slices;
 };
 
-void pad_slice(void *arg, int i)
+void copy_slice(void *arg, int i)
 {
-  const pad_task *t = static_cast<const pad_task *>(arg);
+  const copy_task *t = static_cast<const copy_task *>(arg);
   for (int p = 0; p < 3; p++) {
-    const c63_cu_plane &pl = t->be->planes.p[p];
-    const int y0 = (int)((long)pl.h * i / t->slices), y1 = (int)((long)pl.h * (i + 1) / t->slices);
-    const int pic_h = t->be->g.pic_h[p];
-    const int pic_rows = y0 >= pic_h ? 0 : (y1 < pic_h ? y1 : pic_h) - y0;
-    if (y1 <= y0) continue;
-    const uint8_t *src = t->job->src[p] + (pic_rows > 0 ? (size_t)y0 * t->job->src_stride[p] : 0);
-    c63_pad_plane(src, t->job->src_stride[p], t->be->g.pic_w[p], pic_rows,
-                  t->dst + pl.pix_off + (size_t)y0 * pl.w, pl.w, y1 - y0);
+    const int w = t->be->g.pic_w[p], h = t->be->g.pic_h[p];
+    const int y0 = (int)((long)h * i / t->slices), y1 = (int)((long)h * (i + 1) / t->slices);
+    const uint8_t *src = t->job->src[p] + (size_t)y0 * t->job->src_stride[p];
+    uint8_t *dst = t->dst + t->be->pad.in_off[p] + (size_t)y0 * w;
+    if (t->job->src_stride[p] == w) {
+      memcpy(dst, src, (size_t)(y1 - y0) * w);
+      continue;
+    }
+    for (int y = y0; y < y1; y++, src += t->job->src_stride[p], dst += w)
+      memcpy(dst, src, (size_t)w);
   }
+}
+
+void record(const slot &s, int e, cudaStream_t st)
+{
+  if (s.timed) cudaEventRecord(s.ev[e], st);
 }
 
 int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
@@ -255,10 +345,10 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   slot &s = be->slots[(be->head + be->count) % kSlots];
   s.timed = stats_on != 0;
   const double t_submit = s.timed ? now_ms() : 0.0;
-  /* The slot's previous frame was collected, so its copies are finished. */
+  /* The slot's previous frame was collected, so its buffers are free. */
+  copy_task task = {be, job, s.h_in, be->copy_slices};
+  c63_threadpool_run(be->pool, copy_slice, &task, task.slices);
   c63_cu_planes P = be->planes;
-  pad_task task = {be, job, s.h_in, be->pad_slices};
-  c63_threadpool_run(be->pool, pad_slice, &task, task.slices);
   for (int p = 0; p < 3; p++) {
     memcpy(P.p[p].quant, job->quant[p], 64);
     P.p[p].range = p == 0 ? job->search_range : job->search_range / 2;
@@ -269,9 +359,16 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   const c63_mv *mvs = job->keyframe ? nullptr : d_mvs(be);
   uint8_t *recon = be->d_rec[be->have_ref ? be->rec ^ 1 : be->rec];
   const char *what = "uploading the frame";
-  if (s.timed) cudaEventRecord(s.ev[EV_START], st);
-  err = cudaMemcpyAsync(be->d_cur, s.h_in, be->frame_bytes, cudaMemcpyHostToDevice, st);
-  if (s.timed) cudaEventRecord(s.ev[EV_UPLOADED], st);
+  record(s, EV_START, be->copy);
+  err = cudaMemcpyAsync(s.d_in, s.h_in, be->in_bytes, cudaMemcpyHostToDevice, be->copy);
+  record(s, EV_UPLOADED, be->copy);
+  if (err == cudaSuccess) err = cudaEventRecord(s.uploaded, be->copy);
+  if (err == cudaSuccess) err = cudaStreamWaitEvent(st, s.uploaded, 0);
+  record(s, EV_COMPUTE, st);
+  if (err == cudaSuccess) {
+    what = "padding the frame";
+    err = c63_cu_pad(s.d_in, be->pad, be->d_cur, st);
+  }
   if (err == cudaSuccess) {
     what = "motion search";
     if (job->keyframe) {
@@ -282,22 +379,28 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
         err = c63_cu_motion_search_pair(be->d_cur, ref, P.p[1], P.p[2], d_mvs(be), st);
     }
   }
-  if (s.timed) cudaEventRecord(s.ev[EV_SEARCHED], st);
+  record(s, EV_SEARCHED, st);
   if (err == cudaSuccess) {
     what = "forward transform";
     err = c63_cu_fdct_quant(be->d_cur, ref, mvs, P, d_coeffs(be), st);
   }
-  if (s.timed) cudaEventRecord(s.ev[EV_TRANSFORMED], st);
+  record(s, EV_TRANSFORMED, st);
   if (err == cudaSuccess) {
     what = "reconstruction";
     err = c63_cu_dequant_idct_recon(d_coeffs(be), ref, mvs, P, recon, st);
   }
-  if (s.timed) cudaEventRecord(s.ev[EV_RECONSTRUCTED], st);
+  record(s, EV_RECONSTRUCTED, st);
   if (err == cudaSuccess) {
-    what = "downloading coefficients";
-    err = cudaMemcpyAsync(s.h_out, be->d_out, be->out_bytes, cudaMemcpyDeviceToHost, st);
+    what = "entropy coding";
+    err = c63_cu_entropy_encode(be->entropy, d_coeffs(be), d_mvs(be), s.d_payload, s.d_size, st);
   }
-  if (s.timed) cudaEventRecord(s.ev[EV_END], st);
+  record(s, EV_CODED, st);
+  if (err == cudaSuccess) {
+    what = "writing the coded frame to the host";
+    err = c63_cu_copy_payload(s.d_payload, s.d_size, s.h_out_dev + kHeaderRoom, s.h_size_dev,
+                              be->out_capacity, st);
+  }
+  record(s, EV_END, st);
   if (err == cudaSuccess) {
     what = "recording the frame event";
     err = cudaEventRecord(s.done, st);
@@ -312,24 +415,50 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   return C63_OK;
 }
 
+float elapsed(const slot &s, int from, int to)
+{
+  float t = 0.0f;
+  if (cudaEventElapsedTime(&t, s.ev[from], s.ev[to]) != cudaSuccess) t = 0.0f;
+  return t;
+}
+
 void add_stats(slot &s, double wait_ms)
 {
-  float t[EV_COUNT - 1], total = 0.0f;
-  for (int e = 0; e + 1 < EV_COUNT; e++)
-    if (cudaEventElapsedTime(&t[e], s.ev[e], s.ev[e + 1]) != cudaSuccess) t[e] = 0.0f;
-  if (cudaEventElapsedTime(&total, s.ev[EV_START], s.ev[EV_END]) != cudaSuccess) total = 0.0f;
+  const float upload = elapsed(s, EV_START, EV_UPLOADED);
+  const float compute = elapsed(s, EV_COMPUTE, EV_END);
   cudaGetLastError();
   pthread_mutex_lock(&stats_lock);
   stats.frames++;
-  stats.upload_ms += t[0];
-  stats.motion_ms += t[1];
-  stats.transform_ms += t[2];
-  stats.recon_ms += t[3];
-  stats.download_ms += t[4];
-  stats.total_ms += total;
+  stats.upload_ms += upload;
+  stats.motion_ms += elapsed(s, EV_COMPUTE, EV_SEARCHED);
+  stats.transform_ms += elapsed(s, EV_SEARCHED, EV_TRANSFORMED);
+  stats.recon_ms += elapsed(s, EV_TRANSFORMED, EV_RECONSTRUCTED);
+  stats.entropy_ms += elapsed(s, EV_RECONSTRUCTED, EV_CODED);
+  stats.download_ms += elapsed(s, EV_CODED, EV_END);
+  stats.total_ms += upload + compute;
   stats.submit_host_ms += s.submit_ms;
   stats.collect_wait_ms += wait_ms;
   pthread_mutex_unlock(&stats_lock);
+}
+
+/* The payload did not fit the slot's mapped buffer: fetch it from the
+ * slot's device copy into a host buffer with the same room around it. */
+int fetch_big(c63_backend *be, slot &s, size_t size, char *msg, size_t msg_size)
+{
+  const size_t need = kHeaderRoom + size + 16;
+  if (need > be->big_size) {
+    uint8_t *p = static_cast<uint8_t *>(realloc(be->big, need));
+    if (!p) {
+      snprintf(msg, msg_size, "out of host memory for a %zu-byte coded frame", size);
+      return C63_ERR_NOMEM;
+    }
+    be->big = p;
+    be->big_size = need;
+  }
+  cudaError_t err = cudaMemcpy(be->big + kHeaderRoom, s.d_payload, size, cudaMemcpyDeviceToHost);
+  if (err != cudaSuccess)
+    return c63_cu_error(err, "downloading a large coded frame", msg, msg_size);
+  return C63_OK;
 }
 
 int cu_collect(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
@@ -349,11 +478,13 @@ int cu_collect(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   if (err != cudaSuccess) return c63_cu_error(err, "encoding a frame on the GPU", msg, msg_size);
   if (s.timed) add_stats(s, now_ms() - t_wait);
 
-  const int16_t *coeffs = reinterpret_cast<const int16_t *>(s.h_out);
-  const c63_mv *mvs = reinterpret_cast<const c63_mv *>(s.h_out + be->mv_offset);
-  for (int p = 0; p < 3; p++) {
-    job->coeffs[p] = coeffs + (size_t)be->planes.p[p].blk_off * 64;
-    job->mvs[p] = mvs + be->planes.p[p].blk_off;
+  const size_t size = *s.h_size;
+  job->payload = s.h_out + kHeaderRoom;
+  job->payload_size = size;
+  if (size > be->out_capacity) {
+    int r = fetch_big(be, s, size, msg, msg_size);
+    if (r) return r;
+    job->payload = be->big + kHeaderRoom;
   }
   s.job = nullptr;
   be->head = (be->head + 1) % kSlots;

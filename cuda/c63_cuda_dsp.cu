@@ -8,12 +8,17 @@
 #include "cuda/c63_cuda_dsp.h"
 #include "cuda/c63_cuda_internal.h"
 
+extern "C" {
+#include "c63/entropy.h"
+#include "c63/geometry.h"
+}
+
 namespace
 {
 
 /* Device allocations of one call, freed together. */
 struct scratch {
-  void *ptr[4] = {};
+  void *ptr[8] = {};
   int n = 0;
   ~scratch()
   {
@@ -163,4 +168,130 @@ extern "C" int c63_cuda_dequant_idct_recon(const int16_t *coeffs, const uint8_t 
   if (err == cudaSuccess) err = c63_cu_dequant_idct_recon(d_coeffs, d_pred, d_mvs, P, d_recon, 0);
   if (err == cudaSuccess) err = cudaMemcpy(recon, d_recon, n, cudaMemcpyDeviceToHost);
   return finish(err, "reconstruction", msg, msg_size);
+}
+
+namespace
+{
+
+/* An entropy coder for a geometry, freed with the call. */
+struct entropy_holder {
+  c63_cu_entropy *e = nullptr;
+  ~entropy_holder()
+  {
+    c63_cu_entropy_destroy(e);
+  }
+};
+
+c63_cu_entropy_geometry frame_entropy_geometry(const c63_geometry &g)
+{
+  c63_cu_entropy_geometry G;
+  G.blocks = g.mcus_w * g.mcus_h * 6;
+  G.mcus_w = g.mcus_w;
+  int off = 0;
+  for (int p = 0; p < 3; p++) {
+    G.blocks_w[p] = g.blocks_w[p];
+    G.blk_off[p] = off;
+    off += g.blocks_w[p] * g.blocks_h[p];
+  }
+  return G;
+}
+
+cudaError_t download_payload(const uint8_t *d_payload, const uint32_t *d_size, uint8_t *out,
+                             size_t capacity, size_t *size, bool *fits)
+{
+  uint32_t n = 0;
+  cudaError_t err = cudaMemcpy(&n, d_size, sizeof n, cudaMemcpyDeviceToHost);
+  *size = n;
+  *fits = n <= capacity;
+  if (err == cudaSuccess && *fits) err = cudaMemcpy(out, d_payload, n, cudaMemcpyDeviceToHost);
+  return err;
+}
+
+} // namespace
+
+extern "C" int c63_cuda_entropy_encode(int width, int height, const int16_t *const coeffs[3],
+                                       const c63_mv *const mvs[3], uint8_t *out, size_t capacity,
+                                       size_t *size, char *msg, size_t msg_size)
+{
+  if (width < C63_MIN_SIZE || height < C63_MIN_SIZE || width > C63_MAX_SIZE ||
+      height > C63_MAX_SIZE) {
+    snprintf(msg, msg_size, "picture size %dx%d out of range", width, height);
+    return C63_ERR_INVALID_ARG;
+  }
+  c63_geometry g;
+  c63_geometry_init(&g, width, height);
+  const c63_cu_entropy_geometry G = frame_entropy_geometry(g);
+  entropy_holder h;
+  scratch sc;
+  int16_t *d_coeffs;
+  c63_mv *d_mvs;
+  uint8_t *d_payload;
+  uint32_t *d_size;
+  cudaError_t err = c63_cu_entropy_create(G, &h.e);
+  if (err == cudaSuccess) err = sc.alloc(&d_coeffs, (size_t)G.blocks * 64 * sizeof(int16_t));
+  if (err == cudaSuccess) err = sc.alloc(&d_mvs, (size_t)G.blocks * sizeof(c63_mv));
+  if (err == cudaSuccess) err = sc.alloc(&d_payload, c63_cu_entropy_max_payload(h.e) + 16);
+  if (err == cudaSuccess) err = sc.alloc(&d_size, sizeof(uint32_t));
+  for (int p = 0; p < 3 && err == cudaSuccess; p++) {
+    const size_t n = (size_t)g.blocks_w[p] * g.blocks_h[p];
+    err = cudaMemcpy(d_coeffs + (size_t)G.blk_off[p] * 64, coeffs[p], n * 64 * sizeof(int16_t),
+                     cudaMemcpyHostToDevice);
+    if (err == cudaSuccess)
+      err = cudaMemcpy(d_mvs + G.blk_off[p], mvs[p], n * sizeof(c63_mv), cudaMemcpyHostToDevice);
+  }
+  if (err == cudaSuccess) err = c63_cu_entropy_encode(h.e, d_coeffs, d_mvs, d_payload, d_size, 0);
+  bool fits = true;
+  if (err == cudaSuccess) err = download_payload(d_payload, d_size, out, capacity, size, &fits);
+  int r = finish(err, "entropy coding", msg, msg_size);
+  if (r == C63_OK && !fits) {
+    snprintf(msg, msg_size, "payload of %zu bytes exceeds the %zu-byte buffer", *size, capacity);
+    return C63_ERR_INVALID_ARG;
+  }
+  return r;
+}
+
+extern "C" int c63_cuda_write_stuffed(const uint8_t *data, size_t n, uint32_t pending,
+                                      int pending_bits, uint8_t *out, size_t capacity, size_t *size,
+                                      char *msg, size_t msg_size)
+{
+  if (pending_bits < 0 || pending_bits > 7 || n > (1u << 24)) {
+    snprintf(msg, msg_size, "bad stuffing input (%zu bytes, %d pending bits)", n, pending_bits);
+    return C63_ERR_INVALID_ARG;
+  }
+  /* Words MSB first: the bytes, then the pending bits left-aligned. */
+  const size_t nwords = (n + 1) / 4 + 2;
+  uint32_t *words = static_cast<uint32_t *>(calloc(nwords, sizeof(uint32_t)));
+  if (!words) {
+    snprintf(msg, msg_size, "out of host memory");
+    return C63_ERR_NOMEM;
+  }
+  for (size_t i = 0; i < n; i++)
+    words[i / 4] |= (uint32_t)data[i] << (24 - 8 * (i % 4));
+  const uint32_t tail =
+      pending_bits ? (pending & ((1u << pending_bits) - 1)) << (8 - pending_bits) : 0;
+  words[n / 4] |= tail << (24 - 8 * (n % 4));
+  const uint32_t total_bits = (uint32_t)(n * 8 + pending_bits);
+
+  /* A geometry whose worst case holds nwords words. */
+  c63_cu_entropy_geometry G = {};
+  G.blocks = (int)(nwords / (C63_MAX_BLOCK_BYTES / 4) + 1);
+  G.mcus_w = 1;
+  entropy_holder h;
+  scratch sc;
+  uint8_t *d_payload;
+  uint32_t *d_size;
+  cudaError_t err = c63_cu_entropy_create(G, &h.e);
+  if (err == cudaSuccess) err = sc.alloc(&d_payload, c63_cu_entropy_max_payload(h.e) + 16);
+  if (err == cudaSuccess) err = sc.alloc(&d_size, sizeof(uint32_t));
+  if (err == cudaSuccess)
+    err = c63_cu_entropy_stuff_bits(h.e, words, nwords, total_bits, d_payload, d_size, 0);
+  free(words);
+  bool fits = true;
+  if (err == cudaSuccess) err = download_payload(d_payload, d_size, out, capacity, size, &fits);
+  int r = finish(err, "stuffing", msg, msg_size);
+  if (r == C63_OK && !fits) {
+    snprintf(msg, msg_size, "payload of %zu bytes exceeds the %zu-byte buffer", *size, capacity);
+    return C63_ERR_INVALID_ARG;
+  }
+  return r;
 }

@@ -29,6 +29,19 @@ int c63_cuda_dequant_idct_recon(const int16_t *coeffs, const uint8_t *pred, int 
                                 const uint8_t quant[64], uint8_t *recon, char *msg,
                                 size_t msg_size);
 
+/* Entropy coding of a whole frame of width x height (c63/entropy.h's
+ * c63_entropy_encode: coefficients and vectors per plane, data stuffed and
+ * flushed) into out (capacity bytes); *size is the payload's length. */
+int c63_cuda_entropy_encode(int width, int height, const int16_t *const coeffs[3],
+                            const c63_mv *const mvs[3], uint8_t *out, size_t capacity, size_t *size,
+                            char *msg, size_t msg_size);
+
+/* Stuffing and the flush rule alone (c63_write_stuffed in c63/bitwriter.h):
+ * n bytes of unstuffed data, then pending_bits (0..7) bits in the low bits
+ * of pending. */
+int c63_cuda_write_stuffed(const uint8_t *data, size_t n, uint32_t pending, int pending_bits,
+                           uint8_t *out, size_t capacity, size_t *size, char *msg, size_t msg_size);
+
 #ifdef __cplusplus
 }
 #endif

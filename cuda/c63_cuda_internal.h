@@ -57,6 +57,50 @@ cudaError_t c63_cu_fdct_quant(const uint8_t *cur, const uint8_t *ref, const c63_
 cudaError_t c63_cu_dequant_idct_recon(const int16_t *coeffs, const uint8_t *ref, const c63_mv *mvs,
                                       const c63_cu_planes &pl, uint8_t *recon, cudaStream_t s);
 
+/* Tight visible planes (plane p: pic_w x pic_h bytes at in_off) to
+ * zero-padded planes (pad_w wide, pad_bytes in all, at out_off). */
+struct c63_cu_pad_geometry {
+  int pic_w[3], pic_h[3], pad_w[3];
+  uint32_t in_off[3], out_off[3], pad_bytes[3];
+};
+cudaError_t c63_cu_pad(const uint8_t *in, const c63_cu_pad_geometry &g, uint8_t *out,
+                       cudaStream_t s);
+
+/* Entropy coding of a frame on the GPU (c63_cuda_entropy.cu). Coded blocks
+ * are numbered in MCU order; the geometry maps them to global block indices
+ * (plane p's blocks start at blk_off[p], blocks_w[p] per row). */
+struct c63_cu_entropy_geometry {
+  int blocks; /* coded blocks: 6 per MCU */
+  int mcus_w;
+  int blocks_w[3];
+  int blk_off[3];
+};
+struct c63_cu_entropy;
+
+cudaError_t c63_cu_entropy_create(const c63_cu_entropy_geometry &g, c63_cu_entropy **out);
+void c63_cu_entropy_destroy(c63_cu_entropy *e);
+/* Largest stuffed payload of a frame, in bytes (the size of the payload
+ * buffer c63_cu_entropy_encode writes). */
+size_t c63_cu_entropy_max_payload(const c63_cu_entropy *e);
+/* Code the frame's coefficients and vectors (global block indices, as the
+ * transform kernels write them) into payload: the entropy-coded data,
+ * stuffed and with the end-of-frame flush byte, and its size in bytes into
+ * the device word payload_size. Kernels on s; one frame at a time per e. */
+cudaError_t c63_cu_entropy_encode(c63_cu_entropy *e, const int16_t *coeffs, const c63_mv *mvs,
+                                  uint8_t *payload, uint32_t *payload_size, cudaStream_t s);
+/* Stuffing alone, for tests: nwords words of unstuffed data (MSB first)
+ * holding total_bits bits, zero past them, stuffed with the flush byte into
+ * payload as c63_cu_entropy_encode does. Synchronous. */
+cudaError_t c63_cu_entropy_stuff_bits(c63_cu_entropy *e, const uint32_t *words, size_t nwords,
+                                      uint32_t total_bits, uint8_t *payload, uint32_t *payload_size,
+                                      cudaStream_t s);
+/* Copy the payload into host memory the device can write (mapped pinned),
+ * and its size into *host_size, when it is at most capacity bytes; only the
+ * size otherwise (the caller then copies from payload itself). */
+cudaError_t c63_cu_copy_payload(const uint8_t *payload, const uint32_t *payload_size,
+                                uint8_t *host_dst, uint32_t *host_size, size_t capacity,
+                                cudaStream_t s);
+
 /* Write "what: CUDA error text" into msg and map the error to a c63_status. */
 int c63_cu_error(cudaError_t err, const char *what, char *msg, size_t msg_size);
 

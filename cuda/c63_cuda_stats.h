@@ -15,11 +15,12 @@ extern "C" {
 typedef struct c63_cuda_stage_stats {
   long frames;         /* frames timed since the last reset */
   double upload_ms;    /* sums over those frames: host-to-device copy of the frame */
-  double motion_ms;    /* motion search (keyframes: clearing the vectors) */
+  double motion_ms;    /* padding, and motion search (keyframes: clearing the vectors) */
   double transform_ms; /* compensation + forward transform + quantisation */
   double recon_ms;     /* dequantisation + inverse transform + reconstruction */
-  double download_ms;  /* device-to-host copy of coefficients and vectors */
-  double total_ms;     /* first event to last event of each frame */
+  double entropy_ms;   /* entropy coding, byte stuffing and the flush byte */
+  double download_ms;  /* writing the coded frame into mapped host memory */
+  double total_ms;     /* the upload plus the compute stream's time for the frame */
   /* Host side, wall clock: time in submit (padding the picture into pinned
    * staging, enqueueing) and time collect waited for the GPU. A wait near
    * zero means the GPU keeps up and the caller's CPU work sets the pace. */

@@ -5,7 +5,7 @@
 #
 #   tests/cuda/gpu-check.sh BIN_DIR [OUT_DIR]
 #
-# BIN_DIR holds test_cuda_dsp, test_cuda_encode, c63-cuda-bench and
+# BIN_DIR holds test_cuda_dsp, test_cuda_entropy, test_cuda_encode, c63-cuda-bench and
 # optionally libgstc63.so; the conformance inputs are unpacked from
 # tests/data into OUT_DIR (xz, or Python's lzma where xz is missing).
 # The GStreamer part needs a kit (../shared/gpu/make-kit.sh) sourced first.
@@ -33,6 +33,7 @@ step() { # name command...
 }
 nvidia-smi -L
 step dsp "$bin/test_cuda_dsp"
+step entropy "$bin/test_cuda_entropy"
 step conformance "$bin/test_cuda_encode" conformance
 step odd-sizes "$bin/test_cuda_encode" odd-sizes
 step long "$bin/test_cuda_encode" long
@@ -41,6 +42,12 @@ if command -v compute-sanitizer > /dev/null; then
   export C63_TEST_QUICK=1
   step memcheck-dsp timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/test_cuda_dsp"
   step racecheck-dsp timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/test_cuda_dsp"
+  for tool in memcheck racecheck synccheck; do
+    step $tool-entropy timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 \
+      "$bin/test_cuda_entropy"
+  done
+  step synccheck-conformance timeout 150 compute-sanitizer --tool synccheck --error-exitcode 9 \
+    "$bin/test_cuda_encode" conformance
   step memcheck-conformance timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$bin/test_cuda_encode" conformance
   step memcheck-odd-sizes timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
@@ -51,6 +58,10 @@ step bench-mandel "$bin/c63-cuda-bench" -f 300 -n 5 "$out/yuv/mandel_1920x1080.y
 cat "$out/bench-mandel.log"
 step bench-synth "$bin/c63-cuda-bench" -f 300 -n 5
 cat "$out/bench-synth.log"
+step bench-mandel-key "$bin/c63-cuda-bench" -k 1 -f 300 -n 5 "$out/yuv/mandel_1920x1080.yuv"
+cat "$out/bench-mandel-key.log"
+step bench-4k "$bin/c63-cuda-bench" -w 3840 -h 2160 -f 100 -n 5
+cat "$out/bench-4k.log"
 if [ -f "$bin/libgstc63.so" ] && command -v gst-launch-1.0 > /dev/null; then
   export GST_PLUGIN_PATH=$bin
   step gst-bench sh tools/c63-cuda-bench-gst.sh "$out/yuv/mandel_1920x1080.yuv" 1920 1080 300 5

@@ -1,0 +1,485 @@
+/* Entropy coding on the GPU (c63-format.md section 4), byte for byte the
+ * same as the CPU coder (c63/entropy_encode.c) and its stuffing and flush
+ * rule (c63_write_stuffed in c63/bitwriter.c), so only the coded frame
+ * crosses PCIe.
+ *
+ * Bits are independent of their position, so the frame is coded in four
+ * data-parallel steps, one thread per 8x8 block in coding (MCU) order:
+ *  1. count_bits: each block's length in bits (its DC difference and
+ *     left-vector reuse read the neighbours' coefficients and vectors, which
+ *     are all known);
+ *  2. an exclusive scan of the lengths (CUB) gives each block's bit offset;
+ *  3. pack_bits: each block writes its bits at that offset into 32-bit words
+ *     (MSB first), OR-ing into the words it shares with its neighbours;
+ *  4. stuffing in chunks of words: count_ff counts FF bytes per chunk (and
+ *     works out the flush byte); stuff scans the counts of the chunks before
+ *     its own and within its own (CUB block scan), scatters the bytes with a
+ *     00 after each FF, appends the flush byte, and clears the words it read,
+ *     so the word buffer is all zero again for the next frame without a
+ *     memset of its worst-case size.
+ * copy_out then copies exactly the payload into mapped pinned host memory.
+ *
+ * The lengths of the scans are known on the host only as worst cases, so
+ * count_ff and stuff are launched for the worst case and their chunks past
+ * the frame's data return at once.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "c63/c63.h"
+#include "cuda/c63_cuda_internal.h"
+
+extern "C" {
+#include "c63/entropy.h"
+#include "c63/tables.h"
+}
+
+namespace
+{
+
+constexpr int kBlockThreads = 128;
+constexpr int kStuffThreads = 256;
+constexpr int kWordsPerThread = 8;
+constexpr int kChunkWords = kStuffThreads * kWordsPerThread;
+/* enough 16-byte stores in flight to fill PCIe; the loop covers the rest */
+constexpr int kCopyCtas = 128;
+
+/* Huffman codes as (length << 16 | code), per table (c63_huff_enc order). */
+struct huff_codes {
+  uint32_t lc[4][256];
+};
+
+__device__ __forceinline__ int bit_width(int v)
+{
+  return 32 - __clz(v < 0 ? -v : v);
+}
+
+/* Where coded block j (MCU order: 4 luma blocks, U, V per MCU) lives. */
+struct coded_block {
+  int c, bx, by, idx; /* plane, block position, global block index */
+  int prev;           /* coded index of the block before it in its plane, or -1 */
+};
+
+__device__ __forceinline__ coded_block locate(const c63_cu_entropy_geometry &G, int j)
+{
+  coded_block b;
+  const int mcu = j / 6, k = j - mcu * 6;
+  const int my = mcu / G.mcus_w, mx = mcu - my * G.mcus_w;
+  if (k < 4) {
+    b.c = 0;
+    b.bx = mx * 2 + (k & 1);
+    b.by = my * 2 + (k >> 1);
+    /* the DC prediction runs through the frame in coding order */
+    b.prev = k ? j - 1 : (mcu ? j - 3 : -1);
+  } else {
+    b.c = k - 3;
+    b.bx = mx;
+    b.by = my;
+    b.prev = mcu ? j - 6 : -1;
+  }
+  b.idx = G.blk_off[b.c] + b.by * G.blocks_w[b.c] + b.bx;
+  return b;
+}
+
+__device__ __forceinline__ int coded_index_dc(const c63_cu_entropy_geometry &G,
+                                              const int16_t *coeffs, int j)
+{
+  return j < 0 ? 0 : coeffs[(size_t)locate(G, j).idx * 64];
+}
+
+/* A sink that only counts. */
+struct bit_counter {
+  uint32_t n = 0;
+  __device__ __forceinline__ void put(uint32_t, int len)
+  {
+    n += (uint32_t)len;
+  }
+};
+
+/* A sink that packs MSB first into zeroed words, starting at a bit offset.
+ * The words at both ends may be shared with the neighbouring blocks, so
+ * every finished word is OR-ed in (a reduction the L2 does without a return
+ * trip). */
+struct bit_packer {
+  uint32_t *words;
+  uint32_t widx, fill, cur;
+  __device__ bit_packer(uint32_t *w, uint32_t pos)
+      : words(w), widx(pos >> 5), fill(pos & 31), cur(0)
+  {
+  }
+  __device__ __forceinline__ void put(uint32_t v, int len)
+  {
+    const uint32_t room = 32 - fill;
+    if ((uint32_t)len < room) {
+      cur |= v << (room - len);
+      fill += len;
+      return;
+    }
+    const uint32_t rest = len - room;
+    cur |= rest ? v >> rest : v;
+    atomicOr(&words[widx++], cur);
+    fill = rest;
+    cur = rest ? v << (32 - rest) : 0;
+  }
+  __device__ __forceinline__ void finish()
+  {
+    if (fill) atomicOr(&words[widx], cur);
+  }
+};
+
+/* Size code, then the low `size` bits of v (v - 1 when negative). */
+template <typename Sink>
+__device__ __forceinline__ void put_value(Sink &s, const uint32_t *lc, int sym, int size, int v)
+{
+  const uint32_t bits = (uint32_t)(v < 0 ? v - 1 : v) & ((1u << size) - 1);
+  const uint32_t e = lc[sym];
+  s.put(((e & 0xffff) << size) | bits, (int)(e >> 16) + size);
+}
+
+/* One block, exactly as put_block in c63/entropy_encode.c. */
+template <typename Sink>
+__device__ void code_block(Sink &s, const huff_codes &H, const c63_cu_entropy_geometry &G,
+                           const int16_t *coeffs, const c63_mv *mvs, int j)
+{
+  const coded_block b = locate(G, j);
+  const int chroma = b.c != 0;
+  const uint32_t *mvt = H.lc[C63_HUFF_MV];
+  const uint32_t *dct = H.lc[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0];
+  const uint32_t *act = H.lc[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0];
+
+  const c63_mv mv = mvs[b.idx];
+  s.put(mv.use_mv, 1);
+  if (mv.use_mv) {
+    bool reuse = false;
+    if (b.bx) {
+      const c63_mv left = mvs[b.idx - 1];
+      reuse = left.use_mv && left.x == mv.x && left.y == mv.y;
+    }
+    s.put(reuse, 1);
+    if (!reuse) {
+      const int sx = bit_width(mv.x), sy = bit_width(mv.y);
+      put_value(s, mvt, sx, sx, mv.x);
+      put_value(s, mvt, sy, sy, mv.y);
+    }
+  }
+
+  /* Which coefficients are non-zero, from eight 16-byte loads; the
+   * coefficients themselves are re-read from L1 as they are coded. */
+  const int16_t *blk = coeffs + (size_t)b.idx * 64;
+  const int4 *src = reinterpret_cast<const int4 *>(blk);
+  uint64_t nz = 0;
+#pragma unroll
+  for (int q = 0; q < 8; q++) {
+    const int4 v = src[q];
+    const int w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int h = 0; h < 4; h++) {
+      nz |= (uint64_t)((w[h] & 0xffff) != 0) << (q * 8 + h * 2);
+      nz |= (uint64_t)(((unsigned)w[h] >> 16) != 0) << (q * 8 + h * 2 + 1);
+    }
+  }
+
+  /* The reference keeps the DC difference in an int16_t. */
+  const int dc = (int16_t)(blk[0] - coded_index_dc(G, coeffs, b.prev));
+  const int sdc = bit_width(dc);
+  put_value(s, dct, sdc, sdc, dc);
+
+  nz &= ~(uint64_t)1;
+  const int last = nz ? 63 - __clzll((long long)nz) : 0;
+  int pos = 1;
+  while (nz) {
+    const int i = __ffsll((long long)nz) - 1;
+    int run = i - pos;
+    for (; run >= 16; run -= 16)
+      s.put(act[0xf0] & 0xffff, (int)(act[0xf0] >> 16)); /* ZRL */
+    const int ac = blk[i];
+    put_value(s, act, run << 4 | bit_width(ac), bit_width(ac), ac);
+    pos = i + 1;
+    nz &= nz - 1;
+  }
+  if (last < 63) s.put(act[0x00] & 0xffff, (int)(act[0x00] >> 16)); /* EOB */
+}
+
+__device__ __forceinline__ void load_codes(huff_codes &sh, const huff_codes *g)
+{
+  const uint32_t *src = &g->lc[0][0];
+  uint32_t *dst = &sh.lc[0][0];
+  for (int i = threadIdx.x; i < 4 * 256; i += blockDim.x)
+    dst[i] = src[i];
+  __syncthreads();
+}
+
+__global__ void count_bits(const huff_codes *codes, c63_cu_entropy_geometry G,
+                           const int16_t *coeffs, const c63_mv *mvs, uint32_t *counts)
+{
+  __shared__ huff_codes H;
+  load_codes(H, codes);
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j > G.blocks) return;
+  bit_counter s;
+  if (j < G.blocks) code_block(s, H, G, coeffs, mvs, j);
+  counts[j] = s.n; /* counts[blocks] = 0: the scan's last entry is the total */
+}
+
+__global__ void pack_bits(const huff_codes *codes, c63_cu_entropy_geometry G, const int16_t *coeffs,
+                          const c63_mv *mvs, const uint32_t *offsets, uint32_t *words)
+{
+  __shared__ huff_codes H;
+  load_codes(H, codes);
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= G.blocks) return;
+  bit_packer s(words, offsets[j]);
+  code_block(s, H, G, coeffs, mvs, j);
+  s.finish();
+}
+
+__device__ __forceinline__ uint32_t word_byte(uint32_t w, int k)
+{
+  return (w >> (24 - 8 * k)) & 0xff;
+}
+
+/* The frame's words as bytes: a thread's kWordsPerThread words, and how many
+ * of their bytes are FF among the first nbytes of the frame. */
+struct thread_words {
+  uint32_t w[kWordsPerThread];
+  uint32_t first_word;
+  int ff;
+};
+
+__device__ __forceinline__ void load_words(thread_words &t, const uint32_t *words, uint32_t chunk,
+                                           uint32_t nwords, uint32_t nbytes)
+{
+  t.first_word = chunk * kChunkWords + threadIdx.x * kWordsPerThread;
+  t.ff = 0;
+#pragma unroll
+  for (int i = 0; i < kWordsPerThread; i++) {
+    const uint32_t wi = t.first_word + i;
+    t.w[i] = wi < nwords ? words[wi] : 0;
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+      t.ff += wi * 4 + k < nbytes && word_byte(t.w[i], k) == 0xff;
+  }
+}
+
+/* The end-of-frame byte, or 0x100 when none is written. The reference's
+ * register holds the last 32 bits written; only when it is non-zero does it
+ * write the pending 0..7 bits, left-aligned: the partial byte as it lies in
+ * the words, zero-padded (bits past the end are zero in the words). */
+__device__ uint32_t flush_byte(const uint32_t *words, uint32_t total_bits)
+{
+  const uint32_t s = total_bits >= 32 ? total_bits - 32 : 0;
+  const uint64_t x = (uint64_t)words[s >> 5] << 32 | words[(s >> 5) + 1];
+  const uint32_t reg = (uint32_t)(x >> (32 - (s & 31)));
+  if (!reg) return 0x100;
+  const uint32_t nbytes = total_bits >> 3;
+  return (total_bits & 7) ? word_byte(words[nbytes >> 2], nbytes & 3) : 0;
+}
+
+__global__ void count_ff(const uint32_t *words, const uint32_t *total_bits, uint32_t *chunk_ff,
+                         uint32_t *tail_flush)
+{
+  const uint32_t total = *total_bits;
+  const uint32_t nbytes = total >> 3, nwords = (total + 31) >> 5;
+  if (blockIdx.x == 0 && threadIdx.x == 0) *tail_flush = flush_byte(words, total);
+  if (blockIdx.x * (uint32_t)kChunkWords >= nwords) return;
+  thread_words t;
+  load_words(t, words, blockIdx.x, nwords, nbytes);
+  using reduce = cub::BlockReduce<int, kStuffThreads>;
+  __shared__ typename reduce::TempStorage tmp;
+  const int sum = reduce(tmp).Sum(t.ff);
+  if (threadIdx.x == 0) chunk_ff[blockIdx.x] = (uint32_t)sum;
+}
+
+__global__ void stuff(uint32_t *words, const uint32_t *total_bits, const uint32_t *chunk_ff,
+                      const uint32_t *tail_flush, uint8_t *out, uint32_t *out_size)
+{
+  const uint32_t total = *total_bits;
+  const uint32_t nbytes = total >> 3, nwords = (total + 31) >> 5;
+  const uint32_t chunks = (nwords + kChunkWords - 1) / kChunkWords;
+  const uint32_t chunk = blockIdx.x;
+  if (chunk >= (chunks ? chunks : 1)) return;
+
+  /* FF bytes of the chunks before this one */
+  using reduce = cub::BlockReduce<uint32_t, kStuffThreads>;
+  using scan = cub::BlockScan<int, kStuffThreads>;
+  __shared__ union {
+    typename reduce::TempStorage r;
+    typename scan::TempStorage s;
+  } tmp;
+  uint32_t before = 0;
+  for (uint32_t c = threadIdx.x; c < chunk; c += kStuffThreads)
+    before += chunk_ff[c];
+  __shared__ uint32_t chunk_base;
+  const uint32_t sum = reduce(tmp.r).Sum(before);
+  if (threadIdx.x == 0) chunk_base = sum;
+  __syncthreads();
+
+  thread_words t;
+  load_words(t, words, chunk, nwords, nbytes);
+  int ff_before, ff_chunk;
+  scan(tmp.s).ExclusiveSum(t.ff, ff_before, ff_chunk);
+
+  uint8_t *dst = out + (size_t)t.first_word * 4 + chunk_base + ff_before;
+#pragma unroll
+  for (int i = 0; i < kWordsPerThread; i++) {
+    const uint32_t wi = t.first_word + i;
+    if (wi >= nwords) break;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+      if (wi * 4 + k >= nbytes) break;
+      const uint32_t b = word_byte(t.w[i], k);
+      *dst++ = (uint8_t)b;
+      if (b == 0xff) *dst++ = 0;
+    }
+    words[wi] = 0; /* ready for the next frame */
+  }
+
+  if (chunk == (chunks ? chunks - 1 : 0) && threadIdx.x == 0) {
+    const uint32_t stuffed = nbytes + chunk_base + (uint32_t)ff_chunk;
+    const uint32_t flush = *tail_flush;
+    if (flush < 0x100) out[stuffed] = (uint8_t)flush;
+    *out_size = stuffed + (flush < 0x100);
+  }
+}
+
+/* Copy the payload to mapped host memory in 16-byte stores, when it fits;
+ * the host reads the size either way and fetches a larger payload itself. */
+__global__ void copy_out(const uint8_t *src, const uint32_t *size, uint8_t *dst, uint32_t *dst_size,
+                         size_t capacity)
+{
+  const uint32_t n = *size;
+  if (blockIdx.x == 0 && threadIdx.x == 0) *dst_size = n;
+  if (n > capacity) return;
+  const uint32_t vecs = (n + 15) / 16;
+  const uint4 *s = reinterpret_cast<const uint4 *>(src);
+  uint4 *d = reinterpret_cast<uint4 *>(dst);
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < vecs; i += gridDim.x * blockDim.x)
+    d[i] = s[i];
+}
+
+} // namespace
+
+struct c63_cu_entropy {
+  c63_cu_entropy_geometry G;
+  size_t max_words;   /* worst-case unstuffed words of a frame */
+  uint32_t chunks;    /* worst-case stuffing chunks */
+  huff_codes *codes;  /* device */
+  uint32_t *counts;   /* [blocks + 1] */
+  uint32_t *offsets;  /* [blocks + 1]; offsets[blocks] = the frame's bits */
+  uint32_t *words;    /* [max_words + 2], all zero between frames */
+  uint32_t *chunk_ff; /* [chunks] */
+  uint32_t *tail_flush;
+  void *scan_tmp;
+  size_t scan_tmp_bytes;
+};
+
+size_t c63_cu_entropy_max_payload(const c63_cu_entropy *e)
+{
+  /* every byte an FF with its stuffing, plus the flush byte */
+  return e->max_words * 4 * 2 + 1;
+}
+
+cudaError_t c63_cu_entropy_create(const c63_cu_entropy_geometry &G, c63_cu_entropy **out)
+{
+  *out = nullptr;
+  c63_cu_entropy *e = static_cast<c63_cu_entropy *>(calloc(1, sizeof(c63_cu_entropy)));
+  if (!e) return cudaErrorMemoryAllocation;
+  e->G = G;
+  e->max_words = (size_t)G.blocks * (C63_MAX_BLOCK_BYTES / 4 + 1) + 1;
+  e->chunks = (uint32_t)((e->max_words + kChunkWords - 1) / kChunkWords);
+
+  huff_codes h;
+  const c63_huff_enc *t = c63_huff_enc_tables();
+  for (int k = 0; k < 4; k++)
+    for (int s = 0; s < 256; s++)
+      h.lc[k][s] = (uint32_t)t[k].len[s] << 16 | t[k].code[s];
+
+  cudaError_t err = cudaMalloc(&e->codes, sizeof h);
+  if (err == cudaSuccess) err = cudaMemcpy(e->codes, &h, sizeof h, cudaMemcpyHostToDevice);
+  if (err == cudaSuccess) err = cudaMalloc(&e->counts, (G.blocks + 1) * sizeof(uint32_t));
+  if (err == cudaSuccess) err = cudaMalloc(&e->offsets, (G.blocks + 1) * sizeof(uint32_t));
+  if (err == cudaSuccess) err = cudaMalloc(&e->words, (e->max_words + 2) * sizeof(uint32_t));
+  if (err == cudaSuccess) err = cudaMemset(e->words, 0, (e->max_words + 2) * sizeof(uint32_t));
+  if (err == cudaSuccess) err = cudaMalloc(&e->chunk_ff, e->chunks * sizeof(uint32_t));
+  if (err == cudaSuccess) err = cudaMalloc(&e->tail_flush, sizeof(uint32_t));
+  if (err == cudaSuccess)
+    err = cub::DeviceScan::ExclusiveSum(nullptr, e->scan_tmp_bytes, e->counts, e->offsets,
+                                        G.blocks + 1);
+  if (err == cudaSuccess) err = cudaMalloc(&e->scan_tmp, e->scan_tmp_bytes);
+  /* the memset must be complete before any stream uses the words */
+  if (err == cudaSuccess) err = cudaDeviceSynchronize();
+  if (err != cudaSuccess) {
+    c63_cu_entropy_destroy(e);
+    return err;
+  }
+  *out = e;
+  return cudaSuccess;
+}
+
+void c63_cu_entropy_destroy(c63_cu_entropy *e)
+{
+  if (!e) return;
+  cudaFree(e->codes);
+  cudaFree(e->counts);
+  cudaFree(e->offsets);
+  cudaFree(e->words);
+  cudaFree(e->chunk_ff);
+  cudaFree(e->tail_flush);
+  cudaFree(e->scan_tmp);
+  free(e);
+}
+
+/* Steps 4 and 5: stuffing and the flush byte, from e->words and the total
+ * bit count in e->offsets[blocks]. */
+static cudaError_t stuff_words(c63_cu_entropy *e, uint8_t *payload, uint32_t *payload_size,
+                               cudaStream_t s)
+{
+  const uint32_t *total = e->offsets + e->G.blocks;
+  count_ff<<<e->chunks, kStuffThreads, 0, s>>>(e->words, total, e->chunk_ff, e->tail_flush);
+  stuff<<<e->chunks, kStuffThreads, 0, s>>>(e->words, total, e->chunk_ff, e->tail_flush, payload,
+                                            payload_size);
+  return cudaGetLastError();
+}
+
+cudaError_t c63_cu_entropy_encode(c63_cu_entropy *e, const int16_t *coeffs, const c63_mv *mvs,
+                                  uint8_t *payload, uint32_t *payload_size, cudaStream_t s)
+{
+  const c63_cu_entropy_geometry &G = e->G;
+  const int grid = (G.blocks + 1 + kBlockThreads - 1) / kBlockThreads;
+  count_bits<<<grid, kBlockThreads, 0, s>>>(e->codes, G, coeffs, mvs, e->counts);
+  cudaError_t err = cub::DeviceScan::ExclusiveSum(e->scan_tmp, e->scan_tmp_bytes, e->counts,
+                                                  e->offsets, G.blocks + 1, s);
+  if (err != cudaSuccess) return err;
+  pack_bits<<<grid, kBlockThreads, 0, s>>>(e->codes, G, coeffs, mvs, e->offsets, e->words);
+  return stuff_words(e, payload, payload_size, s);
+}
+
+cudaError_t c63_cu_entropy_stuff_bits(c63_cu_entropy *e, const uint32_t *words, size_t nwords,
+                                      uint32_t total_bits, uint8_t *payload, uint32_t *payload_size,
+                                      cudaStream_t s)
+{
+  if (nwords > e->max_words || total_bits > nwords * 32) return cudaErrorInvalidValue;
+  cudaError_t err =
+      cudaMemcpyAsync(e->words, words, nwords * sizeof(uint32_t), cudaMemcpyHostToDevice, s);
+  if (err == cudaSuccess)
+    err = cudaMemcpyAsync(e->offsets + e->G.blocks, &total_bits, sizeof total_bits,
+                          cudaMemcpyHostToDevice, s);
+  if (err == cudaSuccess) err = stuff_words(e, payload, payload_size, s);
+  /* total_bits lives on this stack frame until the copy is done */
+  if (err == cudaSuccess) err = cudaStreamSynchronize(s);
+  return err;
+}
+
+cudaError_t c63_cu_copy_payload(const uint8_t *payload, const uint32_t *payload_size,
+                                uint8_t *host_dst, uint32_t *host_size, size_t capacity,
+                                cudaStream_t s)
+{
+  copy_out<<<kCopyCtas, 256, 0, s>>>(payload, payload_size, host_dst, host_size,
+                                     capacity & ~(size_t)15);
+  return cudaGetLastError();
+}
