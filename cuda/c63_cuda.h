@@ -19,6 +19,13 @@ extern const c63_backend_ops c63_backend_cuda;
  * no device. Never aborts. */
 int c63_cuda_device_count(char *msg, size_t msg_size);
 
+/* Page-lock size bytes at ptr (cudaHostRegister) so pictures there are
+ * uploaded by DMA straight from the caller's memory, without the staging
+ * copy on the CPU; c63_cuda_unpin undoes it. Returns C63_OK or a status with
+ * msg set. */
+int c63_cuda_pin(void *ptr, size_t size, char *msg, size_t msg_size);
+void c63_cuda_unpin(void *ptr);
+
 #ifdef __cplusplus
 }
 #endif

@@ -319,6 +319,23 @@ void copy_slice(void *arg, int i)
   }
 }
 
+/* Whether the DMA engines can read every plane of the picture where it is:
+ * page-locked host memory (registered, or from cudaHostAlloc, as a pinned
+ * buffer pool gives) or device memory. Then it is uploaded straight from
+ * there, without the staging copy on the CPU. */
+bool dma_readable(const c63_frame_job *job)
+{
+  for (int p = 0; p < 3; p++) {
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, job->src[p]) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    if (a.type != cudaMemoryTypeHost && a.type != cudaMemoryTypeDevice) return false;
+  }
+  return true;
+}
+
 void record(const slot &s, int e, cudaStream_t st)
 {
   if (s.timed) cudaEventRecord(s.ev[e], st);
@@ -346,8 +363,11 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   s.timed = stats_on != 0;
   const double t_submit = s.timed ? now_ms() : 0.0;
   /* The slot's previous frame was collected, so its buffers are free. */
-  copy_task task = {be, job, s.h_in, be->copy_slices};
-  c63_threadpool_run(be->pool, copy_slice, &task, task.slices);
+  const bool direct = dma_readable(job);
+  if (!direct) {
+    copy_task task = {be, job, s.h_in, be->copy_slices};
+    c63_threadpool_run(be->pool, copy_slice, &task, task.slices);
+  }
   c63_cu_planes P = be->planes;
   for (int p = 0; p < 3; p++) {
     memcpy(P.p[p].quant, job->quant[p], 64);
@@ -360,9 +380,18 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   uint8_t *recon = be->d_rec[be->have_ref ? be->rec ^ 1 : be->rec];
   const char *what = "uploading the frame";
   record(s, EV_START, be->copy);
-  err = cudaMemcpyAsync(s.d_in, s.h_in, be->in_bytes, cudaMemcpyHostToDevice, be->copy);
+  if (direct) {
+    for (int p = 0; p < 3 && err == cudaSuccess; p++)
+      err = cudaMemcpy2DAsync(s.d_in + be->pad.in_off[p], be->g.pic_w[p], job->src[p],
+                              job->src_stride[p], be->g.pic_w[p], be->g.pic_h[p], cudaMemcpyDefault,
+                              be->copy);
+  } else {
+    err = cudaMemcpyAsync(s.d_in, s.h_in, be->in_bytes, cudaMemcpyHostToDevice, be->copy);
+  }
   record(s, EV_UPLOADED, be->copy);
   if (err == cudaSuccess) err = cudaEventRecord(s.uploaded, be->copy);
+  /* The caller may reuse its picture once submit returns. */
+  if (err == cudaSuccess && direct) err = cudaEventSynchronize(s.uploaded);
   if (err == cudaSuccess) err = cudaStreamWaitEvent(st, s.uploaded, 0);
   record(s, EV_COMPUTE, st);
   if (err == cudaSuccess) {
@@ -497,6 +526,22 @@ int cu_collect(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
 extern "C" const c63_backend_ops c63_backend_cuda = {
     "cuda", kSlots, cu_create, cu_destroy, cu_submit, cu_collect,
 };
+
+extern "C" int c63_cuda_pin(void *ptr, size_t size, char *msg, size_t msg_size)
+{
+  cudaError_t err = cudaHostRegister(ptr, size, cudaHostRegisterDefault);
+  if (err != cudaSuccess) {
+    int status = c63_cu_error(err, "page-locking host memory", msg, msg_size);
+    cudaGetLastError();
+    return status;
+  }
+  return C63_OK;
+}
+
+extern "C" void c63_cuda_unpin(void *ptr)
+{
+  if (cudaHostUnregister(ptr) != cudaSuccess) cudaGetLastError();
+}
 
 extern "C" void c63_cuda_stats_enable(int on)
 {

@@ -32,7 +32,9 @@ static void usage(FILE *out)
           "  -q Q         quality (default %d)\n"
           "  -r R         search range (default %d)\n"
           "  -k K         keyframe interval (default %d)\n"
-          "  -d N         CUDA device (default 0)\n",
+          "  -d N         CUDA device (default 0)\n"
+          "  -p           page-lock the clip, as a pinned buffer pool would: frames are\n"
+          "               uploaded straight from it (default: copied into staging)\n",
           C63_DEFAULT_QUALITY, C63_DEFAULT_SEARCH_RANGE, C63_DEFAULT_KEYFRAME_INTERVAL);
 }
 
@@ -106,8 +108,8 @@ int main(int argc, char **argv)
   p.width = 1920;
   p.height = 1080;
   p.backend = C63_BACKEND_CUDA;
-  int frames = 300, runs = 5, opt;
-  while ((opt = getopt(argc, argv, "w:h:f:n:q:r:k:d:")) != -1) {
+  int frames = 300, runs = 5, opt, pinned = 0;
+  while ((opt = getopt(argc, argv, "w:h:f:n:q:r:k:d:p")) != -1) {
     switch (opt) {
     case 'w':
       p.width = atoi(optarg);
@@ -132,6 +134,9 @@ int main(int argc, char **argv)
       break;
     case 'd':
       p.device_id = atoi(optarg);
+      break;
+    case 'p':
+      pinned = 1;
       break;
     default:
       usage(stderr);
@@ -183,11 +188,17 @@ int main(int argc, char **argv)
       synth_frame(clip + fsize * t, p.width, p.height, t);
   }
 
+  if (pinned && c63_cuda_pin(clip, fsize * clip_frames, msg, sizeof msg) != C63_OK) {
+    fprintf(stderr, "c63-cuda-bench: %s\n", msg);
+    return 1;
+  }
+
   char dev[256];
   if (c63_cuda_device_name(p.device_id, dev, sizeof dev) != C63_OK) snprintf(dev, sizeof dev, "?");
   printf("device %d: %s\n", p.device_id, dev);
-  printf("%dx%d, %d frames per run (clip of %d), quality %d, range %d, keyframe interval %d\n",
-         p.width, p.height, frames, clip_frames, p.quality, p.search_range, p.keyframe_interval);
+  printf("%dx%d, %d frames per run (clip of %d%s), quality %d, range %d, keyframe interval %d\n",
+         p.width, p.height, frames, clip_frames, pinned ? ", page-locked" : "", p.quality,
+         p.search_range, p.keyframe_interval);
 
   /* Warm-up: context creation, module loading, first-touch of pinned memory. */
   size_t bytes;
@@ -227,6 +238,7 @@ int main(int argc, char **argv)
   printf("  %-26s %8.3f ms\n", "submit (copy + enqueue)", median(st[7], runs));
   printf("  %-26s %8.3f ms\n", "collect waiting for GPU", median(st[8], runs));
   printf("  %-26s %8.3f ms\n", "whole encoder (1/fps)", 1000.0 / median(fps, runs));
+  if (pinned) c63_cuda_unpin(clip);
   free(clip);
   return 0;
 }

@@ -37,6 +37,7 @@ step entropy "$bin/test_cuda_entropy"
 step conformance "$bin/test_cuda_encode" conformance
 step odd-sizes "$bin/test_cuda_encode" odd-sizes
 step long "$bin/test_cuda_encode" long
+step pinned "$bin/test_cuda_encode" pinned
 step api "$bin/test_cuda_encode" api
 if command -v compute-sanitizer > /dev/null; then
   export C63_TEST_QUICK=1
@@ -46,6 +47,8 @@ if command -v compute-sanitizer > /dev/null; then
     step $tool-entropy timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 \
       "$bin/test_cuda_entropy"
   done
+  step memcheck-pinned timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$bin/test_cuda_encode" pinned
   step synccheck-conformance timeout 150 compute-sanitizer --tool synccheck --error-exitcode 9 \
     "$bin/test_cuda_encode" conformance
   step memcheck-conformance timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
@@ -58,6 +61,8 @@ step bench-mandel "$bin/c63-cuda-bench" -f 300 -n 5 "$out/yuv/mandel_1920x1080.y
 cat "$out/bench-mandel.log"
 step bench-synth "$bin/c63-cuda-bench" -f 300 -n 5
 cat "$out/bench-synth.log"
+step bench-mandel-pinned "$bin/c63-cuda-bench" -p -f 300 -n 5 "$out/yuv/mandel_1920x1080.yuv"
+cat "$out/bench-mandel-pinned.log"
 step bench-mandel-key "$bin/c63-cuda-bench" -k 1 -f 300 -n 5 "$out/yuv/mandel_1920x1080.yuv"
 cat "$out/bench-mandel-key.log"
 step bench-4k "$bin/c63-cuda-bench" -w 3840 -h 2160 -f 100 -n 5

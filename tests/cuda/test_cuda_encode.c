@@ -7,7 +7,9 @@
  *                                 qualities and keyframe intervals: CUDA == CPU
  *   test_cuda_encode api          errors for a missing device, stage timings
  *   test_cuda_encode long         600 frames (6 keyframe periods, scene cuts,
- *                                 both frames in flight all along): CUDA == CPU
+ *                                 all frames in flight all along): CUDA == CPU
+ *   test_cuda_encode pinned       pictures in page-locked memory, uploaded
+ *                                 straight from there: CUDA == CPU
  *
  * Without a CUDA device each prints SKIP and exits 77.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
@@ -99,11 +101,14 @@ static void run_conformance(void)
   }
 }
 
-/* Encode frames with both backends and compare the streams. */
-static void cuda_vs_cpu(int w, int h, int frames, int quality, int kfi, int range)
+/* Encode frames with both backends and compare the streams. With pinned,
+ * the clip is page-locked, so the CUDA backend uploads straight from it
+ * instead of through its staging copy. */
+static void cuda_vs_cpu(int w, int h, int frames, int quality, int kfi, int range, int pinned)
 {
   const size_t fsize = tu_i420_size(w, h);
   uint8_t *yuv = malloc(fsize * frames);
+  char msg[256];
   for (int t = 0; t < frames; t++) {
     /* A scene cut every 97 frames: the search must cope with garbage
      * references, not only with smooth motion. */
@@ -117,7 +122,12 @@ static void cuda_vs_cpu(int w, int h, int frames, int quality, int kfi, int rang
   p.keyframe_interval = kfi;
   p.search_range = range;
   char what[128];
-  snprintf(what, sizeof what, "%dx%d q%d k%d r%d, %d frames", w, h, quality, kfi, range, frames);
+  snprintf(what, sizeof what, "%dx%d q%d k%d r%d, %d frames%s", w, h, quality, kfi, range, frames,
+           pinned ? ", page-locked" : "");
+  if (pinned && c63_cuda_pin(yuv, fsize * frames, msg, sizeof msg) != C63_OK) {
+    TU_CHECK(0, "%s: %s", what, msg);
+    pinned = 0;
+  }
 
   tu_buf cpu = {0}, gpu = {0};
   p.backend = C63_BACKEND_CPU;
@@ -131,6 +141,7 @@ static void cuda_vs_cpu(int w, int h, int frames, int quality, int kfi, int rang
   }
   tu_buf_free(&cpu);
   tu_buf_free(&gpu);
+  if (pinned) c63_cuda_unpin(yuv);
   free(yuv);
 }
 
@@ -155,10 +166,10 @@ static void run_odd_sizes(void)
       {1282, 722, 25, 3, 4},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-    cuda_vs_cpu(cases[i].w, cases[i].h, 7, cases[i].quality, cases[i].kfi, cases[i].range);
+    cuda_vs_cpu(cases[i].w, cases[i].h, 7, cases[i].quality, cases[i].kfi, cases[i].range, 0);
   /* The largest odd size the API accepts (8191 -> 8192 padded, 1.6 M blocks
    * per frame, 24-bit block indices): range 1 keeps the CPU side quick. */
-  cuda_vs_cpu(C63_MAX_SIZE - 1, C63_MAX_SIZE - 1, 2, 25, 100, 1);
+  cuda_vs_cpu(C63_MAX_SIZE - 1, C63_MAX_SIZE - 1, 2, 25, 100, 1, 0);
 }
 
 /* Errors a user can act on, and the stage-timing API. */
@@ -227,9 +238,13 @@ int main(int argc, char **argv)
   else if (!strcmp(mode, "api"))
     run_api();
   else if (!strcmp(mode, "long"))
-    cuda_vs_cpu(144, 96, 600, 25, 100, 16);
+    cuda_vs_cpu(144, 96, 600, 25, 100, 16, 0);
+  else if (!strcmp(mode, "pinned")) {
+    cuda_vs_cpu(144, 96, 40, 25, 7, 16, 1);
+    cuda_vs_cpu(1282, 722, 12, 50, 5, 8, 1);
+  }
   else {
-    fprintf(stderr, "usage: %s conformance|odd-sizes|long|api\n", argv[0]);
+    fprintf(stderr, "usage: %s conformance|odd-sizes|long|pinned|api\n", argv[0]);
     return 2;
   }
   return tu_finish(mode);
