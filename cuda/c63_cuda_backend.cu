@@ -3,16 +3,18 @@
  * frame resident on the device.
  *
  * Everything is allocated in create for the geometry. Per in-flight slot:
- * pinned staging for the visible planes and a device copy of them (so the
- * upload of one frame runs ahead of the kernels of another), a device
+ * pinned staging for the visible planes, the padded frame on the device (so
+ * the upload of one frame runs ahead of the kernels of another), a device
  * payload buffer, and mapped pinned memory the GPU writes the coded frame
- * into. Shared: the padded current frame, two reconstructions (ping-pong),
+ * into. Shared: two reconstructions (ping-pong),
  * the coefficients and vectors, and the entropy coder's buffers.
  *
  * Per frame: the host copies the picture into the slot's staging (the only
- * per-frame CPU work), the copy stream uploads it, and the compute stream
- * waits for that upload, pads, searches, transforms, reconstructs, entropy
- * codes and writes the payload to the host, then records the slot's event.
+ * per-frame CPU work; skipped when the picture is in page-locked or device
+ * memory already), the copy stream uploads it row by row into the slot's
+ * zero-padded frame, and the compute stream waits for that upload,
+ * searches, transforms, reconstructs, entropy codes and writes the payload
+ * to the host, then records the slot's event.
  * The kernels of one frame depend on the previous frame's reconstruction,
  * so one compute stream orders them and the shared buffers are safe; only
  * the per-slot buffers see two frames at once.
@@ -45,7 +47,7 @@ enum {
   EV_START,    /* copy stream: before the upload */
   EV_UPLOADED, /* copy stream */
   EV_COMPUTE,  /* compute stream: the upload is in, kernels start */
-  EV_SEARCHED, /* padding and motion search */
+  EV_SEARCHED, /* motion search */
   EV_TRANSFORMED,
   EV_RECONSTRUCTED,
   EV_CODED, /* entropy coding and stuffing */
@@ -61,8 +63,9 @@ double now_ms()
 }
 
 struct slot {
-  uint8_t *h_in;      /* pinned: visible Y, U, V back to back, tight */
-  uint8_t *d_in;      /* device copy of h_in */
+  uint8_t *h_in;  /* pinned: visible Y, U, V back to back, tight */
+  uint8_t *d_cur; /* device: the padded frame; uploads write only the
+                     visible pixels, so the padding stays zero */
   uint8_t *h_out;     /* pinned, mapped: header room, payload, trailer room */
   uint8_t *h_out_dev; /* h_out as the device sees it */
   uint32_t *h_size;   /* pinned, mapped: the payload's size */
@@ -91,13 +94,12 @@ struct c63_backend {
   size_t frame_bytes;        /* padded Y + U + V */
   size_t mv_offset;          /* of the vectors in d_out */
   size_t out_capacity;       /* payload bytes that fit into a slot's h_out */
-  uint8_t *d_cur;
   uint8_t *d_rec[2];
   uint8_t *d_out; /* coefficients, then vectors */
   int rec;        /* index of the latest reconstruction in d_rec */
   bool have_ref;  /* d_rec[rec] holds a reconstruction */
   c63_cu_planes planes;
-  c63_cu_pad_geometry pad;
+  size_t in_off[3]; /* of each visible plane in a slot's h_in */
   c63_cu_entropy *entropy;
   /* A payload larger than out_capacity (noise at fine quantisers) comes
    * back through this buffer instead, with the same room around it. */
@@ -134,7 +136,7 @@ void release(c63_backend *be)
     cudaFreeHost(s.h_in);
     cudaFreeHost(s.h_out);
     cudaFreeHost(s.h_size);
-    cudaFree(s.d_in);
+    cudaFree(s.d_cur);
     cudaFree(s.d_payload);
     cudaFree(s.d_size);
     if (s.uploaded) cudaEventDestroy(s.uploaded);
@@ -143,7 +145,6 @@ void release(c63_backend *be)
       if (s.ev[e]) cudaEventDestroy(s.ev[e]);
   }
   c63_cu_entropy_destroy(be->entropy);
-  cudaFree(be->d_cur);
   cudaFree(be->d_rec[0]);
   cudaFree(be->d_rec[1]);
   cudaFree(be->d_out);
@@ -156,7 +157,6 @@ void release(c63_backend *be)
 void init_layout(c63_backend *be, const c63_geometry *g)
 {
   c63_cu_planes &P = be->planes;
-  c63_cu_pad_geometry &D = be->pad;
   P.n = 3;
   size_t pix = 0, in = 0;
   int blocks = 0;
@@ -169,12 +169,7 @@ void init_layout(c63_backend *be, const c63_geometry *g)
     pl.pix_off = (int)pix;
     pl.blk_off = blocks;
     pl.ac_limit = c63_ac_limit(p);
-    D.pic_w[p] = g->pic_w[p];
-    D.pic_h[p] = g->pic_h[p];
-    D.pad_w[p] = pl.w;
-    D.in_off[p] = (uint32_t)in;
-    D.out_off[p] = (uint32_t)pix;
-    D.pad_bytes[p] = (uint32_t)((size_t)pl.w * pl.h);
+    be->in_off[p] = in;
     pix += (size_t)pl.w * pl.h;
     in += (size_t)g->pic_w[p] * g->pic_h[p];
     blocks += pl.bw * pl.bh;
@@ -211,7 +206,8 @@ cudaError_t alloc_slot(c63_backend *be, slot &s, size_t payload_bytes, const cha
   if (err == cudaSuccess) err = cudaHostGetDevicePointer(&s.h_size_dev, s.h_size, 0);
   if (err != cudaSuccess) return err;
   *what = "allocating device buffers";
-  err = cudaMalloc(&s.d_in, be->in_bytes);
+  err = cudaMalloc(&s.d_cur, be->frame_bytes);
+  if (err == cudaSuccess) err = cudaMemset(s.d_cur, 0, be->frame_bytes);
   /* +16: copy_out reads whole 16-byte words */
   if (err == cudaSuccess) err = cudaMalloc(&s.d_payload, payload_bytes + 16);
   if (err == cudaSuccess) err = cudaMalloc(&s.d_size, sizeof(uint32_t));
@@ -255,7 +251,8 @@ int cu_create(const c63_geometry *g, int device_id, c63_threadpool *pool, c63_ba
   const size_t out_bytes = be->mv_offset + (size_t)P.total_blocks * sizeof(c63_mv);
 
   /* The encoder's pool copies the input into pinned memory: up to 4 slices
-   * for frames over 1 MiB (more do not help a memory-bound copy). */
+   * for frames over 1 MiB (the copy is memory-bound: on the H200 host 8
+   * slices measured 15% slower than 4). */
   be->pool = pool;
   const int threads = c63_threadpool_size(pool);
   be->copy_slices = be->in_bytes >= (1u << 20) ? (threads < 4 ? threads : 4) : 1;
@@ -263,10 +260,7 @@ int cu_create(const c63_geometry *g, int device_id, c63_threadpool *pool, c63_ba
   const char *what = "creating the CUDA streams";
   err = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking);
   if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&be->copy, cudaStreamNonBlocking);
-  if (err == cudaSuccess) {
-    what = "allocating device buffers";
-    err = cudaMalloc(&be->d_cur, be->frame_bytes);
-  }
+  what = "allocating device buffers";
   for (int i = 0; i < 2 && err == cudaSuccess; i++)
     err = cudaMalloc(&be->d_rec[i], be->frame_bytes);
   if (err == cudaSuccess) err = cudaMalloc(&be->d_out, out_bytes);
@@ -309,7 +303,7 @@ void copy_slice(void *arg, int i)
     const int w = t->be->g.pic_w[p], h = t->be->g.pic_h[p];
     const int y0 = (int)((long)h * i / t->slices), y1 = (int)((long)h * (i + 1) / t->slices);
     const uint8_t *src = t->job->src[p] + (size_t)y0 * t->job->src_stride[p];
-    uint8_t *dst = t->dst + t->be->pad.in_off[p] + (size_t)y0 * w;
+    uint8_t *dst = t->dst + t->be->in_off[p] + (size_t)y0 * w;
     if (t->job->src_stride[p] == w) {
       memcpy(dst, src, (size_t)(y1 - y0) * w);
       continue;
@@ -380,13 +374,12 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   uint8_t *recon = be->d_rec[be->have_ref ? be->rec ^ 1 : be->rec];
   const char *what = "uploading the frame";
   record(s, EV_START, be->copy);
-  if (direct) {
-    for (int p = 0; p < 3 && err == cudaSuccess; p++)
-      err = cudaMemcpy2DAsync(s.d_in + be->pad.in_off[p], be->g.pic_w[p], job->src[p],
-                              job->src_stride[p], be->g.pic_w[p], be->g.pic_h[p], cudaMemcpyDefault,
-                              be->copy);
-  } else {
-    err = cudaMemcpyAsync(s.d_in, s.h_in, be->in_bytes, cudaMemcpyHostToDevice, be->copy);
+  /* Row by row into the padded frame: the copy engine does the padding. */
+  for (int p = 0; p < 3 && err == cudaSuccess; p++) {
+    const uint8_t *src = direct ? job->src[p] : s.h_in + be->in_off[p];
+    const size_t pitch = direct ? (size_t)job->src_stride[p] : (size_t)be->g.pic_w[p];
+    err = cudaMemcpy2DAsync(s.d_cur + P.p[p].pix_off, P.p[p].w, src, pitch, be->g.pic_w[p],
+                            be->g.pic_h[p], cudaMemcpyDefault, be->copy);
   }
   record(s, EV_UPLOADED, be->copy);
   if (err == cudaSuccess) err = cudaEventRecord(s.uploaded, be->copy);
@@ -395,23 +388,19 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   if (err == cudaSuccess) err = cudaStreamWaitEvent(st, s.uploaded, 0);
   record(s, EV_COMPUTE, st);
   if (err == cudaSuccess) {
-    what = "padding the frame";
-    err = c63_cu_pad(s.d_in, be->pad, be->d_cur, st);
-  }
-  if (err == cudaSuccess) {
     what = "motion search";
     if (job->keyframe) {
       err = cudaMemsetAsync(d_mvs(be), 0, (size_t)P.total_blocks * sizeof(c63_mv), st);
     } else {
-      err = c63_cu_motion_search(be->d_cur, ref, P.p[0], d_mvs(be), st);
+      err = c63_cu_motion_search(s.d_cur, ref, P.p[0], d_mvs(be), st);
       if (err == cudaSuccess)
-        err = c63_cu_motion_search_pair(be->d_cur, ref, P.p[1], P.p[2], d_mvs(be), st);
+        err = c63_cu_motion_search_pair(s.d_cur, ref, P.p[1], P.p[2], d_mvs(be), st);
     }
   }
   record(s, EV_SEARCHED, st);
   if (err == cudaSuccess) {
     what = "forward transform";
-    err = c63_cu_fdct_quant(be->d_cur, ref, mvs, P, d_coeffs(be), st);
+    err = c63_cu_fdct_quant(s.d_cur, ref, mvs, P, d_coeffs(be), st);
   }
   record(s, EV_TRANSFORMED, st);
   if (err == cudaSuccess) {

@@ -141,68 +141,97 @@ __device__ __forceinline__ void put_value(Sink &s, const uint32_t *lc, int sym, 
   s.put(((e & 0xffff) << size) | bits, (int)(e >> 16) + size);
 }
 
-/* One block, exactly as put_block in c63/entropy_encode.c. */
-template <typename Sink>
-__device__ void code_block(Sink &s, const huff_codes &H, const c63_cu_entropy_geometry &G,
-                           const int16_t *coeffs, const c63_mv *mvs, int j)
+/* A block is coded by a group of kLanes threads, each taking 8 of its 64
+ * zig-zag positions: lane 0 the vector flags, the DC and AC 1..7, lane l AC
+ * 8l..8l+7. A run of zeros before an AC coefficient ends at the previous
+ * non-zero one, which the whole group knows from the block's non-zero mask,
+ * so each lane codes its coefficients on its own; the lane holding the last
+ * non-zero AC (lane 0 when there is none) adds the EOB. Together the lanes
+ * write exactly put_block's bits (c63/entropy_encode.c), in lane order. */
+constexpr int kLanes = 8;
+
+struct lane_data {
+  coded_block b;
+  uint4 v;     /* this lane's 8 coefficients */
+  uint64_t nz; /* the block's non-zero AC coefficients (bit 0 clear) */
+  bool active;
+};
+
+__device__ __forceinline__ int lane_coeff(const uint4 &v, int k)
 {
-  const coded_block b = locate(G, j);
+  const uint32_t w = k < 4 ? (k < 2 ? v.x : v.y) : (k < 6 ? v.z : v.w);
+  return (int16_t)(k & 1 ? w >> 16 : w & 0xffff);
+}
+
+/* Load a lane's coefficients and share the block's non-zero mask. Every
+ * lane of the warp calls it (inactive ones with zeros), for the shuffles. */
+__device__ __forceinline__ lane_data load_lane(const c63_cu_entropy_geometry &G,
+                                               const int16_t *coeffs, int j, int lane)
+{
+  lane_data d;
+  d.active = j < G.blocks;
+  d.v = make_uint4(0, 0, 0, 0);
+  if (d.active) {
+    d.b = locate(G, j);
+    d.v = reinterpret_cast<const uint4 *>(coeffs + (size_t)d.b.idx * 64)[lane];
+  }
+  uint32_t m = 0;
+#pragma unroll
+  for (int k = 0; k < 8; k++)
+    m |= (uint32_t)(lane_coeff(d.v, k) != 0) << k;
+  uint64_t nz = (uint64_t)m << (8 * lane);
+#pragma unroll
+  for (int o = 1; o < kLanes; o <<= 1)
+    nz |= __shfl_xor_sync(0xffffffffu, nz, o);
+  d.nz = nz & ~(uint64_t)1;
+  return d;
+}
+
+template <typename Sink>
+__device__ void code_lane(Sink &s, const huff_codes &H, const c63_cu_entropy_geometry &G,
+                          const int16_t *coeffs, const c63_mv *mvs, const lane_data &d, int lane)
+{
+  const coded_block &b = d.b;
   const int chroma = b.c != 0;
-  const uint32_t *mvt = H.lc[C63_HUFF_MV];
-  const uint32_t *dct = H.lc[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0];
   const uint32_t *act = H.lc[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0];
 
-  const c63_mv mv = mvs[b.idx];
-  s.put(mv.use_mv, 1);
-  if (mv.use_mv) {
-    bool reuse = false;
-    if (b.bx) {
-      const c63_mv left = mvs[b.idx - 1];
-      reuse = left.use_mv && left.x == mv.x && left.y == mv.y;
+  if (lane == 0) {
+    const uint32_t *mvt = H.lc[C63_HUFF_MV];
+    const uint32_t *dct = H.lc[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0];
+    const c63_mv mv = mvs[b.idx];
+    s.put(mv.use_mv, 1);
+    if (mv.use_mv) {
+      bool reuse = false;
+      if (b.bx) {
+        const c63_mv left = mvs[b.idx - 1];
+        reuse = left.use_mv && left.x == mv.x && left.y == mv.y;
+      }
+      s.put(reuse, 1);
+      if (!reuse) {
+        const int sx = bit_width(mv.x), sy = bit_width(mv.y);
+        put_value(s, mvt, sx, sx, mv.x);
+        put_value(s, mvt, sy, sy, mv.y);
+      }
     }
-    s.put(reuse, 1);
-    if (!reuse) {
-      const int sx = bit_width(mv.x), sy = bit_width(mv.y);
-      put_value(s, mvt, sx, sx, mv.x);
-      put_value(s, mvt, sy, sy, mv.y);
-    }
+    /* The reference keeps the DC difference in an int16_t. */
+    const int dc = (int16_t)(lane_coeff(d.v, 0) - coded_index_dc(G, coeffs, b.prev));
+    const int sdc = bit_width(dc);
+    put_value(s, dct, sdc, sdc, dc);
   }
 
-  /* Which coefficients are non-zero, from eight 16-byte loads; the
-   * coefficients themselves are re-read from L1 as they are coded. */
-  const int16_t *blk = coeffs + (size_t)b.idx * 64;
-  const int4 *src = reinterpret_cast<const int4 *>(blk);
-  uint64_t nz = 0;
-#pragma unroll
-  for (int q = 0; q < 8; q++) {
-    const int4 v = src[q];
-    const int w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int h = 0; h < 4; h++) {
-      nz |= (uint64_t)((w[h] & 0xffff) != 0) << (q * 8 + h * 2);
-      nz |= (uint64_t)(((unsigned)w[h] >> 16) != 0) << (q * 8 + h * 2 + 1);
-    }
-  }
-
-  /* The reference keeps the DC difference in an int16_t. */
-  const int dc = (int16_t)(blk[0] - coded_index_dc(G, coeffs, b.prev));
-  const int sdc = bit_width(dc);
-  put_value(s, dct, sdc, sdc, dc);
-
-  nz &= ~(uint64_t)1;
-  const int last = nz ? 63 - __clzll((long long)nz) : 0;
-  int pos = 1;
-  while (nz) {
-    const int i = __ffsll((long long)nz) - 1;
-    int run = i - pos;
+  uint32_t mine = (uint32_t)(d.nz >> (8 * lane)) & 0xff;
+  while (mine) {
+    const int k = __ffs(mine) - 1, i = 8 * lane + k;
+    const uint64_t before = d.nz & ((1ull << i) - 1);
+    int run = i - 1 - (before ? 63 - __clzll((long long)before) : 0);
     for (; run >= 16; run -= 16)
       s.put(act[0xf0] & 0xffff, (int)(act[0xf0] >> 16)); /* ZRL */
-    const int ac = blk[i];
-    put_value(s, act, run << 4 | bit_width(ac), bit_width(ac), ac);
-    pos = i + 1;
-    nz &= nz - 1;
+    const int ac = lane_coeff(d.v, k), size = bit_width(ac);
+    put_value(s, act, run << 4 | size, size, ac);
+    mine &= mine - 1;
   }
-  if (last < 63) s.put(act[0x00] & 0xffff, (int)(act[0x00] >> 16)); /* EOB */
+  const int last = d.nz ? 63 - __clzll((long long)d.nz) : 0;
+  if (last < 63 && last >> 3 == lane) s.put(act[0x00] & 0xffff, (int)(act[0x00] >> 16)); /* EOB */
 }
 
 __device__ __forceinline__ void load_codes(huff_codes &sh, const huff_codes *g)
@@ -219,11 +248,17 @@ __global__ void count_bits(const huff_codes *codes, c63_cu_entropy_geometry G,
 {
   __shared__ huff_codes H;
   load_codes(H, codes);
-  const int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j > G.blocks) return;
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = t / kLanes, lane = t % kLanes;
+  const lane_data d = load_lane(G, coeffs, j, lane);
   bit_counter s;
-  if (j < G.blocks) code_block(s, H, G, coeffs, mvs, j);
-  counts[j] = s.n; /* counts[blocks] = 0: the scan's last entry is the total */
+  if (d.active) code_lane(s, H, G, coeffs, mvs, d, lane);
+  uint32_t n = s.n;
+#pragma unroll
+  for (int o = 1; o < kLanes; o <<= 1)
+    n += __shfl_xor_sync(0xffffffffu, n, o);
+  /* counts[blocks] = 0: the scan's last entry is the total */
+  if (lane == 0 && j <= G.blocks) counts[j] = n;
 }
 
 __global__ void pack_bits(const huff_codes *codes, c63_cu_entropy_geometry G, const int16_t *coeffs,
@@ -231,10 +266,22 @@ __global__ void pack_bits(const huff_codes *codes, c63_cu_entropy_geometry G, co
 {
   __shared__ huff_codes H;
   load_codes(H, codes);
-  const int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= G.blocks) return;
-  bit_packer s(words, offsets[j]);
-  code_block(s, H, G, coeffs, mvs, j);
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = t / kLanes, lane = t % kLanes;
+  const lane_data d = load_lane(G, coeffs, j, lane);
+  /* This lane's bits start after those of the lanes before it. */
+  bit_counter c;
+  if (d.active) code_lane(c, H, G, coeffs, mvs, d, lane);
+  uint32_t before = c.n;
+#pragma unroll
+  for (int o = 1; o < kLanes; o <<= 1) {
+    const uint32_t v = __shfl_up_sync(0xffffffffu, before, o, kLanes);
+    if (lane >= o) before += v;
+  }
+  before -= c.n;
+  if (!d.active) return;
+  bit_packer s(words, offsets[j] + before);
+  code_lane(s, H, G, coeffs, mvs, d, lane);
   s.finish();
 }
 
@@ -450,7 +497,7 @@ cudaError_t c63_cu_entropy_encode(c63_cu_entropy *e, const int16_t *coeffs, cons
                                   uint8_t *payload, uint32_t *payload_size, cudaStream_t s)
 {
   const c63_cu_entropy_geometry &G = e->G;
-  const int grid = (G.blocks + 1 + kBlockThreads - 1) / kBlockThreads;
+  const int grid = (int)(((size_t)(G.blocks + 1) * kLanes + kBlockThreads - 1) / kBlockThreads);
   count_bits<<<grid, kBlockThreads, 0, s>>>(e->codes, G, coeffs, mvs, e->counts);
   cudaError_t err = cub::DeviceScan::ExclusiveSum(e->scan_tmp, e->scan_tmp_bytes, e->counts,
                                                   e->offsets, G.blocks + 1, s);

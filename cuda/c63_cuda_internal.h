@@ -57,15 +57,6 @@ cudaError_t c63_cu_fdct_quant(const uint8_t *cur, const uint8_t *ref, const c63_
 cudaError_t c63_cu_dequant_idct_recon(const int16_t *coeffs, const uint8_t *ref, const c63_mv *mvs,
                                       const c63_cu_planes &pl, uint8_t *recon, cudaStream_t s);
 
-/* Tight visible planes (plane p: pic_w x pic_h bytes at in_off) to
- * zero-padded planes (pad_w wide, pad_bytes in all, at out_off). */
-struct c63_cu_pad_geometry {
-  int pic_w[3], pic_h[3], pad_w[3];
-  uint32_t in_off[3], out_off[3], pad_bytes[3];
-};
-cudaError_t c63_cu_pad(const uint8_t *in, const c63_cu_pad_geometry &g, uint8_t *out,
-                       cudaStream_t s);
-
 /* Entropy coding of a frame on the GPU (c63_cuda_entropy.cu). Coded blocks
  * are numbered in MCU order; the geometry maps them to global block indices
  * (plane p's blocks start at blk_off[p], blocks_w[p] per row). */

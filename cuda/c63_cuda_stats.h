@@ -15,7 +15,7 @@ extern "C" {
 typedef struct c63_cuda_stage_stats {
   long frames;         /* frames timed since the last reset */
   double upload_ms;    /* sums over those frames: host-to-device copy of the frame */
-  double motion_ms;    /* padding, and motion search (keyframes: clearing the vectors) */
+  double motion_ms;    /* motion search (keyframes: clearing the vectors) */
   double transform_ms; /* compensation + forward transform + quantisation */
   double recon_ms;     /* dequantisation + inverse transform + reconstruction */
   double entropy_ms;   /* entropy coding, byte stuffing and the flush byte */

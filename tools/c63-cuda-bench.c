@@ -33,6 +33,7 @@ static void usage(FILE *out)
           "  -r R         search range (default %d)\n"
           "  -k K         keyframe interval (default %d)\n"
           "  -d N         CUDA device (default 0)\n"
+          "  -t N         encoder threads (default 0: one per core, up to 16)\n"
           "  -p           page-lock the clip, as a pinned buffer pool would: frames are\n"
           "               uploaded straight from it (default: copied into staging)\n",
           C63_DEFAULT_QUALITY, C63_DEFAULT_SEARCH_RANGE, C63_DEFAULT_KEYFRAME_INTERVAL);
@@ -109,7 +110,7 @@ int main(int argc, char **argv)
   p.height = 1080;
   p.backend = C63_BACKEND_CUDA;
   int frames = 300, runs = 5, opt, pinned = 0;
-  while ((opt = getopt(argc, argv, "w:h:f:n:q:r:k:d:p")) != -1) {
+  while ((opt = getopt(argc, argv, "w:h:f:n:q:r:k:d:t:p")) != -1) {
     switch (opt) {
     case 'w':
       p.width = atoi(optarg);
@@ -134,6 +135,9 @@ int main(int argc, char **argv)
       break;
     case 'd':
       p.device_id = atoi(optarg);
+      break;
+    case 't':
+      p.threads = atoi(optarg);
       break;
     case 'p':
       pinned = 1;
@@ -227,7 +231,7 @@ int main(int argc, char **argv)
            bytes / 1024.0 / frames, st[6][i]);
   }
   static const char *names[7] = {
-      "upload",         "padding + motion search",   "transform (MC+DCT+quant)",
+      "upload",         "motion search",   "transform (MC+DCT+quant)",
       "reconstruction", "entropy coding + stuffing", "coded frame to host",
       "all GPU stages"};
   printf("median of %d runs: %.1f fps\n", runs, median(fps, runs));
