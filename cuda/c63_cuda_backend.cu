@@ -48,7 +48,6 @@ enum {
   EV_UPLOADED, /* copy stream */
   EV_COMPUTE,  /* compute stream: the upload is in, kernels start */
   EV_SEARCHED, /* motion search */
-  EV_TRANSFORMED,
   EV_RECONSTRUCTED,
   EV_CODED, /* entropy coding and stuffing */
   EV_END,   /* payload written to the host */
@@ -63,9 +62,9 @@ double now_ms()
 }
 
 struct slot {
-  uint8_t *h_in;  /* pinned: visible Y, U, V back to back, tight */
-  uint8_t *d_cur; /* device: the padded frame; uploads write only the
-                     visible pixels, so the padding stays zero */
+  uint8_t *h_in;      /* pinned: visible Y, U, V back to back, tight */
+  uint8_t *d_cur;     /* device: the padded frame; uploads write only the
+                         visible pixels, so the padding stays zero */
   uint8_t *h_out;     /* pinned, mapped: header room, payload, trailer room */
   uint8_t *h_out_dev; /* h_out as the device sees it */
   uint32_t *h_size;   /* pinned, mapped: the payload's size */
@@ -399,13 +398,8 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   }
   record(s, EV_SEARCHED, st);
   if (err == cudaSuccess) {
-    what = "forward transform";
-    err = c63_cu_fdct_quant(s.d_cur, ref, mvs, P, d_coeffs(be), st);
-  }
-  record(s, EV_TRANSFORMED, st);
-  if (err == cudaSuccess) {
-    what = "reconstruction";
-    err = c63_cu_dequant_idct_recon(d_coeffs(be), ref, mvs, P, recon, st);
+    what = "transform and reconstruction";
+    err = c63_cu_fdct_quant_recon(s.d_cur, ref, mvs, P, d_coeffs(be), recon, st);
   }
   record(s, EV_RECONSTRUCTED, st);
   if (err == cudaSuccess) {
@@ -449,8 +443,7 @@ void add_stats(slot &s, double wait_ms)
   stats.frames++;
   stats.upload_ms += upload;
   stats.motion_ms += elapsed(s, EV_COMPUTE, EV_SEARCHED);
-  stats.transform_ms += elapsed(s, EV_SEARCHED, EV_TRANSFORMED);
-  stats.recon_ms += elapsed(s, EV_TRANSFORMED, EV_RECONSTRUCTED);
+  stats.transform_ms += elapsed(s, EV_SEARCHED, EV_RECONSTRUCTED);
   stats.entropy_ms += elapsed(s, EV_RECONSTRUCTED, EV_CODED);
   stats.download_ms += elapsed(s, EV_CODED, EV_END);
   stats.total_ms += upload + compute;

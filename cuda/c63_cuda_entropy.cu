@@ -4,12 +4,13 @@
  * crosses PCIe.
  *
  * Bits are independent of their position, so the frame is coded in four
- * data-parallel steps, one thread per 8x8 block in coding (MCU) order:
- *  1. count_bits: each block's length in bits (its DC difference and
- *     left-vector reuse read the neighbours' coefficients and vectors, which
- *     are all known);
+ * data-parallel steps, eight threads per 8x8 block (each 8 zig-zag
+ * positions), blocks in coding (MCU) order:
+ *  1. count_bits: each lane's and each block's length in bits (the DC
+ *     difference and left-vector reuse read the neighbours' coefficients
+ *     and vectors, which are all known);
  *  2. an exclusive scan of the lengths (CUB) gives each block's bit offset;
- *  3. pack_bits: each block writes its bits at that offset into 32-bit words
+ *  3. pack_bits: each lane writes its bits at its offset into 32-bit words
  *     (MSB first), OR-ing into the words it shares with its neighbours;
  *  4. stuffing in chunks of words: count_ff counts FF bytes per chunk (and
  *     works out the flush byte); stuff scans the counts of the chunks before
@@ -42,7 +43,7 @@ extern "C" {
 namespace
 {
 
-constexpr int kBlockThreads = 128;
+constexpr int kBlockThreads = 256;
 constexpr int kStuffThreads = 256;
 constexpr int kWordsPerThread = 8;
 constexpr int kChunkWords = kStuffThreads * kWordsPerThread;
@@ -133,11 +134,20 @@ struct bit_packer {
 };
 
 /* Size code, then the low `size` bits of v (v - 1 when negative). */
+/* The code of a symbol without value bits (ZRL, EOB). The tables are read
+ * through the read-only path: 4 KiB that stay in L1. */
+template <typename Sink>
+__device__ __forceinline__ void put_code(Sink &s, const uint32_t *lc, int sym)
+{
+  const uint32_t e = __ldg(&lc[sym]);
+  s.put(e & 0xffff, (int)(e >> 16));
+}
+
 template <typename Sink>
 __device__ __forceinline__ void put_value(Sink &s, const uint32_t *lc, int sym, int size, int v)
 {
   const uint32_t bits = (uint32_t)(v < 0 ? v - 1 : v) & ((1u << size) - 1);
-  const uint32_t e = lc[sym];
+  const uint32_t e = __ldg(&lc[sym]);
   s.put(((e & 0xffff) << size) | bits, (int)(e >> 16) + size);
 }
 
@@ -225,34 +235,29 @@ __device__ void code_lane(Sink &s, const huff_codes &H, const c63_cu_entropy_geo
     const uint64_t before = d.nz & ((1ull << i) - 1);
     int run = i - 1 - (before ? 63 - __clzll((long long)before) : 0);
     for (; run >= 16; run -= 16)
-      s.put(act[0xf0] & 0xffff, (int)(act[0xf0] >> 16)); /* ZRL */
+      put_code(s, act, 0xf0); /* ZRL */
     const int ac = lane_coeff(d.v, k), size = bit_width(ac);
     put_value(s, act, run << 4 | size, size, ac);
     mine &= mine - 1;
   }
   const int last = d.nz ? 63 - __clzll((long long)d.nz) : 0;
-  if (last < 63 && last >> 3 == lane) s.put(act[0x00] & 0xffff, (int)(act[0x00] >> 16)); /* EOB */
+  if (last < 63 && last >> 3 == lane) put_code(s, act, 0x00); /* EOB */
 }
 
-__device__ __forceinline__ void load_codes(huff_codes &sh, const huff_codes *g)
+/* Step 1: each lane's bit count (kept for step 3) and each block's. */
+__global__ void __launch_bounds__(kBlockThreads)
+    count_bits(const huff_codes *__restrict__ H, c63_cu_entropy_geometry G,
+               const int16_t *__restrict__ coeffs, const c63_mv *__restrict__ mvs,
+               uint32_t *__restrict__ counts, uint16_t *__restrict__ lane_bits)
 {
-  const uint32_t *src = &g->lc[0][0];
-  uint32_t *dst = &sh.lc[0][0];
-  for (int i = threadIdx.x; i < 4 * 256; i += blockDim.x)
-    dst[i] = src[i];
-  __syncthreads();
-}
-
-__global__ void count_bits(const huff_codes *codes, c63_cu_entropy_geometry G,
-                           const int16_t *coeffs, const c63_mv *mvs, uint32_t *counts)
-{
-  __shared__ huff_codes H;
-  load_codes(H, codes);
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = t / kLanes, lane = t % kLanes;
   const lane_data d = load_lane(G, coeffs, j, lane);
   bit_counter s;
-  if (d.active) code_lane(s, H, G, coeffs, mvs, d, lane);
+  if (d.active) {
+    code_lane(s, *H, G, coeffs, mvs, d, lane);
+    lane_bits[t] = (uint16_t)s.n; /* a lane codes at most 8 x (16 + 10) + 46 bits */
+  }
   uint32_t n = s.n;
 #pragma unroll
   for (int o = 1; o < kLanes; o <<= 1)
@@ -261,27 +266,28 @@ __global__ void count_bits(const huff_codes *codes, c63_cu_entropy_geometry G,
   if (lane == 0 && j <= G.blocks) counts[j] = n;
 }
 
-__global__ void pack_bits(const huff_codes *codes, c63_cu_entropy_geometry G, const int16_t *coeffs,
-                          const c63_mv *mvs, const uint32_t *offsets, uint32_t *words)
+/* Step 3: each lane writes its bits after those of the blocks and lanes
+ * before it. */
+__global__ void __launch_bounds__(kBlockThreads)
+    pack_bits(const huff_codes *__restrict__ H, c63_cu_entropy_geometry G,
+              const int16_t *__restrict__ coeffs, const c63_mv *__restrict__ mvs,
+              const uint32_t *__restrict__ offsets, const uint16_t *__restrict__ lane_bits,
+              uint32_t *__restrict__ words)
 {
-  __shared__ huff_codes H;
-  load_codes(H, codes);
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = t / kLanes, lane = t % kLanes;
   const lane_data d = load_lane(G, coeffs, j, lane);
-  /* This lane's bits start after those of the lanes before it. */
-  bit_counter c;
-  if (d.active) code_lane(c, H, G, coeffs, mvs, d, lane);
-  uint32_t before = c.n;
+  const uint32_t mine = d.active ? lane_bits[t] : 0;
+  uint32_t before = mine;
 #pragma unroll
   for (int o = 1; o < kLanes; o <<= 1) {
     const uint32_t v = __shfl_up_sync(0xffffffffu, before, o, kLanes);
     if (lane >= o) before += v;
   }
-  before -= c.n;
+  before -= mine;
   if (!d.active) return;
   bit_packer s(words, offsets[j] + before);
-  code_lane(s, H, G, coeffs, mvs, d, lane);
+  code_lane(s, *H, G, coeffs, mvs, d, lane);
   s.finish();
 }
 
@@ -371,7 +377,12 @@ __global__ void stuff(uint32_t *words, const uint32_t *total_bits, const uint32_
   int ff_before, ff_chunk;
   scan(tmp.s).ExclusiveSum(t.ff, ff_before, ff_chunk);
 
-  uint8_t *dst = out + (size_t)t.first_word * 4 + chunk_base + ff_before;
+  /* Stuff into shared memory first, then write the chunk out with
+   * consecutive threads on consecutive bytes: byte stores straight from
+   * each thread's own run would touch a sector of L2 per byte. */
+  __shared__ uint8_t staged[2 * kChunkWords * 4];
+  const uint32_t chunk_byte0 = chunk * (uint32_t)kChunkWords * 4;
+  uint8_t *dst = staged + (t.first_word * 4 - chunk_byte0) + ff_before;
 #pragma unroll
   for (int i = 0; i < kWordsPerThread; i++) {
     const uint32_t wi = t.first_word + i;
@@ -385,6 +396,12 @@ __global__ void stuff(uint32_t *words, const uint32_t *total_bits, const uint32_
     }
     words[wi] = 0; /* ready for the next frame */
   }
+  __syncthreads();
+  const uint32_t chunk_bytes =
+      nbytes > chunk_byte0 ? min(nbytes - chunk_byte0, (uint32_t)kChunkWords * 4) : 0;
+  uint8_t *out_chunk = out + chunk_byte0 + chunk_base;
+  for (uint32_t i = threadIdx.x; i < chunk_bytes + (uint32_t)ff_chunk; i += kStuffThreads)
+    out_chunk[i] = staged[i];
 
   if (chunk == (chunks ? chunks - 1 : 0) && threadIdx.x == 0) {
     const uint32_t stuffed = nbytes + chunk_base + (uint32_t)ff_chunk;
@@ -413,13 +430,14 @@ __global__ void copy_out(const uint8_t *src, const uint32_t *size, uint8_t *dst,
 
 struct c63_cu_entropy {
   c63_cu_entropy_geometry G;
-  size_t max_words;   /* worst-case unstuffed words of a frame */
-  uint32_t chunks;    /* worst-case stuffing chunks */
-  huff_codes *codes;  /* device */
-  uint32_t *counts;   /* [blocks + 1] */
-  uint32_t *offsets;  /* [blocks + 1]; offsets[blocks] = the frame's bits */
-  uint32_t *words;    /* [max_words + 2], all zero between frames */
-  uint32_t *chunk_ff; /* [chunks] */
+  size_t max_words;    /* worst-case unstuffed words of a frame */
+  uint32_t chunks;     /* worst-case stuffing chunks */
+  huff_codes *codes;   /* device */
+  uint32_t *counts;    /* [blocks + 1] */
+  uint16_t *lane_bits; /* [blocks * kLanes]: bits of each lane of each block */
+  uint32_t *offsets;   /* [blocks + 1]; offsets[blocks] = the frame's bits */
+  uint32_t *words;     /* [max_words + 2], all zero between frames */
+  uint32_t *chunk_ff;  /* [chunks] */
   uint32_t *tail_flush;
   void *scan_tmp;
   size_t scan_tmp_bytes;
@@ -450,6 +468,8 @@ cudaError_t c63_cu_entropy_create(const c63_cu_entropy_geometry &G, c63_cu_entro
   if (err == cudaSuccess) err = cudaMemcpy(e->codes, &h, sizeof h, cudaMemcpyHostToDevice);
   if (err == cudaSuccess) err = cudaMalloc(&e->counts, (G.blocks + 1) * sizeof(uint32_t));
   if (err == cudaSuccess) err = cudaMalloc(&e->offsets, (G.blocks + 1) * sizeof(uint32_t));
+  if (err == cudaSuccess)
+    err = cudaMalloc(&e->lane_bits, (size_t)G.blocks * kLanes * sizeof(uint16_t));
   if (err == cudaSuccess) err = cudaMalloc(&e->words, (e->max_words + 2) * sizeof(uint32_t));
   if (err == cudaSuccess) err = cudaMemset(e->words, 0, (e->max_words + 2) * sizeof(uint32_t));
   if (err == cudaSuccess) err = cudaMalloc(&e->chunk_ff, e->chunks * sizeof(uint32_t));
@@ -474,6 +494,7 @@ void c63_cu_entropy_destroy(c63_cu_entropy *e)
   cudaFree(e->codes);
   cudaFree(e->counts);
   cudaFree(e->offsets);
+  cudaFree(e->lane_bits);
   cudaFree(e->words);
   cudaFree(e->chunk_ff);
   cudaFree(e->tail_flush);
@@ -498,11 +519,12 @@ cudaError_t c63_cu_entropy_encode(c63_cu_entropy *e, const int16_t *coeffs, cons
 {
   const c63_cu_entropy_geometry &G = e->G;
   const int grid = (int)(((size_t)(G.blocks + 1) * kLanes + kBlockThreads - 1) / kBlockThreads);
-  count_bits<<<grid, kBlockThreads, 0, s>>>(e->codes, G, coeffs, mvs, e->counts);
+  count_bits<<<grid, kBlockThreads, 0, s>>>(e->codes, G, coeffs, mvs, e->counts, e->lane_bits);
   cudaError_t err = cub::DeviceScan::ExclusiveSum(e->scan_tmp, e->scan_tmp_bytes, e->counts,
                                                   e->offsets, G.blocks + 1, s);
   if (err != cudaSuccess) return err;
-  pack_bits<<<grid, kBlockThreads, 0, s>>>(e->codes, G, coeffs, mvs, e->offsets, e->words);
+  pack_bits<<<grid, kBlockThreads, 0, s>>>(e->codes, G, coeffs, mvs, e->offsets, e->lane_bits,
+                                           e->words);
   return stuff_words(e, payload, payload_size, s);
 }
 

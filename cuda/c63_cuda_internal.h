@@ -53,6 +53,13 @@ cudaError_t c63_cu_motion_compensate(const uint8_t *ref, const c63_mv *mvs, cons
 cudaError_t c63_cu_fdct_quant(const uint8_t *cur, const uint8_t *ref, const c63_mv *mvs,
                               const c63_cu_planes &pl, int16_t *coeffs, cudaStream_t s);
 
+/* Both: coeffs as c63_cu_fdct_quant, and recon from them as
+ * c63_cu_dequant_idct_recon, in one launch (what the backend runs; the
+ * tests compare each half alone with the CPU through the two below). */
+cudaError_t c63_cu_fdct_quant_recon(const uint8_t *cur, const uint8_t *ref, const c63_mv *mvs,
+                                    const c63_cu_planes &pl, int16_t *coeffs, uint8_t *recon,
+                                    cudaStream_t s);
+
 /* recon = clamp(pred + idct(dequant(coeffs))), pred as for c63_cu_fdct_quant. */
 cudaError_t c63_cu_dequant_idct_recon(const int16_t *coeffs, const uint8_t *ref, const c63_mv *mvs,
                                       const c63_cu_planes &pl, uint8_t *recon, cudaStream_t s);

@@ -16,8 +16,8 @@ typedef struct c63_cuda_stage_stats {
   long frames;         /* frames timed since the last reset */
   double upload_ms;    /* sums over those frames: host-to-device copy of the frame */
   double motion_ms;    /* motion search (keyframes: clearing the vectors) */
-  double transform_ms; /* compensation + forward transform + quantisation */
-  double recon_ms;     /* dequantisation + inverse transform + reconstruction */
+  double transform_ms; /* compensation, transform and quantisation, and the
+                          reconstruction from them (one kernel) */
   double entropy_ms;   /* entropy coding, byte stuffing and the flush byte */
   double download_ms;  /* writing the coded frame into mapped host memory */
   double total_ms;     /* the upload plus the compute stream's time for the frame */

@@ -151,21 +151,19 @@ __global__ void __launch_bounds__(kThreads)
   store_row(pred + bp.index + row * bp.w, px);
 }
 
-__global__ void __launch_bounds__(kThreads)
-    fdct_quant_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref,
-                      const c63_mv *__restrict__ mvs, c63_cu_planes P, int16_t *__restrict__ coeffs)
+/* The forward half: compensation, DCT and quantisation of the block row
+ * (and, after the transpose, column) this thread owns. Writes the block's
+ * coefficients in zig-zag order and returns this thread's column u = r of
+ * quantised values in q[v]. Every thread of the CTA calls it (inactive ones
+ * too, for the barriers). */
+__device__ __forceinline__ void fdct_quant_block(const tables &tb, float (*buf)[8][9],
+                                                 const uint8_t *cur, const uint8_t *ref,
+                                                 const c63_mv *mvs, const c63_cu_planes &P,
+                                                 int16_t *coeffs, int lb, int r, int gb,
+                                                 bool active, const block_pos &bp, int q[8])
 {
-  __shared__ tables tb;
-  __shared__ float buf[kBlocksPerCta][8][9]; /* +1 column: fewer bank conflicts */
-  load_tables(tb, P);
-
-  const int lb = threadIdx.x >> 3, r = threadIdx.x & 7;
-  const int gb = blockIdx.x * kBlocksPerCta + lb;
-  const bool active = gb < P.total_blocks;
-  block_pos bp{};
   float x[8], t[8];
   if (active) {
-    bp = locate(P, gb);
     int c[8], pr[8];
     load_row(cur + bp.index + r * bp.w, c);
     predict_row(ref, mvs, gb, P, bp, r, pr);
@@ -189,47 +187,40 @@ __global__ void __launch_bounds__(kThreads)
   for (int j = 0; j < 8; j++)
     x[j] = buf[lb][j][u];
   pass_1d<false>(x, t);
-  if (!active) return;
-
   const float au = u == 0 ? kIsqrt2 : 1.0f;
-  const int lim = P.p[bp.plane].ac_limit;
+  const int plane = active ? bp.plane : 0;
+  const int lim = P.p[plane].ac_limit;
   int16_t *out = coeffs + (size_t)gb * 64;
 #pragma unroll
   for (int v = 0; v < 8; v++) {
     /* Scale: (X * a(u)) * a(v), then quantise in double like the reference. */
     const float xs = __fmul_rn(__fmul_rn(t[v], au), v == 0 ? kIsqrt2 : 1.0f);
-    const int zq = tb.zq[bp.plane][v * 8 + u], z = zq & 0xff;
+    const int zq = tb.zq[plane][v * 8 + u], z = zq & 0xff;
     const double d = ((double)xs / 4.0) / (double)(zq >> 8);
-    int q = (int)(float)round(d);
-    if (z > 0) q = q > lim ? lim : (q < -lim ? -lim : q);
-    out[z] = (int16_t)q;
+    int qv = (int)(float)round(d);
+    if (z > 0) qv = qv > lim ? lim : (qv < -lim ? -lim : qv);
+    q[v] = (int16_t)qv;
+    if (active) out[z] = (int16_t)qv;
   }
 }
 
-__global__ void __launch_bounds__(kThreads)
-    recon_kernel(const int16_t *__restrict__ coeffs, const uint8_t *__restrict__ ref,
-                 const c63_mv *__restrict__ mvs, c63_cu_planes P, uint8_t *__restrict__ recon)
+/* The inverse half: dequantisation, IDCT, prediction added and clamped, for
+ * block row r. coef(v, u) gives the quantised coefficient at row v, column
+ * u. Every thread of the CTA calls it. */
+template <typename Coef>
+__device__ __forceinline__ void recon_block(const tables &tb, float (*buf)[8][9], Coef coef,
+                                            const uint8_t *ref, const c63_mv *mvs,
+                                            const c63_cu_planes &P, uint8_t *recon, int lb, int r,
+                                            int gb, bool active, const block_pos &bp)
 {
-  __shared__ tables tb;
-  __shared__ float buf[kBlocksPerCta][8][9];
-  load_tables(tb, P);
-  __syncthreads();
-
-  const int lb = threadIdx.x >> 3, r = threadIdx.x & 7;
-  const int gb = blockIdx.x * kBlocksPerCta + lb;
-  const bool active = gb < P.total_blocks;
-  block_pos bp{};
   float y[8], t[8];
   if (active) {
-    bp = locate(P, gb);
-    const int16_t *in = coeffs + (size_t)gb * 64;
     const int v = r;
     const float av = v == 0 ? kIsqrt2 : 1.0f;
 #pragma unroll
     for (int u = 0; u < 8; u++) {
       /* round((q * quant) / 4.0), half away from zero, exactly in integers. */
-      const int zq = tb.zq[bp.plane][v * 8 + u];
-      const int prod = (int)in[zq & 0xff] * (zq >> 8);
+      const int prod = coef(v, u) * (tb.zq[bp.plane][v * 8 + u] >> 8);
       const int deq = prod >= 0 ? (prod + 2) >> 2 : -((-prod + 2) >> 2);
       y[u] = __fmul_rn(__fmul_rn((float)deq, u == 0 ? kIsqrt2 : 1.0f), av);
     }
@@ -268,6 +259,75 @@ __global__ void __launch_bounds__(kThreads)
   store_row(recon + bp.index + r * bp.w, px);
 }
 
+/* The CTA's 16 blocks: this thread's block, row, and whether it exists. */
+struct thread_block {
+  int lb, r, gb;
+  bool active;
+  block_pos bp;
+};
+
+__device__ __forceinline__ thread_block this_block(const c63_cu_planes &P)
+{
+  thread_block b;
+  b.lb = threadIdx.x >> 3;
+  b.r = threadIdx.x & 7;
+  b.gb = blockIdx.x * kBlocksPerCta + b.lb;
+  b.active = b.gb < P.total_blocks;
+  b.bp = b.active ? locate(P, b.gb) : block_pos{};
+  return b;
+}
+
+__global__ void __launch_bounds__(kThreads)
+    fdct_quant_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref,
+                      const c63_mv *__restrict__ mvs, c63_cu_planes P, int16_t *__restrict__ coeffs)
+{
+  __shared__ tables tb;
+  __shared__ float buf[kBlocksPerCta][8][9]; /* +1 column: fewer bank conflicts */
+  load_tables(tb, P);
+  const thread_block b = this_block(P);
+  int q[8];
+  fdct_quant_block(tb, buf, cur, ref, mvs, P, coeffs, b.lb, b.r, b.gb, b.active, b.bp, q);
+}
+
+__global__ void __launch_bounds__(kThreads)
+    recon_kernel(const int16_t *__restrict__ coeffs, const uint8_t *__restrict__ ref,
+                 const c63_mv *__restrict__ mvs, c63_cu_planes P, uint8_t *__restrict__ recon)
+{
+  __shared__ tables tb;
+  __shared__ float buf[kBlocksPerCta][8][9];
+  load_tables(tb, P);
+  __syncthreads();
+  const thread_block b = this_block(P);
+  const int16_t *in = coeffs + (size_t)b.gb * 64;
+  const int plane = b.bp.plane;
+  auto coef = [&](int v, int u) { return (int)in[tb.zq[plane][v * 8 + u] & 0xff]; };
+  recon_block(tb, buf, coef, ref, mvs, P, recon, b.lb, b.r, b.gb, b.active, b.bp);
+}
+
+/* Both halves in one pass: the quantised block goes from the forward half
+ * to the inverse one through shared memory instead of a round trip through
+ * the coefficient buffer and a second launch. */
+__global__ void __launch_bounds__(kThreads)
+    fdct_quant_recon_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref,
+                            const c63_mv *__restrict__ mvs, c63_cu_planes P,
+                            int16_t *__restrict__ coeffs, uint8_t *__restrict__ recon)
+{
+  __shared__ tables tb;
+  __shared__ float buf[kBlocksPerCta][8][9];
+  __shared__ int16_t qs[kBlocksPerCta][8][8];
+  load_tables(tb, P);
+  const thread_block b = this_block(P);
+  int q[8];
+  fdct_quant_block(tb, buf, cur, ref, mvs, P, coeffs, b.lb, b.r, b.gb, b.active, b.bp, q);
+#pragma unroll
+  for (int v = 0; v < 8; v++)
+    qs[b.lb][v][b.r] = (int16_t)q[v];
+  __syncthreads(); /* qs written, and buf free again */
+  const int lb = b.lb;
+  auto coef = [&](int v, int u) { return (int)qs[lb][v][u]; };
+  recon_block(tb, buf, coef, ref, mvs, P, recon, b.lb, b.r, b.gb, b.active, b.bp);
+}
+
 int ctas(const c63_cu_planes &P)
 {
   return (P.total_blocks + kBlocksPerCta - 1) / kBlocksPerCta;
@@ -288,6 +348,15 @@ cudaError_t c63_cu_fdct_quant(const uint8_t *cur, const uint8_t *ref, const c63_
 {
   if (P.total_blocks <= 0) return cudaSuccess;
   fdct_quant_kernel<<<ctas(P), kThreads, 0, s>>>(cur, ref, mvs, P, coeffs);
+  return cudaGetLastError();
+}
+
+cudaError_t c63_cu_fdct_quant_recon(const uint8_t *cur, const uint8_t *ref, const c63_mv *mvs,
+                                    const c63_cu_planes &P, int16_t *coeffs, uint8_t *recon,
+                                    cudaStream_t s)
+{
+  if (P.total_blocks <= 0) return cudaSuccess;
+  fdct_quant_recon_kernel<<<ctas(P), kThreads, 0, s>>>(cur, ref, mvs, P, coeffs, recon);
   return cudaGetLastError();
 }
 

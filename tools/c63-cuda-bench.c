@@ -208,7 +208,7 @@ int main(int argc, char **argv)
   size_t bytes;
   if (run_once(&p, clip, clip_frames, frames < 10 ? frames : 10, &bytes) < 0) return 1;
 
-  double fps[MAX_RUNS], st[9][MAX_RUNS];
+  double fps[MAX_RUNS], st[8][MAX_RUNS];
   c63_cuda_stats_enable(1);
   for (int i = 0; i < runs; i++) {
     c63_cuda_stats_reset();
@@ -221,26 +221,27 @@ int main(int argc, char **argv)
     st[0][i] = s.upload_ms / n;
     st[1][i] = s.motion_ms / n;
     st[2][i] = s.transform_ms / n;
-    st[3][i] = s.recon_ms / n;
-    st[4][i] = s.entropy_ms / n;
-    st[5][i] = s.download_ms / n;
-    st[6][i] = s.total_ms / n;
-    st[7][i] = s.submit_host_ms / n;
-    st[8][i] = s.collect_wait_ms / n;
+    st[3][i] = s.entropy_ms / n;
+    st[4][i] = s.download_ms / n;
+    st[5][i] = s.total_ms / n;
+    st[6][i] = s.submit_host_ms / n;
+    st[7][i] = s.collect_wait_ms / n;
     printf("run %d: %.1f fps, %.1f KiB/frame, GPU %.3f ms/frame\n", i + 1, fps[i],
-           bytes / 1024.0 / frames, st[6][i]);
+           bytes / 1024.0 / frames, st[5][i]);
   }
-  static const char *names[7] = {
-      "upload",         "motion search",   "transform (MC+DCT+quant)",
-      "reconstruction", "entropy coding + stuffing", "coded frame to host",
-      "all GPU stages"};
+  static const char *names[6] = {"upload",
+                                 "motion search",
+                                 "transform + reconstruction",
+                                 "entropy coding + stuffing",
+                                 "coded frame to host",
+                                 "all GPU stages"};
   printf("median of %d runs: %.1f fps\n", runs, median(fps, runs));
   printf("GPU time per frame (CUDA events, median of runs):\n");
-  for (int k = 0; k < 7; k++)
+  for (int k = 0; k < 6; k++)
     printf("  %-26s %8.3f ms\n", names[k], median(st[k], runs));
   printf("host time per frame (wall clock, median of runs):\n");
-  printf("  %-26s %8.3f ms\n", "submit (copy + enqueue)", median(st[7], runs));
-  printf("  %-26s %8.3f ms\n", "collect waiting for GPU", median(st[8], runs));
+  printf("  %-26s %8.3f ms\n", "submit (copy + enqueue)", median(st[6], runs));
+  printf("  %-26s %8.3f ms\n", "collect waiting for GPU", median(st[7], runs));
   printf("  %-26s %8.3f ms\n", "whole encoder (1/fps)", 1000.0 / median(fps, runs));
   if (pinned) c63_cuda_unpin(clip);
   free(clip);
