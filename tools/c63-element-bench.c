@@ -1,0 +1,167 @@
+/* c63-element-bench: speed of an encoder element inside one process, without
+ * file or parser overhead: pre-made I420 buffers pushed by appsrc through
+ *
+ *     appsrc ! ELEMENT ! fakesink
+ *
+ * The clip (a raw file, or the synthetic clip of tools/synth.c) is wrapped
+ * in GstBuffers once; each push adds a reference, so the pipeline sees a
+ * new buffer per frame at no copying cost. Prints each run's fps (first
+ * push to EOS at the sink) and the median. Speed is measured, never
+ * asserted. Load the plugin with GST_PLUGIN_PATH.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <gst/app/gstappsrc.h>
+#include <gst/gst.h>
+#include <gst/video/video.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "synth.h"
+
+#define MAX_RUNS 64
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* One run: push frames buffers cycling through clip, wait for EOS or an
+ * error. Returns seconds, or a negative value on failure. */
+static double run_once(const char *element, const GstVideoInfo *info, GstBuffer **clip,
+                       int clip_frames, int frames)
+{
+  gchar *desc = g_strdup_printf("appsrc name=src is-live=false format=time ! %s ! "
+                                "fakesink name=sink sync=false",
+                                element);
+  GError *err = NULL;
+  GstElement *pipe = gst_parse_launch(desc, &err);
+  g_free(desc);
+  if (!pipe) {
+    fprintf(stderr, "c63-element-bench: %s\n", err ? err->message : "cannot build the pipeline");
+    g_clear_error(&err);
+    return -1;
+  }
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipe), "src");
+  GstCaps *caps = gst_video_info_to_caps(info);
+  /* A few frames queued in appsrc keep the encoder fed without copying. */
+  g_object_set(src, "caps", caps, "max-buffers", (guint64)8, "block", TRUE, NULL);
+  gst_caps_unref(caps);
+  gst_element_set_state(pipe, GST_STATE_PLAYING);
+
+  const GstClockTime dur = gst_util_uint64_scale(GST_SECOND, info->fps_d, info->fps_n);
+  const gint64 t0 = g_get_monotonic_time();
+  for (int i = 0; i < frames; i++) {
+    GstBuffer *b = gst_buffer_copy(clip[i % clip_frames]); /* shares the memory */
+    GST_BUFFER_PTS(b) = i * dur;
+    GST_BUFFER_DURATION(b) = dur;
+    if (gst_app_src_push_buffer(GST_APP_SRC(src), b) != GST_FLOW_OK) break;
+  }
+  gst_app_src_end_of_stream(GST_APP_SRC(src));
+  GstBus *bus = gst_element_get_bus(pipe);
+  GstMessage *msg =
+      gst_bus_timed_pop_filtered(bus, GST_CLOCK_TIME_NONE, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  const gint64 t1 = g_get_monotonic_time();
+  double t = (t1 - t0) / 1e6;
+  if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR) {
+    gchar *dbg = NULL;
+    gst_message_parse_error(msg, &err, &dbg);
+    fprintf(stderr, "c63-element-bench: %s (%s)\n", err->message, dbg ? dbg : "");
+    g_clear_error(&err);
+    g_free(dbg);
+    t = -1;
+  }
+  gst_message_unref(msg);
+  gst_object_unref(bus);
+  gst_element_set_state(pipe, GST_STATE_NULL);
+  gst_object_unref(src);
+  gst_object_unref(pipe);
+  return t;
+}
+
+int main(int argc, char **argv)
+{
+  int width = 1920, height = 1080, frames = 1000, runs = 5;
+  const char *element = "c63cudaenc", *input = NULL;
+  GOptionEntry entries[] = {
+      {"width", 'w', 0, G_OPTION_ARG_INT, &width, "picture width (default 1920)", "W"},
+      {"height", 'h', 0, G_OPTION_ARG_INT, &height, "picture height (default 1080)", "H"},
+      {"frames", 'f', 0, G_OPTION_ARG_INT, &frames, "frames per run (default 1000)", "N"},
+      {"runs", 'n', 0, G_OPTION_ARG_INT, &runs, "runs; the median is reported (default 5)", "N"},
+      {"element", 'e', 0, G_OPTION_ARG_STRING, &element,
+       "element and its properties (default c63cudaenc)", "DESC"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL}};
+  GOptionContext *ctx = g_option_context_new("[INPUT.yuv] - encoder element speed in-process");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_add_group(ctx, gst_init_get_option_group());
+  GError *err = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    fprintf(stderr, "c63-element-bench: %s\n", err->message);
+    return 2;
+  }
+  g_option_context_free(ctx);
+  if (argc > 1) input = argv[1];
+  if (width < 8 || height < 8 || width > 8192 || height > 8192 || frames < 1 || runs < 1 ||
+      runs > MAX_RUNS) {
+    fprintf(stderr, "c63-element-bench: bad size, frame or run count\n");
+    return 2;
+  }
+  gst_init(NULL, NULL);
+
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, GST_VIDEO_FORMAT_I420, width, height);
+  info.fps_n = 25;
+  info.fps_d = 1;
+  /* Tight planes as tools/synth.c writes them; GstVideoMeta tells the
+   * element the strides, so any width is right. */
+  const int cw = (width + 1) / 2, ch = (height + 1) / 2;
+  const gsize fsize = (gsize)width * height + 2 * (gsize)cw * ch;
+  gsize offsets[GST_VIDEO_MAX_PLANES] = {0, (gsize)width * height,
+                                         (gsize)width * height + (gsize)cw * ch, 0};
+  gint strides[GST_VIDEO_MAX_PLANES] = {width, cw, cw, 0};
+
+  int clip_frames = 25;
+  guint8 *data = NULL;
+  if (input) {
+    gsize len = 0;
+    if (!g_file_get_contents(input, (gchar **)&data, &len, &err)) {
+      fprintf(stderr, "c63-element-bench: %s\n", err->message);
+      return 1;
+    }
+    clip_frames = (int)(len / fsize);
+    if (clip_frames < 1) {
+      fprintf(stderr, "c63-element-bench: %s holds no whole %dx%d frame\n", input, width, height);
+      return 1;
+    }
+  } else {
+    data = g_malloc(fsize * clip_frames);
+    for (int t = 0; t < clip_frames; t++)
+      synth_frame(data + fsize * t, width, height, t);
+  }
+  GstBuffer **clip = g_new(GstBuffer *, clip_frames);
+  for (int t = 0; t < clip_frames; t++) {
+    clip[t] = gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY, data + fsize * t, fsize, 0,
+                                          fsize, NULL, NULL);
+    gst_buffer_add_video_meta_full(clip[t], GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_FORMAT_I420, width,
+                                   height, 3, offsets, strides);
+  }
+
+  printf("appsrc ! %s ! fakesink: %dx%d, %d frames per run (clip of %d)\n", element, width, height,
+         frames, clip_frames);
+  if (run_once(element, &info, clip, clip_frames, frames < 20 ? frames : 20) < 0) return 1;
+  double fps[MAX_RUNS];
+  for (int i = 0; i < runs; i++) {
+    double t = run_once(element, &info, clip, clip_frames, frames);
+    if (t < 0) return 1;
+    fps[i] = frames / t;
+    printf("run %d: %.1f fps\n", i + 1, fps[i]);
+  }
+  qsort(fps, runs, sizeof fps[0], cmp_double);
+  printf("median of %d runs: %.1f fps\n", runs,
+         runs % 2 ? fps[runs / 2] : 0.5 * (fps[runs / 2 - 1] + fps[runs / 2]));
+  for (int t = 0; t < clip_frames; t++)
+    gst_buffer_unref(clip[t]);
+  g_free(clip);
+  g_free(data);
+  return 0;
+}
