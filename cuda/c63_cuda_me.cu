@@ -76,14 +76,22 @@ struct me_planes {
   int blk_off[2];
 };
 
+/* Launch bounds: wide row groups (G = 32) hold 32 SADs per thread, so
+ * their CTAs are small and many; narrow ones keep 40 registers. */
+template <int G> struct me_bounds {
+  static constexpr int threads = G >= 32 ? 64 : kMaxThreads;
+  static constexpr int min_ctas = G >= 32 ? 16 : kMinLumaCtas;
+};
+
 template <int G, int N>
-__global__ void __launch_bounds__(kMaxThreads, N == 1 ? kMinLumaCtas : 8)
+__global__ void __launch_bounds__(me_bounds<G>::threads, N == 1 ? me_bounds<G>::min_ctas : 8)
     me_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, me_planes mp,
               int win_words, c63_mv *__restrict__ mvs)
 {
   extern __shared__ uint32_t smem[];
   __shared__ uint32_t cur_s[2][16];
   __shared__ uint32_t red[kMaxThreads / 32];
+  static_assert(me_bounds<G>::threads <= kMaxThreads, "red[] holds one entry per warp");
 
   /* Thread group `sub` (a whole number of warps) does search `sub`. */
   const int tpb = N == 1 ? (int)blockDim.x : (int)blockDim.x / N;
@@ -221,7 +229,7 @@ cudaError_t launch(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, 
   const int items = 2 * range * ((2 * range + G - 1) / G);
   int threads = (items + 31) / 32 * 32;
   if (threads < 32) threads = 32;
-  if (threads > kMaxThreads / mp.n) threads = kMaxThreads / mp.n;
+  if (threads > me_bounds<G>::threads / mp.n) threads = me_bounds<G>::threads / mp.n;
   if (mp.n == 2)
     me_kernel<G, 2><<<dim3(pl.bw, pl.bh), threads * 2, shmem, s>>>(cur, ref, mp, win_words, mvs);
   else
@@ -231,8 +239,12 @@ cudaError_t launch(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, 
 
 } // namespace
 
-/* 8 rows per thread: measured on an H200 (1080p, range 16), 16 rows gave the
- * same time; the ALU pipe (VABSDIFF4, PRMT) is the limit either way. */
+/* Luma: 32 candidate rows per thread, so at the default range one warp
+ * searches a block, each thread a whole column of candidates. A thread's
+ * fixed costs (setup, its share of staging the window, the reduction) then
+ * spread over 512 VABSDIFF4 instead of 128: on an H200 with 8 rows per
+ * thread (four warps a block) only a quarter of the instructions executed
+ * were VABSDIFF4. */
 cudaError_t c63_cu_motion_search(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &pl,
                                  c63_mv *mvs, cudaStream_t s)
 {
@@ -241,7 +253,7 @@ cudaError_t c63_cu_motion_search(const uint8_t *cur, const uint8_t *ref, const c
   mp.n = 1;
   mp.pix_off[0] = mp.pix_off[1] = pl.pix_off;
   mp.blk_off[0] = mp.blk_off[1] = pl.blk_off;
-  return launch<8>(cur, ref, mp, mvs, s);
+  return launch<32>(cur, ref, mp, mvs, s);
 }
 
 cudaError_t c63_cu_motion_search_pair(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &a,
