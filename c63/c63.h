@@ -122,6 +122,15 @@ const char *c63_encoder_error(const c63_encoder *enc);
 /* Name of the backend in use ("cpu", "cuda"). */
 const char *c63_encoder_backend_name(const c63_encoder *enc);
 
+/* Memory for pictures (size bytes, 64-byte aligned) that the CUDA backend
+ * uploads by DMA straight from where they are, without copying them into
+ * its staging first: page-locked host memory when this build has the CUDA
+ * backend and a driver, plain memory otherwise (pictures there are then
+ * staged as usual). For producers that allocate their own picture buffers,
+ * such as a GStreamer buffer pool. NULL when out of memory. */
+void *c63_picture_memory_alloc(size_t size);
+void c63_picture_memory_free(void *ptr);
+
 /* Whether a backend can be used on this machine (CUDA: built in and a
  * device present). msg says why not. */
 int c63_backend_available(c63_backend_kind kind, int device_id, char *msg, size_t msg_size);

@@ -26,6 +26,11 @@ int c63_cuda_device_count(char *msg, size_t msg_size);
 int c63_cuda_pin(void *ptr, size_t size, char *msg, size_t msg_size);
 void c63_cuda_unpin(void *ptr);
 
+/* Page-locked host memory (cudaHostAlloc), or NULL when there is no usable
+ * driver or no memory. */
+void *c63_cuda_host_alloc(size_t size);
+void c63_cuda_host_free(void *ptr);
+
 #ifdef __cplusplus
 }
 #endif

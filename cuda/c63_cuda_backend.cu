@@ -520,6 +520,22 @@ extern "C" int c63_cuda_pin(void *ptr, size_t size, char *msg, size_t msg_size)
   return C63_OK;
 }
 
+extern "C" void *c63_cuda_host_alloc(size_t size)
+{
+  void *p = nullptr;
+  /* Portable: usable from every CUDA context, whichever device encodes. */
+  if (cudaHostAlloc(&p, size, cudaHostAllocPortable) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return p;
+}
+
+extern "C" void c63_cuda_host_free(void *ptr)
+{
+  if (ptr && cudaFreeHost(ptr) != cudaSuccess) cudaGetLastError();
+}
+
 extern "C" void c63_cuda_unpin(void *ptr)
 {
   if (cudaHostUnregister(ptr) != cudaSuccess) cudaGetLastError();

@@ -5,7 +5,10 @@
  *
  * The clip (a raw file, or the synthetic clip of tools/synth.c) is wrapped
  * in GstBuffers once; each push adds a reference, so the pipeline sees a
- * new buffer per frame at no copying cost. Prints each run's fps (first
+ * new buffer per frame at no copying cost. With --pool the clip is copied
+ * into memory from the allocator the element proposes (for c63cudaenc,
+ * page-locked memory), as an upstream element that honours the proposal
+ * would fill it. Prints each run's fps (first
  * push to EOS at the sink) and the median. Speed is measured, never
  * asserted. Load the plugin with GST_PLUGIN_PATH.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
@@ -79,9 +82,35 @@ static double run_once(const char *element, const GstVideoInfo *info, GstBuffer 
   return t;
 }
 
+/* The allocator the element proposes for its input (NULL: the default). */
+static gboolean proposed_allocator(const char *element, const GstVideoInfo *info,
+                                   GstAllocator **allocator, GstAllocationParams *params)
+{
+  gchar **words = g_strsplit(element, " ", 2);
+  GstElement *enc = gst_element_factory_make(words[0], NULL);
+  g_strfreev(words);
+  if (!enc) {
+    fprintf(stderr, "c63-element-bench: no element %s\n", element);
+    return FALSE;
+  }
+  GstPad *pad = gst_element_get_static_pad(enc, "sink");
+  GstCaps *caps = gst_video_info_to_caps(info);
+  GstQuery *query = gst_query_new_allocation(caps, TRUE);
+  gboolean ok = gst_pad_query(pad, query);
+  if (ok && gst_query_get_n_allocation_params(query) > 0)
+    gst_query_parse_nth_allocation_param(query, 0, allocator, params);
+  gst_query_unref(query);
+  gst_caps_unref(caps);
+  gst_object_unref(pad);
+  gst_object_unref(enc);
+  if (!ok) fprintf(stderr, "c63-element-bench: %s answered no allocation query\n", element);
+  return ok;
+}
+
 int main(int argc, char **argv)
 {
   int width = 1920, height = 1080, frames = 1000, runs = 5;
+  gboolean use_pool = FALSE;
   const char *element = "c63cudaenc", *input = NULL;
   GOptionEntry entries[] = {
       {"width", 'w', 0, G_OPTION_ARG_INT, &width, "picture width (default 1920)", "W"},
@@ -90,6 +119,8 @@ int main(int argc, char **argv)
       {"runs", 'n', 0, G_OPTION_ARG_INT, &runs, "runs; the median is reported (default 5)", "N"},
       {"element", 'e', 0, G_OPTION_ARG_STRING, &element,
        "element and its properties (default c63cudaenc)", "DESC"},
+      {"pool", 'p', 0, G_OPTION_ARG_NONE, &use_pool,
+       "hold the clip in memory from the element's proposed allocator", NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   GOptionContext *ctx = g_option_context_new("[INPUT.yuv] - encoder element speed in-process");
   g_option_context_add_main_entries(ctx, entries, NULL);
@@ -138,16 +169,30 @@ int main(int argc, char **argv)
     for (int t = 0; t < clip_frames; t++)
       synth_frame(data + fsize * t, width, height, t);
   }
+  GstAllocator *allocator = NULL;
+  GstAllocationParams params;
+  gst_allocation_params_init(&params);
+  if (use_pool && !proposed_allocator(element, &info, &allocator, &params)) return 1;
   GstBuffer **clip = g_new(GstBuffer *, clip_frames);
   for (int t = 0; t < clip_frames; t++) {
-    clip[t] = gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY, data + fsize * t, fsize, 0,
-                                          fsize, NULL, NULL);
+    if (use_pool) {
+      clip[t] = gst_buffer_new_allocate(allocator, fsize, &params);
+      if (!clip[t]) {
+        fprintf(stderr, "c63-element-bench: the proposed allocator gave no memory\n");
+        return 1;
+      }
+      gst_buffer_fill(clip[t], 0, data + fsize * t, fsize);
+    } else {
+      clip[t] = gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY, data + fsize * t, fsize, 0,
+                                            fsize, NULL, NULL);
+    }
     gst_buffer_add_video_meta_full(clip[t], GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_FORMAT_I420, width,
                                    height, 3, offsets, strides);
   }
 
-  printf("appsrc ! %s ! fakesink: %dx%d, %d frames per run (clip of %d)\n", element, width, height,
-         frames, clip_frames);
+  printf("appsrc ! %s ! fakesink: %dx%d, %d frames per run (clip of %d, %s)\n", element, width,
+         height, frames, clip_frames,
+         allocator ? allocator->mem_type : (use_pool ? "default allocator" : "plain memory"));
   if (run_once(element, &info, clip, clip_frames, frames < 20 ? frames : 20) < 0) return 1;
   double fps[MAX_RUNS];
   for (int i = 0; i < runs; i++) {
@@ -163,5 +208,6 @@ int main(int argc, char **argv)
     gst_buffer_unref(clip[t]);
   g_free(clip);
   g_free(data);
+  if (allocator) gst_object_unref(allocator);
   return 0;
 }

@@ -14,6 +14,7 @@
 #endif
 
 #include "gstc63enc.h"
+#include "gstc63pinnedallocator.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_c63_enc_debug);
 #define GST_CAT_DEFAULT gst_c63_enc_debug
@@ -363,13 +364,22 @@ static gboolean gst_c63_enc_flush(GstVideoEncoder *venc)
 }
 
 /* Offer upstream a video buffer pool with GstVideoMeta, so producers can
- * write straight into buffers of their preferred layout. */
+ * write straight into buffers of their preferred layout. The CUDA element's
+ * pool allocates page-locked memory, which the backend uploads by DMA
+ * without copying it into its staging first. */
 static gboolean gst_c63_enc_propose_allocation(GstVideoEncoder *venc, GstQuery *query)
 {
   GstCaps *caps = NULL;
   gboolean need_pool = FALSE;
   GstVideoInfo info;
+  GstAllocator *allocator = NULL;
+  GstAllocationParams params;
 
+  gst_allocation_params_init(&params);
+  if (GST_C63_ENC_GET_CLASS(venc)->backend == C63_BACKEND_CUDA) {
+    allocator = gst_c63_pinned_allocator_get();
+    gst_query_add_allocation_param(query, allocator, &params);
+  }
   gst_query_parse_allocation(query, &caps, &need_pool);
   if (caps && gst_video_info_from_caps(&info, caps) &&
       gst_query_get_n_allocation_pools(query) == 0) {
@@ -378,6 +388,7 @@ static gboolean gst_c63_enc_propose_allocation(GstVideoEncoder *venc, GstQuery *
 
     gst_buffer_pool_config_set_params(config, caps, GST_VIDEO_INFO_SIZE(&info), 0, 0);
     gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+    if (allocator) gst_buffer_pool_config_set_allocator(config, allocator, &params);
     if (gst_buffer_pool_set_config(pool, config))
       gst_query_add_allocation_pool(query, need_pool ? pool : NULL, GST_VIDEO_INFO_SIZE(&info), 0,
                                     0);
@@ -385,6 +396,7 @@ static gboolean gst_c63_enc_propose_allocation(GstVideoEncoder *venc, GstQuery *
       GST_WARNING_OBJECT(venc, "video buffer pool rejected its configuration");
     gst_object_unref(pool);
   }
+  if (allocator) gst_object_unref(allocator);
   gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL);
   return GST_VIDEO_ENCODER_CLASS(gst_c63_enc_parent_class)->propose_allocation(venc, query);
 }

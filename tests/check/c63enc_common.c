@@ -310,6 +310,82 @@ void c63check_enc_allocation(const gchar *element)
   gst_harness_teardown(hh);
 }
 
+/* Encode frames pushed in plain buffers; return the coded bytes. */
+static GByteArray *encode_pulled(GstHarness *hh, guint frames)
+{
+  GByteArray *bytes = g_byte_array_new();
+  guint n;
+
+  finish(hh);
+  for (n = 0; n < frames; n++) {
+    GstBuffer *buf = gst_harness_pull(hh);
+    GstMapInfo map;
+
+    fail_unless(buf != NULL);
+    fail_unless(gst_buffer_map(buf, &map, GST_MAP_READ));
+    g_byte_array_append(bytes, map.data, map.size);
+    gst_buffer_unmap(buf, &map);
+    gst_buffer_unref(buf);
+  }
+  return bytes;
+}
+
+void c63check_enc_pool_input(const gchar *element, const gchar *mem_type)
+{
+  const gint w = 64, h = 48;
+  const guint frames = 6;
+  GstHarness *plain = enc_harness(element, w, h), *pooled = enc_harness(element, w, h);
+  GstCaps *caps = gst_caps_from_string("video/x-raw, format=I420, width=64, height=48, "
+                                       "framerate=25/1");
+  GstQuery *query = gst_query_new_allocation(caps, TRUE);
+  GstBufferPool *pool = NULL;
+  GByteArray *want, *got;
+  guint n;
+
+  push_pictures(plain, w, h, 0, frames);
+  want = encode_pulled(plain, frames);
+
+  /* The same pictures written into buffers of the pool the element proposes,
+   * as an upstream element that honours it would. */
+  fail_unless(gst_pad_peer_query(pooled->srcpad, query));
+  fail_unless(gst_query_get_n_allocation_pools(query) > 0);
+  gst_query_parse_nth_allocation_pool(query, 0, &pool, NULL, NULL, NULL);
+  fail_unless(pool != NULL);
+  fail_unless(gst_buffer_pool_set_active(pool, TRUE));
+  for (n = 0; n < frames; n++) {
+    GstBuffer *src = c63check_picture(w, h, n, 0), *buf = NULL;
+    GstMapInfo in, out;
+
+    fail_unless_equals_int(gst_buffer_pool_acquire_buffer(pool, &buf, NULL), GST_FLOW_OK);
+    if (mem_type)
+      fail_unless(gst_memory_is_type(gst_buffer_peek_memory(buf, 0), mem_type),
+                  "pool memory is %s, not %s", gst_buffer_peek_memory(buf, 0)->allocator->mem_type,
+                  mem_type);
+    fail_unless(gst_buffer_map(src, &in, GST_MAP_READ));
+    fail_unless(gst_buffer_map(buf, &out, GST_MAP_WRITE));
+    fail_unless(out.size >= in.size);
+    memcpy(out.data, in.data, in.size);
+    gst_buffer_unmap(buf, &out);
+    gst_buffer_unmap(src, &in);
+    gst_buffer_unref(src);
+    GST_BUFFER_PTS(buf) = n * FRAME_DURATION;
+    GST_BUFFER_DURATION(buf) = FRAME_DURATION;
+    fail_unless_equals_int(gst_harness_push(pooled, buf), GST_FLOW_OK);
+  }
+  got = encode_pulled(pooled, frames);
+  fail_unless_equals_int(got->len, want->len);
+  fail_unless(memcmp(got->data, want->data, want->len) == 0);
+
+  g_byte_array_unref(want);
+  g_byte_array_unref(got);
+  gst_buffer_pool_set_active(pool, FALSE);
+  gst_object_unref(pool);
+  gst_query_unref(query);
+  gst_caps_unref(caps);
+  gst_harness_teardown(plain);
+  gst_harness_teardown(pooled);
+}
+
 void c63check_enc_flush(const gchar *element)
 {
   GstHarness *hh = enc_harness(element, 32, 32);

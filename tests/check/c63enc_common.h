@@ -24,6 +24,9 @@ void c63check_enc_size_change(const gchar *element);
 void c63check_enc_strided_input(const gchar *element);
 void c63check_enc_allocation(const gchar *element);
 void c63check_enc_flush(const gchar *element);
+/* Pictures in buffers of the pool the element proposes (of memory type
+ * mem_type, when not NULL) give the same bytes as in plain buffers. */
+void c63check_enc_pool_input(const gchar *element, const gchar *mem_type);
 void c63check_enc_bad_caps(const gchar *element);
 void c63check_enc_latency(const gchar *element, c63_backend_kind backend);
 /* Every conformance vector through the element, byte for byte. */

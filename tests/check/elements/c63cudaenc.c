@@ -73,6 +73,13 @@ GST_START_TEST(test_cuda_flush)
 }
 GST_END_TEST;
 
+GST_START_TEST(test_cuda_pool_input)
+{
+  /* page-locked memory, uploaded without the staging copy */
+  c63check_enc_pool_input(ELEMENT, "C63PinnedMemory");
+}
+GST_END_TEST;
+
 GST_START_TEST(test_cuda_conformance)
 {
   c63check_enc_conformance(ELEMENT, __i__);
@@ -134,6 +141,7 @@ static Suite *c63cudaenc_suite(void)
 
   suite_add_tcase(s, tc);
   tcase_add_test(tc, test_cuda_latency);
+  tcase_add_test(tc, test_cuda_pool_input);
   tcase_add_test(tc, test_cuda_caps);
   tcase_add_test(tc, test_cuda_flags_timestamps);
   tcase_add_test(tc, test_cuda_keyframe_interval_edges);

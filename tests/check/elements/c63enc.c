@@ -100,6 +100,12 @@ GST_START_TEST(test_enc_properties)
 }
 GST_END_TEST;
 
+GST_START_TEST(test_enc_pool_input)
+{
+  c63check_enc_pool_input("c63enc", NULL);
+}
+GST_END_TEST;
+
 GST_START_TEST(test_enc_latency)
 {
   c63check_enc_latency("c63enc", C63_BACKEND_CPU);
@@ -113,6 +119,7 @@ static Suite *c63enc_suite(void)
 
   suite_add_tcase(s, tc);
   tcase_add_test(tc, test_enc_latency);
+  tcase_add_test(tc, test_enc_pool_input);
   tcase_add_test(tc, test_enc_caps);
   tcase_add_test(tc, test_enc_flags_timestamps);
   tcase_add_test(tc, test_enc_keyframe_interval_edges);
