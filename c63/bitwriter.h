@@ -1,4 +1,4 @@
-/* Bit writing in two steps (c63-format.md section 4):
+/* Bit writing in two steps (docs/format.md section 4):
  *  1. c63_bitwriter packs bits MSB first into plain, unstuffed bytes, 32
  *     bits at a time (one writer per slice, and one that concatenates them);
  *  2. c63_write_stuffed copies those bytes into the frame, inserting a 00

@@ -140,6 +140,7 @@ int c63_backend_available(c63_backend_kind kind, int device_id, char *msg, size_
 typedef struct c63_frame_header {
   int width, height;
   int keyframe;
+  int has_quant;        /* the frame has a DQT; without one, the previous frame's tables hold */
   uint8_t quant[3][64]; /* zig-zag order, as sent in DQT */
   size_t data_offset;   /* first byte of the entropy-coded data */
   size_t data_size;     /* bytes of entropy-coded data (stuffed), up to EOI */
@@ -147,16 +148,31 @@ typedef struct c63_frame_header {
 } c63_frame_header;
 
 /* Parse the headers of the frame at buf[0] (which must be SOI) and find its
- * EOI. Returns C63_OK, C63_ERR_TRUNCATED when more bytes are needed, or
- * C63_ERR_BITSTREAM (msg says what is wrong). */
+ * EOI. Accepts what the reference decoder accepts (docs/decoder-tolerance.md):
+ * segments in any order, one 00 byte before a marker, the lengths of DQT and
+ * SOF0 ignored, any DHT and SOS contents. Returns C63_OK,
+ * C63_ERR_TRUNCATED when more bytes are needed, or C63_ERR_BITSTREAM (msg
+ * says what is wrong). */
 int c63_parse_frame_header(const uint8_t *buf, size_t len, c63_frame_header *hdr, char *msg,
                            size_t msg_size);
 
+/* The same, up to the start of the entropy-coded data only: width, height,
+ * keyframe, quant and data_offset are set, data_size and frame_size are 0.
+ * For splitting a byte stream: bytes inside the headers (a quantiser table
+ * may hold FF D8) are never taken for a frame boundary. */
+int c63_parse_frame_headers_only(const uint8_t *buf, size_t len, c63_frame_header *hdr, char *msg,
+                                 size_t msg_size);
+
 /* Find where the next frame starts at or after buf[0]: the offset of the next
- * SOI marker that is followed by DQT, or len if none (or a possible partial
- * marker at the very end, in which case the offset of that byte). Used to
- * resynchronise after corrupt data. */
+ * SOI marker followed (after at most one 00 byte) by a DQT, SOF0, DHT or SOS
+ * marker, or len if none (or a possible partial start at the very end, in
+ * which case its offset). Used to resynchronise after corrupt data. */
 size_t c63_find_frame_start(const uint8_t *buf, size_t len);
+
+/* The largest a coded frame of width x height can be, headers included: a
+ * bound for buffering a frame whose end has not been seen (0 for a size
+ * outside C63_MIN_SIZE..C63_MAX_SIZE). */
+size_t c63_max_frame_bytes(int width, int height);
 
 /* ---- Decoder ------------------------------------------------------------ */
 

@@ -16,8 +16,12 @@
 
 struct c63_decoder {
   c63_geometry g;
-  int allocated; /* buffers match g */
+  int allocated;   /* buffers hold g */
+  size_t capacity; /* pixels of padded luma the buffers hold (they only grow) */
   int have_ref;
+  /* The last DQT's tables: a frame without DQT keeps them, as in the
+   * reference (whose tables start all zero). */
+  uint8_t quant[3][64];
   int ref; /* index of the reference in recon[] */
   uint8_t *recon[2][3], *pred[3];
   int16_t *coeffs[3];
@@ -41,30 +45,52 @@ static void free_buffers(c63_decoder *dec)
     dec->mvs[c] = NULL;
   }
   dec->allocated = 0;
+  dec->capacity = 0;
   dec->have_ref = 0;
 }
 
+/* Buffers for a picture size. They are kept when a smaller picture comes
+ * (a stream alternating sizes reallocates only up to its largest), so the
+ * planes of a size are laid out in buffers sized for the largest seen. */
 static int alloc_buffers(c63_decoder *dec, int width, int height)
 {
-  free_buffers(dec);
-  c63_geometry_init(&dec->g, width, height);
-  for (int c = 0; c < 3; c++) {
-    size_t px = (size_t)dec->g.pad_w[c] * dec->g.pad_h[c];
-    dec->recon[0][c] = calloc(1, px);
-    dec->recon[1][c] = calloc(1, px);
-    dec->pred[c] = calloc(1, px);
-    dec->coeffs[c] = calloc(px, sizeof(int16_t));
-    dec->mvs[c] = calloc(px / 64, sizeof(c63_mv));
-    if (!dec->recon[0][c] || !dec->recon[1][c] || !dec->pred[c] || !dec->coeffs[c] ||
-        !dec->mvs[c]) {
-      free_buffers(dec);
-      snprintf(dec->err, sizeof(dec->err), "out of memory for a %dx%d picture", width, height);
-      return C63_ERR_NOMEM;
+  c63_geometry g;
+  c63_geometry_init(&g, width, height);
+  const size_t luma = (size_t)g.pad_w[0] * g.pad_h[0];
+  dec->have_ref = 0;
+  if (luma > dec->capacity) {
+    free_buffers(dec);
+    for (int c = 0; c < 3; c++) {
+      /* chroma planes are a quarter of the luma plane at most */
+      size_t px = c ? luma / 4 : luma;
+      dec->recon[0][c] = calloc(1, px);
+      dec->recon[1][c] = calloc(1, px);
+      dec->pred[c] = calloc(1, px);
+      dec->coeffs[c] = calloc(px, sizeof(int16_t));
+      dec->mvs[c] = calloc(px / 64, sizeof(c63_mv));
+      if (!dec->recon[0][c] || !dec->recon[1][c] || !dec->pred[c] || !dec->coeffs[c] ||
+          !dec->mvs[c]) {
+        free_buffers(dec);
+        snprintf(dec->err, sizeof(dec->err), "out of memory for a %dx%d picture", width, height);
+        return C63_ERR_NOMEM;
+      }
     }
+    dec->capacity = luma;
   }
+  dec->g = g;
   c63_stripes_init(&dec->stripes, &dec->g, c63_threadpool_size(dec->pool));
   dec->allocated = 1;
   return C63_OK;
+}
+
+/* Fewest bytes of entropy-coded data a frame of this geometry can have:
+ * every block codes at least a use_mv bit, a DC size and an EOB (5 bits).
+ * Checked before allocating, so a huge size in a short frame costs nothing. */
+static size_t min_data_bytes(int width, int height)
+{
+  c63_geometry g;
+  c63_geometry_init(&g, width, height);
+  return ((size_t)g.mcus_w * g.mcus_h * 6 * 5) / 8;
 }
 
 int c63_decoder_new(c63_decoder **out)
@@ -117,7 +143,7 @@ static void reconstruct_stripe(void *arg, int i)
                                 dec->pred[c] + off);
     pred = dec->pred[c] + off;
   }
-  c63_dsp_c.dequant_idct_recon(dec->coeffs[c] + blk * 64, pred, w, rows_h, dec->hdr->quant[c],
+  c63_dsp_c.dequant_idct_recon(dec->coeffs[c] + blk * 64, pred, w, rows_h, dec->quant[c],
                                dec->recon[!dec->ref][c] + off);
 }
 
@@ -133,6 +159,14 @@ int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size, c63_d
   }
   if ((r = c63_parse_frame_header(data, size, &hdr, dec->err, sizeof(dec->err)))) goto fail;
 
+  if (hdr.data_size < min_data_bytes(hdr.width, hdr.height)) {
+    snprintf(dec->err, sizeof(dec->err),
+             "%zu bytes of frame data cannot hold a %dx%d picture (at least %zu needed)",
+             hdr.data_size, hdr.width, hdr.height, min_data_bytes(hdr.width, hdr.height));
+    r = C63_ERR_TRUNCATED;
+    goto fail;
+  }
+  if (hdr.has_quant) memcpy(dec->quant, hdr.quant, sizeof(dec->quant));
   int resized = !dec->allocated || hdr.width != dec->g.width || hdr.height != dec->g.height;
   if (!hdr.keyframe && (resized || !dec->have_ref)) {
     snprintf(dec->err, sizeof(dec->err),

@@ -5,7 +5,7 @@
  * Data layout shared by all implementations:
  *  - planes are padded planes (c63_geometry pad_w x pad_h), stride = pad_w;
  *  - coefficients: per plane, blocks in raster order, 64 int16 per block in
- *    zig-zag order (index z as in c63-format.md section 5);
+ *    zig-zag order (index z as in docs/format.md section 5);
  *  - vectors: per plane, one c63_mv per block in raster order.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef C63_DSP_H
@@ -23,7 +23,7 @@ typedef struct c63_mv {
   uint8_t pad_;
 } c63_mv;
 
-/* Exact float constants of the transform (c63-format.md section 5). */
+/* Exact float constants of the transform (docs/format.md section 5). */
 extern const float c63_dct_lookup[8][8];
 #define C63_ISQRT2 0.70710678118654f
 extern const uint8_t c63_zigzag_u[64];

@@ -1,5 +1,5 @@
 /* The portable C implementation of the pixel stages: the oracle every other
- * implementation is compared with. The arithmetic follows c63-format.md
+ * implementation is compared with. The arithmetic follows docs/format.md
  * section 5 to the bit: float products and sums in the stated order (the
  * build forbids FMA contraction), double-precision rounding where stated.
  * SPDX-License-Identifier: LGPL-2.1-or-later */

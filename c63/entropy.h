@@ -1,4 +1,4 @@
-/* Entropy coding of a frame's vectors and coefficients (c63-format.md 4).
+/* Entropy coding of a frame's vectors and coefficients (docs/format.md 4).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef C63_ENTROPY_H
 #define C63_ENTROPY_H

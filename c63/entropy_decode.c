@@ -50,40 +50,42 @@ typedef struct decode_ctx {
     return code;                                                                                   \
   } while (0)
 
-/* Sizes 0..7, so |v| <= 127 fits the int8_t of c63_mv. */
-static int get_mv_component(decode_ctx *d, int *v)
+/* Any size of the table (0..11), kept in an int8_t as the reference keeps
+ * it: values past +-127 wrap (two's complement), as there. */
+static int get_mv_component(decode_ctx *d, int8_t *v)
 {
   int size = decode_symbol(&d->br, &d->tabs[C63_HUFF_MV]);
-  if (size < 0 || size > 7) FAIL(C63_ERR_BITSTREAM, "invalid motion vector code");
-  *v = get_value(&d->br, size);
+  if (size < 0) FAIL(C63_ERR_BITSTREAM, "invalid motion vector code");
+  *v = (int8_t)(uint8_t)(get_value(&d->br, size) & 0xff);
   return C63_OK;
 }
 
+/* One block. mvs is the plane's vectors, all zero before the frame: the
+ * reference decodes into a zeroed array, and a reused vector is the one of
+ * the block before this one in the plane's raster order whether that block
+ * was decoded yet or not (at the left edge of the second luma row of an MCU
+ * row it was not: zero), had a vector or not (then zero). */
 static int get_block(decode_ctx *d, const c63_geometry *g, int c, int bx, int by, int keyframe,
-                     int16_t *blk, c63_mv *mv, const c63_mv *left, int *prev_dc)
+                     int16_t *blk, c63_mv *mvs, size_t idx, int *prev_dc)
 {
   int chroma = c != 0, r;
+  c63_mv *mv = &mvs[idx];
 
-  memset(mv, 0, sizeof(*mv));
   mv->use_mv = (uint8_t)c63_br_get(&d->br, 1);
   if (mv->use_mv) {
-    if (keyframe)
-      FAIL(C63_ERR_BITSTREAM, "motion vector in a keyframe (plane %d block %d,%d)", c, bx, by);
     if (c63_br_get(&d->br, 1)) {
-      if (!left || !left->use_mv)
-        FAIL(C63_ERR_BITSTREAM, "vector reuse without a left neighbour (plane %d block %d,%d)", c,
-             bx, by);
-      mv->x = left->x;
-      mv->y = left->y;
-    } else {
-      int x, y;
-      if ((r = get_mv_component(d, &x)) || (r = get_mv_component(d, &y))) return r;
-      mv->x = (int8_t)x;
-      mv->y = (int8_t)y;
+      /* The reference reads before the start of its array here. */
+      if (idx == 0) FAIL(C63_ERR_BITSTREAM, "vector reuse at the first block of plane %d", c);
+      mv->x = mvs[idx - 1].x;
+      mv->y = mvs[idx - 1].y;
+    } else if ((r = get_mv_component(d, &mv->x)) || (r = get_mv_component(d, &mv->y))) {
+      return r;
     }
-    /* The prediction must lie inside the padded reference plane. */
+    /* Keyframes are not predicted: their vectors are read and ignored.
+     * In a delta frame the prediction must lie inside the padded reference
+     * plane (the reference would read outside it). */
     int px = bx * 8 + mv->x, py = by * 8 + mv->y;
-    if (px < 0 || py < 0 || px > g->pad_w[c] - 8 || py > g->pad_h[c] - 8)
+    if (!keyframe && (px < 0 || py < 0 || px > g->pad_w[c] - 8 || py > g->pad_h[c] - 8))
       FAIL(C63_ERR_BITSTREAM, "motion vector (%d,%d) points outside plane %d at block %d,%d", mv->x,
            mv->y, c, bx, by);
   }
@@ -125,14 +127,15 @@ int c63_entropy_decode(const uint8_t *data, size_t size, const c63_geometry *g, 
   int prev_dc[3] = {0, 0, 0}, r;
 
   c63_br_init(&d->br, data, size);
+  for (int c = 0; c < 3; c++)
+    memset(mvs[c], 0, (size_t)g->blocks_w[c] * g->blocks_h[c] * sizeof(c63_mv));
   for (int my = 0; my < g->mcus_h; my++) {
     for (int mx = 0; mx < g->mcus_w; mx++) {
       for (int k = 0; k < 6; k++) {
         int c, bx, by;
         c63_mcu_block(mx, my, k, &c, &bx, &by);
         size_t idx = (size_t)by * g->blocks_w[c] + bx;
-        r = get_block(d, g, c, bx, by, keyframe, coeffs[c] + idx * 64, &mvs[c][idx],
-                      bx ? &mvs[c][idx - 1] : NULL, &prev_dc[c]);
+        r = get_block(d, g, c, bx, by, keyframe, coeffs[c] + idx * 64, mvs[c], idx, &prev_dc[c]);
         if (r) return r;
       }
     }

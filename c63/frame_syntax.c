@@ -1,5 +1,5 @@
 /* Frame headers: writing, and parsing with every field validated and every
- * read bounds-checked (c63-format.md section 2).
+ * read bounds-checked (docs/format.md section 2).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "frame_syntax.h"
 
@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "c63.h"
+#include "entropy.h"
+#include "geometry.h"
 #include "tables.h"
 
 /* DQT says 195 (the payload without its length bytes; JPEG would say 197). */
@@ -83,119 +85,197 @@ static int rd16(const uint8_t *p)
   return p[0] << 8 | p[1];
 }
 
-/* Expect marker m at buf[*pos]; returns 0, or a status. */
-static int expect_marker(const uint8_t *buf, size_t len, size_t pos, uint8_t m)
+/* The reference decoder (griwodz/in5050-codec63, c63dec) reads a frame as
+ * SOI, then marker segments in any order until EOI; docs/decoder-tolerance.md
+ * lists each of its rules and ours. In short: one 00 byte may stand before
+ * any marker; DQT is three tables with ids 0, 1, 2 whatever its length says;
+ * SOF0 is 16 bytes after the length whatever the length says, with
+ * precision 8, any component bytes and any non-zero keyframe byte for a
+ * keyframe; DHT and SOS are skipped by their lengths (the tables are the
+ * static ones whatever DHT says); the entropy-coded data follows SOS; later
+ * segments override earlier ones. */
+
+enum { SOI = 0xd8, EOI = 0xd9, DQT = 0xdb, SOF0 = 0xc0, DHT = 0xc4, SOS = 0xda };
+
+/* Bytes after the marker: DQT and SOF0 have a fixed size (their length
+ * fields are ignored), DHT and SOS the size their length says. */
+#define DQT_BYTES (2 + 3 * 65)
+#define SOF_BYTES (2 + 16)
+
+/* A marker at buf[pos], after at most one 00 byte. Returns the marker byte
+ * and sets *next past it, or a negative status. */
+static int read_marker(const uint8_t *buf, size_t len, size_t pos, size_t *next)
 {
+  if (pos < len && buf[pos] == 0x00) pos++;
   if (pos + 2 > len) return C63_ERR_TRUNCATED;
-  if (buf[pos] != 0xff || buf[pos + 1] != m) return C63_ERR_BITSTREAM;
+  if (buf[pos] != 0xff) return C63_ERR_BITSTREAM;
+  *next = pos + 2;
+  return buf[pos + 1];
+}
+
+/* A segment with a length field: the length (>= 2, it counts itself). */
+static int segment_length(const uint8_t *buf, size_t len, size_t pos, size_t *n, char *msg,
+                          size_t msg_size, const char *name)
+{
+  if (pos + 2 > len) FAIL(C63_ERR_TRUNCATED, "truncated %s", name);
+  *n = (size_t)rd16(buf + pos);
+  if (*n < 2) FAIL(C63_ERR_BITSTREAM, "%s length %zu is below 2", name, *n);
+  if (pos + *n > len) FAIL(C63_ERR_TRUNCATED, "truncated %s", name);
   return C63_OK;
 }
 
-/* Decoders use the static tables of the format (section 6), so a DHT that
- * says anything else cannot be decoded correctly: reject it. */
-static int check_dht(const uint8_t *p, char *msg, size_t msg_size)
+static int parse_dqt(const uint8_t *buf, size_t len, size_t pos, c63_frame_header *hdr, char *msg,
+                     size_t msg_size)
 {
-  for (int t = 0; t < 4; t++) {
-    const c63_huff_spec *s = &c63_huff_specs[t];
-    if (p[0] != s->id)
-      FAIL(C63_ERR_BITSTREAM, "DHT table %d has class/id 0x%02X, expected 0x%02X", t, p[0], s->id);
-    if (memcmp(p + 1, s->bits, 16) != 0 || memcmp(p + 17, s->vals, s->nvals) != 0)
-      FAIL(C63_ERR_BITSTREAM, "DHT table 0x%02X differs from the static Codec63 table", s->id);
-    p += 17 + s->nvals;
-  }
-  return C63_OK;
-}
-
-int c63_parse_frame_header(const uint8_t *buf, size_t len, c63_frame_header *hdr, char *msg,
-                           size_t msg_size)
-{
-  size_t pos = 0;
-  int r;
-
-  memset(hdr, 0, sizeof(*hdr));
-  if ((r = expect_marker(buf, len, pos, 0xd8))) FAIL(r, "frame does not start with SOI (FF D8)");
-  pos += 2;
-
-  if ((r = expect_marker(buf, len, pos, 0xdb))) FAIL(r, "missing DQT (FF DB) after SOI");
-  /* The length field is not reliable (the reference writes 195 instead of
-   * 197); the segment is always three tables of 1 + 64 bytes. */
-  pos += 4;
-  if (pos + 3 * 65 > len) FAIL(C63_ERR_TRUNCATED, "truncated DQT");
+  if (pos + DQT_BYTES > len) FAIL(C63_ERR_TRUNCATED, "truncated DQT");
+  pos += 2; /* the length: the reference writes 195 where JPEG says 197 */
   for (int c = 0; c < 3; c++) {
     if (buf[pos] != c) FAIL(C63_ERR_BITSTREAM, "DQT table id %d where %d expected", buf[pos], c);
     memcpy(hdr->quant[c], buf + pos + 1, 64);
     pos += 65;
   }
+  hdr->has_quant = 1;
+  return C63_OK;
+}
 
-  if ((r = expect_marker(buf, len, pos, 0xc0))) FAIL(r, "missing SOF0 (FF C0) after DQT");
-  if (pos + 4 + 16 > len) FAIL(C63_ERR_TRUNCATED, "truncated SOF0");
-  const uint8_t *sof = buf + pos + 4;
-  if (rd16(buf + pos + 2) != SOF_LENGTH || sof[0] != 8 || sof[5] != 3)
-    FAIL(C63_ERR_BITSTREAM, "unsupported SOF0 (length %d, precision %d, %d components)",
-         rd16(buf + pos + 2), sof[0], sof[5]);
-  if (memcmp(sof + 5, sof_components, sizeof(sof_components)) != 0)
-    FAIL(C63_ERR_BITSTREAM,
-         "SOF0 component ids, sampling factors or quantiser table ids are not those of Codec63 "
-         "(Y 2x2 table 0, U 1x1 table 1, V 1x1 table 2)");
+static int parse_sof(const uint8_t *buf, size_t len, size_t pos, c63_frame_header *hdr, char *msg,
+                     size_t msg_size)
+{
+  if (pos + SOF_BYTES > len) FAIL(C63_ERR_TRUNCATED, "truncated SOF0");
+  const uint8_t *sof = buf + pos + 2;
+  if (sof[0] != 8) FAIL(C63_ERR_BITSTREAM, "SOF0 precision %d, only 8 is decodable", sof[0]);
   hdr->height = rd16(sof + 1);
   hdr->width = rd16(sof + 3);
   if (hdr->width < C63_MIN_SIZE || hdr->width > C63_MAX_SIZE || hdr->height < C63_MIN_SIZE ||
       hdr->height > C63_MAX_SIZE)
     FAIL(C63_ERR_BITSTREAM, "picture size %dx%d outside %d..%d", hdr->width, hdr->height,
          C63_MIN_SIZE, C63_MAX_SIZE);
-  if (sof[15] > 1) FAIL(C63_ERR_BITSTREAM, "keyframe flag %d is neither 0 nor 1", sof[15]);
-  hdr->keyframe = sof[15];
-  pos += 2 + SOF_LENGTH;
+  /* sof[5..14]: components, sampling and table ids, which the reference
+   * skips (the layout is always 4:2:0 with tables 0, 1, 2). */
+  hdr->keyframe = sof[15] != 0;
+  return C63_OK;
+}
 
-  /* The Huffman tables are static (format section 6); the segment is
-   * skipped by its length. */
-  if ((r = expect_marker(buf, len, pos, 0xc4))) FAIL(r, "missing DHT (FF C4) after SOF0");
-  if (pos + 4 > len) FAIL(C63_ERR_TRUNCATED, "truncated DHT");
-  if (rd16(buf + pos + 2) != DHT_LENGTH)
-    FAIL(C63_ERR_BITSTREAM, "DHT length %d, expected %d", rd16(buf + pos + 2), DHT_LENGTH);
-  if (pos + 2 + DHT_LENGTH > len) FAIL(C63_ERR_TRUNCATED, "truncated DHT");
-  if ((r = check_dht(buf + pos + 4, msg, msg_size))) return r;
-  pos += 2 + DHT_LENGTH;
-
-  if ((r = expect_marker(buf, len, pos, 0xda))) FAIL(r, "missing SOS (FF DA) after DHT");
-  if (pos + 4 > len) FAIL(C63_ERR_TRUNCATED, "truncated SOS");
-  if (rd16(buf + pos + 2) != SOS_LENGTH)
-    FAIL(C63_ERR_BITSTREAM, "SOS length %d, expected %d", rd16(buf + pos + 2), SOS_LENGTH);
-  if (pos + 2 + SOS_LENGTH > len) FAIL(C63_ERR_TRUNCATED, "truncated SOS");
-  if (memcmp(buf + pos + 4, sos_payload, sizeof(sos_payload)) != 0)
-    FAIL(C63_ERR_BITSTREAM, "SOS component or Huffman table selectors are not those of Codec63 "
-                            "(Y tables 0/0, U and V tables 1/1)");
-  pos += 2 + SOS_LENGTH;
-
-  /* Entropy-coded data: every FF is followed by a 00 stuffing byte, so the
-   * first FF followed by anything else is the EOI marker. */
-  hdr->data_offset = pos;
+/* The entropy-coded data from pos: every FF in it is followed by a 00
+ * stuffing byte, so the first FF followed by anything else ends it. Sets
+ * *end to that FF. */
+static int find_data_end(const uint8_t *buf, size_t len, size_t pos, size_t *end, char *msg,
+                         size_t msg_size)
+{
   const uint8_t *p = buf + pos;
   for (;;) {
     const uint8_t *ff = memchr(p, 0xff, (size_t)(buf + len - p));
     if (!ff || ff + 1 >= buf + len) FAIL(C63_ERR_TRUNCATED, "frame data ends before EOI");
-    if (ff[1] == 0x00) {
-      p = ff + 2;
-      continue;
+    if (ff[1] != 0x00) {
+      *end = (size_t)(ff - buf);
+      return C63_OK;
     }
-    if (ff[1] != 0xd9) FAIL(C63_ERR_BITSTREAM, "unexpected marker FF %02X in frame data", ff[1]);
-    hdr->data_size = (size_t)(ff - (buf + pos));
-    hdr->frame_size = (size_t)(ff + 2 - buf);
-    return C63_OK;
+    p = ff + 2;
   }
+}
+
+/* The frame's segments up to its data (headers_only) or up to its EOI. */
+static int parse_frame(const uint8_t *buf, size_t len, c63_frame_header *hdr, int headers_only,
+                       char *msg, size_t msg_size)
+{
+  size_t pos = 0, n;
+  int have_sof = 0, have_data = 0, r;
+
+  if (!buf || !hdr) FAIL(C63_ERR_INVALID_ARG, "no data or no header to fill");
+  memset(hdr, 0, sizeof(*hdr));
+  if (len < 2) FAIL(C63_ERR_TRUNCATED, "frame shorter than SOI");
+  if (buf[0] != 0xff || buf[1] != SOI) FAIL(C63_ERR_BITSTREAM, "frame does not start with SOI");
+  pos = 2;
+  for (;;) {
+    int m = read_marker(buf, len, pos, &pos);
+    if (m == C63_ERR_TRUNCATED) FAIL(m, "frame ends before EOI");
+    if (m < 0) FAIL(m, "expected a marker at byte %zu", pos);
+    switch (m) {
+    case DQT:
+      if ((r = parse_dqt(buf, len, pos, hdr, msg, msg_size))) return r;
+      pos += DQT_BYTES;
+      break;
+    case SOF0:
+      /* A second SOF0 after the data starts another picture in the
+       * reference (new buffers, the coefficients read are dropped). */
+      if (have_data) FAIL(C63_ERR_BITSTREAM, "SOF0 after the frame's data");
+      if ((r = parse_sof(buf, len, pos, hdr, msg, msg_size))) return r;
+      have_sof = 1;
+      pos += SOF_BYTES;
+      break;
+    case DHT: /* the static tables are used whatever it says */
+      if ((r = segment_length(buf, len, pos, &n, msg, msg_size, "DHT"))) return r;
+      pos += n;
+      break;
+    case SOS:
+      if (have_data) FAIL(C63_ERR_BITSTREAM, "a second SOS in one frame");
+      if (!have_sof) FAIL(C63_ERR_BITSTREAM, "SOS before SOF0: the picture size is unknown");
+      if ((r = segment_length(buf, len, pos, &n, msg, msg_size, "SOS"))) return r;
+      hdr->data_offset = pos + n;
+      if (headers_only) return C63_OK;
+      if ((r = find_data_end(buf, len, hdr->data_offset, &pos, msg, msg_size))) return r;
+      hdr->data_size = pos - hdr->data_offset;
+      have_data = 1;
+      break;
+    case EOI:
+      if (!have_data) FAIL(C63_ERR_BITSTREAM, "EOI before any frame data (no SOS)");
+      hdr->frame_size = pos;
+      return C63_OK;
+    default:
+      FAIL(C63_ERR_BITSTREAM, "unexpected marker FF %02X", m);
+    }
+  }
+}
+
+int c63_parse_frame_header(const uint8_t *buf, size_t len, c63_frame_header *hdr, char *msg,
+                           size_t msg_size)
+{
+  return parse_frame(buf, len, hdr, 0, msg, msg_size);
+}
+
+int c63_parse_frame_headers_only(const uint8_t *buf, size_t len, c63_frame_header *hdr, char *msg,
+                                 size_t msg_size)
+{
+  return parse_frame(buf, len, hdr, 1, msg, msg_size);
+}
+
+/* Markers that may follow SOI (after at most one 00). */
+static int starts_segment(uint8_t m)
+{
+  return m == DQT || m == SOF0 || m == DHT || m == SOS;
 }
 
 size_t c63_find_frame_start(const uint8_t *buf, size_t len)
 {
+  if (!buf) return 0;
   for (size_t i = 0; i < len; i++) {
     if (buf[i] != 0xff) continue;
-    /* Partial candidate at the end: the caller must wait for more data. */
-    if (i + 4 > len) {
-      static const uint8_t sig[4] = {0xff, 0xd8, 0xff, 0xdb};
-      if (memcmp(buf + i, sig, len - i) == 0) return i;
-      continue;
-    }
-    if (buf[i + 1] == 0xd8 && buf[i + 2] == 0xff && buf[i + 3] == 0xdb) return i;
+    /* SOI, an optional 00, then FF and a segment marker: 4 or 5 bytes. */
+    const size_t have = len - i;
+    if (have < 2) return i; /* a partial candidate at the end: wait for more */
+    if (buf[i + 1] != SOI) continue;
+    size_t j = i + 2;
+    if (j < len && buf[j] == 0x00) j++;
+    if (j >= len) return i;
+    if (buf[j] != 0xff) continue;
+    if (j + 1 >= len) return i;
+    if (starts_segment(buf[j + 1])) return i;
   }
   return len;
+}
+
+size_t c63_max_frame_bytes(int width, int height)
+{
+  c63_geometry g;
+  if (width < C63_MIN_SIZE || height < C63_MIN_SIZE || width > C63_MAX_SIZE ||
+      height > C63_MAX_SIZE)
+    return 0;
+  c63_geometry_init(&g, width, height);
+  const size_t blocks = (size_t)g.mcus_w * g.mcus_h * 6;
+  /* Headers: SOI, EOI, DQT and SOF0 of fixed size, DHT and SOS up to 65535
+   * bytes each, one 00 before each marker, and a DQT or DHT after the data;
+   * data: every block at its worst, every byte an FF with its stuffing, and
+   * the flush byte. */
+  const size_t headers = 4 + 4 * (DQT_BYTES + 3) + 2 * (SOF_BYTES + 3) + 4 * (65535 + 3);
+  return headers + 2 * blocks * C63_MAX_BLOCK_BYTES + 1;
 }

@@ -1,4 +1,4 @@
-/* Padded plane geometry (c63-format.md section 1).
+/* Padded plane geometry (docs/format.md section 1).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "geometry.h"
 

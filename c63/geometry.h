@@ -1,4 +1,4 @@
-/* Padded plane geometry of a Codec63 picture (c63-format.md section 1).
+/* Padded plane geometry of a Codec63 picture (docs/format.md section 1).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef C63_GEOMETRY_H
 #define C63_GEOMETRY_H

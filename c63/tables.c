@@ -7,7 +7,7 @@
 
 #include "dsp.h"
 
-/* JPEG Annex K example quantiser tables, zig-zag order (c63-format.md 5). */
+/* JPEG Annex K example quantiser tables, zig-zag order (docs/format.md 5). */
 const uint8_t c63_default_quant[2][64] = {
     {16, 11, 12,  14,  12,  10, 16, 14,  13,  14,  18,  17,  16, 19,  24,  40,
      26, 24, 22,  22,  24,  49, 35, 37,  29,  40,  58,  51,  61, 30,  57,  51,
@@ -27,7 +27,7 @@ const uint8_t c63_zigzag_v[64] = {
     4, 5, 6, 7, 7, 6, 5, 4, 3, 2, 1, 2, 3, 4, 5, 6, 7, 7, 6, 5, 4, 3, 4, 5, 6, 7, 7, 6, 5, 6, 7, 7,
 };
 
-/* The reference's float literals, six decimals (c63-format.md 5). */
+/* The reference's float literals, six decimals (docs/format.md 5). */
 const float c63_dct_lookup[8][8] = {
     {1.0f, 0.980785f, 0.923880f, 0.831470f, 0.707107f, 0.555570f, 0.382683f, 0.195090f},
     {1.0f, 0.831470f, 0.382683f, -0.195090f, -0.707107f, -0.980785f, -0.923880f, -0.555570f},

@@ -1,4 +1,4 @@
-/* Entropy coding on the GPU (c63-format.md section 4), byte for byte the
+/* Entropy coding on the GPU (docs/format.md section 4), byte for byte the
  * same as the CPU coder (c63/entropy_encode.c) and its stuffing and flush
  * rule (c63_write_stuffed in c63/bitwriter.c), so only the coded frame
  * crosses PCIe.

@@ -1,5 +1,5 @@
 /* Full-search motion estimation on the GPU, bit-exact with the reference
- * (c63-format.md section 3: exclusive right/bottom bounds, strict < in
+ * (docs/format.md section 3: exclusive right/bottom bounds, strict < in
  * raster order).
  *
  * Designed against the hardware limit rather than the obvious

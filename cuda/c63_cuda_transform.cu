@@ -1,6 +1,6 @@
 /* Motion compensation, forward transform + quantisation, and dequantisation +
  * inverse transform + reconstruction on the GPU, bit-exact with the C oracle
- * (c63-format.md section 5).
+ * (docs/format.md section 5).
  *
  * Exactness: every product and sum is one IEEE single-precision operation in
  * the reference's order (__fmul_rn/__fadd_rn, which nvcc never contracts into

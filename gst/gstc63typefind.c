@@ -4,11 +4,13 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * A Codec63 frame starts like a baseline JPEG (FF D8 FF DB), so the JPEG
- * typefinder claims .c63 files too, with POSSIBLE or LIKELY. The Codec63
- * headers are fixed byte for byte apart from the quantiser values, the size
- * and the keyframe flag (c63-format.md section 2), so matching all of them
- * up to the DHT marker is proof enough for GST_TYPE_FIND_MAXIMUM, which no
- * JPEG typefinder result reaches for these bytes.
+ * typefinder claims .c63 files too, with POSSIBLE or LIKELY. The first frame
+ * start within the first 4 KiB whose headers parse as the decoder parses
+ * them (c63_parse_frame_headers_only: DQT with tables 0, 1, 2, SOF0 of
+ * precision 8 and a Codec63 size, then SOS) is proof enough for
+ * GST_TYPE_FIND_MAXIMUM at offset 0, which no JPEG typefinder result
+ * reaches for these bytes, and for LIKELY after some junk, which c63dec
+ * skips.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -20,57 +22,57 @@
 
 #include "c63/c63.h"
 
-/* Offsets in the fixed header. */
-#define DQT_OFFSET 2
-#define DQT_BYTES (4 + 3 * 65)
-#define SOF_OFFSET (DQT_OFFSET + DQT_BYTES)
-#define SOF_BYTES (4 + 16)
-#define DHT_OFFSET (SOF_OFFSET + SOF_BYTES)
-#define PEEK_BYTES (DHT_OFFSET + 4)
+/* A stream may start with a little junk, as c63dec accepts; the frame must
+ * start within this window (the JPEG typefinder looks as far). */
+#define SEARCH_WINDOW 4096
+/* Bytes peeked: the window and a frame's headers (655 bytes when written by
+ * a Codec63 encoder; longer DHT or SOS segments are legal). */
+#define PEEK_BYTES (SEARCH_WINDOW + 4096)
 
 static GstStaticCaps c63_caps = GST_STATIC_CAPS("video/x-c63");
 
-static gboolean gst_c63_typefind_dqt(const guint8 *d)
+/* As many of the first bytes as the source has, up to PEEK_BYTES: sources
+ * that do not tell their length are probed by bisection. */
+static const guint8 *gst_c63_typefind_peek(GstTypeFind *tf, guint *size)
 {
-  static const guint8 head[] = {0xff, 0xd8, 0xff, 0xdb, 0x00, 0xc3};
-  int t, i;
+  guint64 length = gst_type_find_get_length(tf);
+  guint lo = 0, hi = length > 0 && length < PEEK_BYTES ? (guint)length : PEEK_BYTES;
 
-  if (memcmp(d, head, sizeof head) != 0) return FALSE;
-  for (t = 0; t < 3; t++) {
-    const guint8 *table = d + DQT_OFFSET + 4 + t * 65;
-
-    if (table[0] != t) return FALSE;
-    for (i = 1; i <= 64; i++) /* a zero divisor is never written */
-      if (table[i] == 0) return FALSE;
+  if (gst_type_find_peek(tf, 0, hi)) {
+    lo = hi;
+  } else {
+    while (lo + 1 < hi) { /* lo bytes can be peeked (or lo is 0), hi bytes cannot */
+      guint mid = lo + (hi - lo) / 2;
+      if (gst_type_find_peek(tf, 0, mid))
+        lo = mid;
+      else
+        hi = mid;
+    }
   }
-  return TRUE;
-}
-
-static gboolean gst_c63_typefind_sof(const guint8 *d, int *width, int *height)
-{
-  static const guint8 head[] = {0xff, 0xc0, 0x00, 0x12, 0x08};
-  static const guint8 components[] = {0x03, 0x01, 0x22, 0x00, 0x02, 0x11, 0x01, 0x03, 0x11, 0x02};
-  const guint8 *s = d + SOF_OFFSET;
-
-  if (memcmp(s, head, sizeof head) != 0 || memcmp(s + 9, components, sizeof components) != 0)
-    return FALSE;
-  *height = GST_READ_UINT16_BE(s + 5);
-  *width = GST_READ_UINT16_BE(s + 7);
-  return *width >= C63_MIN_SIZE && *width <= C63_MAX_SIZE && *height >= C63_MIN_SIZE &&
-         *height <= C63_MAX_SIZE && s[19] <= 1; /* keyframe flag */
+  *size = lo;
+  return lo >= 8 ? gst_type_find_peek(tf, 0, lo) : NULL;
 }
 
 static void gst_c63_typefind(GstTypeFind *tf, G_GNUC_UNUSED gpointer user_data)
 {
-  static const guint8 dht[] = {0xff, 0xc4, 0x01, 0xa2};
-  const guint8 *d = gst_type_find_peek(tf, 0, PEEK_BYTES);
-  int width, height;
+  guint size = 0;
+  const guint8 *d = gst_c63_typefind_peek(tf, &size);
+  c63_frame_header hdr;
+  gsize off;
 
-  if (!d || !gst_c63_typefind_dqt(d) || !gst_c63_typefind_sof(d, &width, &height) ||
-      memcmp(d + DHT_OFFSET, dht, sizeof dht) != 0)
-    return;
-  gst_type_find_suggest_simple(tf, GST_TYPE_FIND_MAXIMUM, "video/x-c63", "width", G_TYPE_INT, width,
-                               "height", G_TYPE_INT, height, NULL);
+  if (!d) return;
+  /* The first frame start whose headers parse as the decoder parses them
+   * (which rejects JPEG's: a JFIF APP0 marker, a single-table DQT). */
+  for (off = 0; off < MIN(size, SEARCH_WINDOW);) {
+    off += c63_find_frame_start(d + off, MIN(size, SEARCH_WINDOW) - off);
+    if (off >= MIN(size, SEARCH_WINDOW)) return;
+    if (c63_parse_frame_headers_only(d + off, size - off, &hdr, NULL, 0) == C63_OK) break;
+    off++;
+  }
+  if (off >= MIN(size, SEARCH_WINDOW)) return;
+  gst_type_find_suggest_simple(tf, off == 0 ? GST_TYPE_FIND_MAXIMUM : GST_TYPE_FIND_LIKELY,
+                               "video/x-c63", "width", G_TYPE_INT, hdr.width, "height", G_TYPE_INT,
+                               hdr.height, NULL);
 }
 
 gboolean gst_c63_typefind_register(GstPlugin *plugin)

@@ -9,7 +9,7 @@
 #include "synth.h"
 #include "tutil.h"
 
-/* JPEG Annex K tables in zig-zag order (c63-format.md section 5). */
+/* JPEG Annex K tables in zig-zag order (docs/format.md section 5). */
 static const int default_y[64] = {16,  11, 12, 14,  12,  10,  16,  14,  13, 14,  18,  17,  16,
                                   19,  24, 40, 26,  24,  22,  22,  24,  49, 35,  37,  29,  40,
                                   58,  51, 61, 30,  57,  51,  56,  55,  64, 72,  92,  78,  64,

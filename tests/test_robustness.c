@@ -320,19 +320,12 @@ static void test_headers(const stream *s, int next_key)
   edited(s, 0, &fr, o, v, 1);
   expect_rejected(dec, fr.data, fr.size, s, next_key, "EOI replaced by SOF0");
 
-  /* missing segments and markers */
-  fr.size = 0;
-  tu_buf_append(&fr, s->data.data + s->off[0], dqt);
-  tu_buf_append(&fr, s->data.data + s->off[0] + sof, s->size[0] - sof);
-  expect_rejected(dec, fr.data, fr.size, s, next_key, "DQT segment missing");
+  /* missing segments and markers: without SOF0 the size is unknown, without
+   * SOS there is no data (the reference's frames then hold no picture) */
   fr.size = 0;
   tu_buf_append(&fr, s->data.data + s->off[0], sof);
   tu_buf_append(&fr, s->data.data + s->off[0] + dht, s->size[0] - dht);
   expect_rejected(dec, fr.data, fr.size, s, next_key, "SOF0 segment missing");
-  fr.size = 0;
-  tu_buf_append(&fr, s->data.data + s->off[0], dht);
-  tu_buf_append(&fr, s->data.data + s->off[0] + sos, s->size[0] - sos);
-  expect_rejected(dec, fr.data, fr.size, s, next_key, "DHT segment missing");
   fr.size = 0;
   tu_buf_append(&fr, s->data.data + s->off[0] + 2, s->size[0] - 2);
   expect_rejected(dec, fr.data, fr.size, s, next_key, "SOI missing");
@@ -354,29 +347,16 @@ static void test_headers(const stream *s, int next_key)
   o[0] = sof + 4, v[0] = 12;
   edited(s, 0, &fr, o, v, 1);
   expect_rejected(dec, fr.data, fr.size, s, next_key, "SOF0 precision 12");
-  o[0] = sof + 9, v[0] = 1;
-  edited(s, 0, &fr, o, v, 1);
-  expect_rejected(dec, fr.data, fr.size, s, next_key, "SOF0 with 1 component");
 
-  /* table ids out of range */
+  /* table ids out of range (DHT and SOS contents, SOF0 component bytes and
+   * a missing DQT or DHT are accepted as the reference accepts them:
+   * test_tolerance.c) */
   o[0] = dqt + 4, v[0] = 3;
   edited(s, 0, &fr, o, v, 1);
   expect_rejected(dec, fr.data, fr.size, s, next_key, "DQT table id 3");
   o[0] = dqt + 4 + 65 * 2, v[0] = 0xff;
   edited(s, 0, &fr, o, v, 1);
   expect_rejected(dec, fr.data, fr.size, s, next_key, "DQT table id 255");
-  o[0] = sof + 12, v[0] = 4; /* Y quantiser selector */
-  edited(s, 0, &fr, o, v, 1);
-  expect_rejected(dec, fr.data, fr.size, s, next_key, "SOF0 quantiser table 4");
-  o[0] = dht + 4, v[0] = 0x02; /* DC table 2 */
-  edited(s, 0, &fr, o, v, 1);
-  expect_rejected(dec, fr.data, fr.size, s, next_key, "DHT table id 0x02");
-  o[0] = dht + 4, v[0] = 0x20; /* class 2 */
-  edited(s, 0, &fr, o, v, 1);
-  expect_rejected(dec, fr.data, fr.size, s, next_key, "DHT table class 2");
-  o[0] = sos + 6, v[0] = 0x22; /* Y uses Huffman tables 2/2 */
-  edited(s, 0, &fr, o, v, 1);
-  expect_rejected(dec, fr.data, fr.size, s, next_key, "SOS Huffman tables 2/2");
 
   /* nothing at all */
   expect_rejected(dec, s->data.data, 0, s, next_key, "empty frame");
@@ -577,15 +557,17 @@ static void test_find_frame_start(const stream *s)
            c63_find_frame_start(s->data.data + 1, s->data.size - 1));
   TU_CHECK(c63_find_frame_start(junk, 0) == 0, "empty input");
   TU_CHECK(c63_find_frame_start(junk, 1) == 1, "one junk byte");
+  /* junk that cannot start a frame, then the start of one, cut short */
+  static const uint8_t prefix[4] = {0x12, 0x00, 0x34, 0x00};
   for (int i = 0; i < 3; i++) {
     b.size = 0;
-    tu_buf_append(&b, junk, 4);
+    tu_buf_append(&b, prefix, 4);
     tu_buf_append(&b, partial[i], (size_t)i + 1);
     TU_CHECK(c63_find_frame_start(b.data, b.size) == 4, "partial start of %d bytes at the end: %zu",
              i + 1, c63_find_frame_start(b.data, b.size));
   }
   b.size = 0;
-  tu_buf_append(&b, junk, 4);
+  tu_buf_append(&b, prefix, 4);
   tu_buf_append(&b, (const uint8_t[]){0xff, 0xd9}, 2);
   TU_CHECK(c63_find_frame_start(b.data, b.size) == b.size, "EOI is not a start: %zu",
            c63_find_frame_start(b.data, b.size));

@@ -3,12 +3,14 @@
  * Copyright (C) 2026 gst-c63 contributors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * A frame runs from SOI + DQT (FF D8 FF DB) to EOI (FF D9). Inside the
- * entropy-coded data every FF is followed by a stuffed 00, so FF D9 can only
- * be a real EOI there; the fixed headers could in theory hold FF D9 in a
- * quantiser table, so each candidate EOI is confirmed with
- * c63_parse_frame_header(), which reports TRUNCATED for such a false end. A
- * new frame start before any EOI means the current frame was cut short.
+ * A frame runs from SOI to EOI (FF D9). Its headers are parsed first, so
+ * bytes inside them (a quantiser table may hold FF D8 FF DB, or FF D9) are
+ * never taken for a boundary; then, in the entropy-coded data, every FF is
+ * followed by a stuffed 00, so an FF D8 there is the start of the next frame
+ * (this one was cut short) and an FF D9 the end, confirmed with
+ * c63_parse_frame_header(). Memory is bounded by the picture: a frame longer
+ * than the largest its header's size allows (c63_max_frame_bytes) is given
+ * up on, and so are headers longer than any valid ones.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -18,10 +20,9 @@
 
 #include "c63/c63.h"
 
-/* A frame without EOI is given up on at this size (an 8192x8192 frame of
- * the densest coefficients still fits): garbage cannot grow memory without
- * bound. */
-#define MAX_FRAME_BYTES (256u * 1024u * 1024u)
+/* Headers (DQT, SOF0, DHT and SOS, a DHT or SOS at most 64 KiB each) never
+ * reach this; a frame whose headers are broken is given up on here too. */
+#define MAX_HEADER_BYTES (4u * 65540u)
 
 void gst_c63_framer_init(GstC63Framer *framer)
 {
@@ -34,17 +35,22 @@ void gst_c63_framer_clear(GstC63Framer *framer)
   g_clear_pointer(&framer->data, g_byte_array_unref);
 }
 
-void gst_c63_framer_reset(GstC63Framer *framer)
+/* Start looking at a new frame (or junk) at the front of data. */
+static void gst_c63_framer_new_frame(GstC63Framer *framer)
 {
   framer->synced = FALSE;
   framer->added = 0;
   framer->scan_pos = 0;
-  g_byte_array_set_size(framer->data, 0);
+  framer->have_header = FALSE;
+  framer->broken_header = FALSE;
+  framer->data_offset = 0;
+  framer->max_bytes = MAX_HEADER_BYTES;
 }
 
-static gboolean is_frame_start(const guint8 *d)
+void gst_c63_framer_reset(GstC63Framer *framer)
 {
-  return d[0] == 0xff && d[1] == 0xd8 && d[2] == 0xff && d[3] == 0xdb;
+  gst_c63_framer_new_frame(framer);
+  g_byte_array_set_size(framer->data, 0);
 }
 
 /* The first n bytes of data are consumed by the caller: n - added of them
@@ -54,9 +60,7 @@ static GstC63FramerResult gst_c63_framer_done(GstC63Framer *framer, GstC63Framer
 {
   *size = n - framer->added;
   g_byte_array_remove_range(framer->data, 0, n);
-  framer->synced = FALSE;
-  framer->added = 0;
-  framer->scan_pos = 0;
+  gst_c63_framer_new_frame(framer);
   return result;
 }
 
@@ -74,15 +78,15 @@ static GstC63FramerResult gst_c63_framer_sync(GstC63Framer *framer, gboolean at_
   const guint8 *d = framer->data->data;
   gsize len = framer->data->len, off;
 
-  if (len >= 4 && is_frame_start(d)) {
+  off = c63_find_frame_start(d, len);
+  if (off == 0 && len >= 5) { /* SOI, an optional 00, FF and a segment marker */
     framer->synced = TRUE;
     framer->scan_pos = 2; /* past our own SOI */
     *size = 0;
     return GST_C63_FRAMER_NEED_DATA; /* the caller loops: synced now */
   }
-  off = c63_find_frame_start(d, len);
   if (off == 0) /* a partial frame start: wait for the rest, or give up at EOS */
-    off = at_eos ? len : (len >= 4 ? 1 : 0);
+    off = at_eos ? len : 0;
   if (off == 0) {
     *size = 0;
     return GST_C63_FRAMER_NEED_DATA;
@@ -92,24 +96,44 @@ static GstC63FramerResult gst_c63_framer_sync(GstC63Framer *framer, gboolean at_
   return GST_C63_FRAMER_SKIP;
 }
 
+/* Parse the frame's headers once they are all there. */
+static void gst_c63_framer_headers(GstC63Framer *framer, gboolean at_eos)
+{
+  c63_frame_header hdr;
+  int status;
+
+  if (framer->have_header || framer->broken_header) return;
+  status = c63_parse_frame_headers_only(framer->data->data, framer->data->len, &hdr, NULL, 0);
+  if (status == C63_OK) {
+    framer->have_header = TRUE;
+    framer->data_offset = hdr.data_offset;
+    framer->max_bytes = c63_max_frame_bytes(hdr.width, hdr.height);
+    framer->scan_pos = MAX(framer->scan_pos, hdr.data_offset);
+  } else if (status != C63_ERR_TRUNCATED || at_eos || framer->data->len > MAX_HEADER_BYTES) {
+    /* Handed on as a broken frame, ending where the next one starts. */
+    framer->broken_header = TRUE;
+  }
+}
+
 static GstC63FramerResult gst_c63_framer_scan(GstC63Framer *framer, gboolean at_eos, gsize *size,
                                               gboolean *keyframe, gboolean *complete)
 {
   const guint8 *d = framer->data->data;
   gsize len = framer->data->len, p;
 
+  gst_c63_framer_headers(framer, at_eos);
+  if (!framer->have_header && !framer->broken_header) /* headers still arriving */
+    return gst_c63_framer_wait(framer, len, size);
+
   for (p = framer->scan_pos; p + 1 < len; p++) {
     if (d[p] != 0xff) continue;
-    if (d[p + 1] == 0xd8) {
-      if (p + 3 >= len) /* FF D8 at the end: undecided */
-        break;
-      if (d[p + 2] == 0xff && d[p + 3] == 0xdb) /* a new frame: this one was cut short */
-        return gst_c63_framer_done(framer, GST_C63_FRAMER_FRAME, p, size);
+    if (d[p + 1] == 0xd8) { /* a new frame: this one was cut short */
+      return gst_c63_framer_done(framer, GST_C63_FRAMER_FRAME, p, size);
     } else if (d[p + 1] == 0xd9) {
       c63_frame_header hdr;
       int status = c63_parse_frame_header(d, p + 2, &hdr, NULL, 0);
 
-      if (status == C63_ERR_TRUNCATED) /* FF D9 inside the headers */
+      if (status == C63_ERR_TRUNCATED) /* FF D9 in a segment after the data */
         continue;
       if (status == C63_OK) {
         *keyframe = hdr.keyframe != 0;
@@ -120,7 +144,7 @@ static GstC63FramerResult gst_c63_framer_scan(GstC63Framer *framer, gboolean at_
     }
   }
   framer->scan_pos = p;
-  if (at_eos || len >= MAX_FRAME_BYTES) /* never ended */
+  if (at_eos || len >= framer->max_bytes) /* never ended */
     return gst_c63_framer_done(framer, GST_C63_FRAMER_FRAME, len, size);
   return gst_c63_framer_wait(framer, p, size);
 }

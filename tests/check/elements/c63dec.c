@@ -53,7 +53,7 @@ static void push_chunked(GstHarness *hh, GBytes *data, const gsize *chunks, guin
   guint i = 0;
 
   while (pos < len) {
-    gsize n = MIN(chunks[i++ % n_chunks], len - pos);
+    gsize want = chunks[i++ % n_chunks], n = MIN(want, len - pos); /* MIN evaluates twice */
     GstBuffer *buf = gst_buffer_new_wrapped_bytes(g_bytes_new_from_bytes(data, pos, n));
     fail_unless_equals_int(gst_harness_push(hh, buf), GST_FLOW_OK);
     pos += n;
@@ -198,6 +198,53 @@ GST_START_TEST(test_dec_bytestream_junk)
   g_ptr_array_unref(clean);
   g_ptr_array_unref(frames);
   gst_harness_teardown(hh);
+}
+GST_END_TEST;
+
+/* Quantiser tables may hold any byte values, FF D8 FF DB (a frame start)
+ * and FF D9 (EOI) too, since each frame sends its own: the byte-stream
+ * framer must not split a frame there. */
+static void check_markers_in_dqt(const gsize *chunks, guint n_chunks)
+{
+  static const guint8 start[4] = {0xff, 0xd8, 0xff, 0xdb}, end[2] = {0xff, 0xd9};
+  GPtrArray *frames = load_frames(K7_STREAM),
+            *odd = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+  GByteArray *stream = g_byte_array_new();
+  GPtrArray *want, *got = g_ptr_array_new_with_free_func(g_free);
+  GstHarness *hh = dec_harness(BYTESTREAM_CAPS);
+  GBytes *all;
+  guint n;
+
+  for (n = 0; n < frames->len; n++) {
+    gsize len;
+    const guint8 *src = g_bytes_get_data(frames->pdata[n], &len);
+    guint8 *d = g_memdup2(src, len);
+
+    memcpy(d + 2 + 4 + 65 + 1 + 10, start, sizeof start); /* in the U table */
+    memcpy(d + 2 + 4 + 1 + 20, end, sizeof end);          /* in the Y table */
+    g_byte_array_append(stream, d, len);
+    g_ptr_array_add(odd, g_bytes_new_take(d, len));
+  }
+  want = clean_pictures(odd);
+  all = g_byte_array_free_to_bytes(stream);
+  push_chunked(hh, all, chunks, n_chunks);
+  g_free(pull_pictures(hh, got, NULL, NULL));
+  fail_unless_equals_int(got->len, frames->len);
+  for (n = 0; n < got->len; n++)
+    fail_unless_equals_string(got->pdata[n], want->pdata[n]);
+  g_bytes_unref(all);
+  g_ptr_array_unref(want);
+  g_ptr_array_unref(got);
+  g_ptr_array_unref(odd);
+  g_ptr_array_unref(frames);
+  gst_harness_teardown(hh);
+}
+
+GST_START_TEST(test_dec_markers_in_dqt)
+{
+  static const gsize one[] = {1}, mixed[] = {7, 4096, 3, 300};
+  check_markers_in_dqt(one, 1);
+  check_markers_in_dqt(mixed, G_N_ELEMENTS(mixed));
 }
 GST_END_TEST;
 
@@ -380,6 +427,7 @@ static Suite *c63dec_suite(void)
   tcase_add_test(tc, test_dec_bytestream_1byte);
   tcase_add_test(tc, test_dec_bytestream_chunks);
   tcase_add_test(tc, test_dec_bytestream_junk);
+  tcase_add_test(tc, test_dec_markers_in_dqt);
   tcase_add_test(tc, test_dec_skip_until_keyframe);
   tcase_add_test(tc, test_dec_corrupt_recovery);
   tcase_add_test(tc, test_dec_corrupt_fatal);

@@ -56,6 +56,47 @@ GST_START_TEST(test_typefind_delta_start)
 }
 GST_END_TEST;
 
+/* A few junk bytes before the first frame, as c63dec skips them. */
+GST_START_TEST(test_typefind_after_junk)
+{
+  static const guint8 junk[] = {0x12, 0x00, 0xff, 0x34, 0xff, 0xd8, 0x00};
+  GBytes *stream = c63check_read_file(c63check_vector("pan_176x144.c63")->stream);
+  GByteArray *b = g_byte_array_new();
+  GstTypeFindProbability prob = GST_TYPE_FIND_NONE;
+  GstCaps *caps;
+
+  g_byte_array_append(b, junk, sizeof junk);
+  g_byte_array_append(b, g_bytes_get_data(stream, NULL), 2048);
+  caps = typefind(b->data, b->len, &prob);
+  fail_unless(caps && gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-c63"),
+              "typed as %" GST_PTR_FORMAT, caps);
+  fail_unless(prob >= GST_TYPE_FIND_LIKELY);
+  gst_caps_unref(caps);
+  g_byte_array_unref(b);
+  g_bytes_unref(stream);
+}
+GST_END_TEST;
+
+/* A DQT length of 197 (JPEG's count; the reference writes 195) is still
+ * Codec63: the decoder ignores the field, as the reference does. */
+GST_START_TEST(test_typefind_dqt_length_197)
+{
+  GBytes *stream = c63check_read_file(c63check_vector("pan_176x144.c63")->stream);
+  guint8 *d = g_memdup2(g_bytes_get_data(stream, NULL), 2048);
+  GstTypeFindProbability prob = GST_TYPE_FIND_NONE;
+  GstCaps *caps;
+
+  d[5] = 0xc5;
+  caps = typefind(d, 2048, &prob);
+  fail_unless(caps && gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-c63"),
+              "typed as %" GST_PTR_FORMAT, caps);
+  fail_unless_equals_int(prob, GST_TYPE_FIND_MAXIMUM);
+  gst_caps_unref(caps);
+  g_free(d);
+  g_bytes_unref(stream);
+}
+GST_END_TEST;
+
 /* A baseline JFIF header is JPEG, not Codec63. */
 GST_START_TEST(test_typefind_jpeg_is_not_c63)
 {
@@ -101,6 +142,8 @@ static Suite *c63typefind_suite(void)
   suite_add_tcase(s, tc);
   tcase_add_loop_test(tc, test_typefind_c63, 0, c63check_vectors()->len);
   tcase_add_test(tc, test_typefind_delta_start);
+  tcase_add_test(tc, test_typefind_after_junk);
+  tcase_add_test(tc, test_typefind_dqt_length_197);
   tcase_add_test(tc, test_typefind_jpeg_is_not_c63);
   tcase_add_test(tc, test_typefind_damaged_header);
   return s;

@@ -1,0 +1,384 @@
+/* The decoder accepts what the reference decoder decodes
+ * (docs/decoder-tolerance.md), and decodes it to the same pixels: each case
+ * is a legal variation of a real stream, or a hand-made frame, and the
+ * pictures are compared with those of the unvaried stream or with pixels
+ * worked out from the reference's rules.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bitwriter.h"
+#include "dsp.h"
+#include "entropy.h"
+#include "frame_syntax.h"
+#include "geometry.h"
+#include "tables.h"
+#include "tutil.h"
+
+#define W 64
+#define H 48
+#define FRAMES 3 /* keyframe, delta, keyframe (interval 2) */
+
+typedef struct frames {
+  tu_buf data;
+  size_t off[FRAMES], size[FRAMES];
+} frames;
+
+static void split(frames *f)
+{
+  size_t pos = 0;
+  for (int i = 0; i < FRAMES; i++) {
+    c63_frame_header hdr;
+    char msg[256];
+    int r = c63_parse_frame_header(f->data.data + pos, f->data.size - pos, &hdr, msg, sizeof msg);
+    TU_CHECK(r == C63_OK, "frame %d of the clean stream: %s", i, msg);
+    f->off[i] = pos;
+    f->size[i] = hdr.frame_size;
+    pos += hdr.frame_size;
+  }
+}
+
+/* Offset of marker m in frame i (the clean stream's fixed layout). */
+static size_t marker(const frames *f, int i, uint8_t m)
+{
+  const uint8_t *d = f->data.data + f->off[i];
+  for (size_t p = 0; p + 1 < f->size[i]; p++)
+    if (d[p] == 0xff && d[p + 1] == m) return p;
+  return 0;
+}
+
+/* Decode a whole stream frame by frame; every frame must decode. */
+static int decode_all(const uint8_t *s, size_t len, tu_buf *pics, const char *what)
+{
+  c63_decoder *dec;
+  size_t pos = 0;
+  int n = 0;
+  c63_decoder_new(&dec);
+  pics->size = 0;
+  while (pos < len) {
+    c63_frame_header hdr;
+    char msg[256];
+    c63_decoded_picture pic;
+    int r = c63_parse_frame_header(s + pos, len - pos, &hdr, msg, sizeof msg);
+    TU_CHECK(r == C63_OK, "%s: frame %d does not parse: %s", what, n, msg);
+    if (r) break;
+    r = c63_decoder_decode(dec, s + pos, hdr.frame_size, &pic);
+    TU_CHECK(r == C63_OK, "%s: frame %d does not decode: %s", what, n, c63_decoder_error(dec));
+    if (r) break;
+    tu_append_picture(pics, &pic);
+    pos += hdr.frame_size;
+    n++;
+  }
+  c63_decoder_free(dec);
+  return n;
+}
+
+/* The stream with frame i replaced by the given bytes. */
+static void with_frame(const frames *f, int i, const tu_buf *fr, tu_buf *out)
+{
+  out->size = 0;
+  tu_buf_append(out, f->data.data, f->off[i]);
+  tu_buf_append(out, fr->data, fr->size);
+  tu_buf_append(out, f->data.data + f->off[i] + f->size[i], f->data.size - f->off[i] - f->size[i]);
+}
+
+static void expect_same(const frames *f, const tu_buf *clean, int i, const tu_buf *fr,
+                        const char *what)
+{
+  tu_buf s = {0}, pics = {0};
+  with_frame(f, i, fr, &s);
+  int n = decode_all(s.data, s.size, &pics, what);
+  int ok =
+      n == FRAMES && pics.size == clean->size && memcmp(pics.data, clean->data, pics.size) == 0;
+  TU_CHECK(ok, "%s: %d frames, pictures %s", what, n, ok ? "equal" : "differ");
+  printf("  %-50s %s\n", what, ok ? "same pixels" : "DIFFERENT");
+  tu_buf_free(&s);
+  tu_buf_free(&pics);
+}
+
+/* A copy of frame i with bytes [from, to) replaced by rep. */
+static void spliced(const frames *f, int i, size_t from, size_t to, const void *rep, size_t n,
+                    tu_buf *out)
+{
+  const uint8_t *d = f->data.data + f->off[i];
+  out->size = 0;
+  tu_buf_append(out, d, from);
+  tu_buf_append(out, rep, n);
+  tu_buf_append(out, d + to, f->size[i] - to);
+}
+
+static void test_headers(const frames *f, const tu_buf *clean)
+{
+  tu_buf fr = {0};
+  const uint8_t *d0 = f->data.data + f->off[0];
+  const size_t dqt = marker(f, 0, 0xdb), sof = marker(f, 0, 0xc0), dht = marker(f, 0, 0xc4),
+               sos = marker(f, 0, 0xda);
+  printf("headers the reference accepts:\n");
+
+  static const uint8_t len17[2] = {0x00, 0x11}, len197[2] = {0x00, 0xc5}, ff = 0xff;
+  spliced(f, 0, sof + 2, sof + 4, len17, 2, &fr);
+  expect_same(f, clean, 0, &fr, "SOF0 length 17 (the field is not used)");
+  spliced(f, 0, dqt + 2, dqt + 4, len197, 2, &fr);
+  expect_same(f, clean, 0, &fr, "DQT length 197 (JPEG's count)");
+  spliced(f, 0, sof + 19, sof + 20, &ff, 1, &fr);
+  expect_same(f, clean, 0, &fr, "keyframe byte 0xFF (any non-zero value)");
+
+  /* SOF0 component bytes, DHT and SOS contents are skipped */
+  static const uint8_t one_comp = 1, bad_sel = 0x22, table_id = 0x20;
+  spliced(f, 0, sof + 9, sof + 10, &one_comp, 1, &fr);
+  expect_same(f, clean, 0, &fr, "SOF0 component count 1 (skipped)");
+  spliced(f, 0, dht + 4, dht + 5, &table_id, 1, &fr);
+  expect_same(f, clean, 0, &fr, "DHT table class 2 (static tables used)");
+  spliced(f, 0, sos + 6, sos + 7, &bad_sel, 1, &fr);
+  expect_same(f, clean, 0, &fr, "SOS Huffman selectors 2/2 (skipped)");
+
+  /* missing and reordered segments */
+  spliced(f, 0, dht, sos, NULL, 0, &fr);
+  expect_same(f, clean, 0, &fr, "frame without DHT");
+  fr.size = 0;
+  tu_buf_append(&fr, d0, 2);                      /* SOI */
+  tu_buf_append(&fr, d0 + sof, dht - sof);        /* SOF0 */
+  tu_buf_append(&fr, d0 + dqt, sof - dqt);        /* DQT */
+  tu_buf_append(&fr, d0 + dht, f->size[0] - dht); /* DHT, SOS, data, EOI */
+  expect_same(f, clean, 0, &fr, "SOF0 before DQT");
+  {
+    const uint8_t *d1 = f->data.data + f->off[1];
+    const size_t dqt1 = marker(f, 1, 0xdb), sof1 = marker(f, 1, 0xc0);
+    fr.size = 0;
+    tu_buf_append(&fr, d1, dqt1);
+    tu_buf_append(&fr, d1 + sof1, f->size[1] - sof1);
+    expect_same(f, clean, 1, &fr, "delta frame without DQT (the last tables hold)");
+  }
+  {
+    static const uint8_t zero = 0;
+    fr.size = 0;
+    tu_buf_append(&fr, d0, 2);
+    tu_buf_append(&fr, &zero, 1);
+    tu_buf_append(&fr, d0 + 2, sof - 2);
+    tu_buf_append(&fr, &zero, 1);
+    tu_buf_append(&fr, d0 + sof, f->size[0] - sof);
+    expect_same(f, clean, 0, &fr, "a 00 byte before DQT and before SOF0");
+  }
+  {
+    /* DQT again after the data, before EOI: the last tables are used */
+    fr.size = 0;
+    tu_buf_append(&fr, d0, f->size[0] - 2);
+    tu_buf_append(&fr, d0 + dqt, sof - dqt);
+    tu_buf_append(&fr, d0 + f->size[0] - 2, 2);
+    expect_same(f, clean, 0, &fr, "DQT repeated after the data");
+  }
+  tu_buf_free(&fr);
+}
+
+/* A delta frame of the stream, flagged as a keyframe: the reference reads
+ * its vectors and predicts nothing, so the picture is the residual alone. */
+static void test_vectors_in_keyframe(const frames *f)
+{
+  tu_buf fr = {0}, s = {0}, pics = {0};
+  const size_t sof = marker(f, 1, 0xc0);
+  static const uint8_t one = 1;
+  spliced(f, 1, sof + 19, sof + 20, &one, 1, &fr);
+  with_frame(f, 1, &fr, &s);
+  printf("vectors:\n");
+  int n = decode_all(s.data, s.size, &pics, "vectors in a keyframe");
+  TU_CHECK(n == FRAMES, "vectors in a keyframe: %d frames decoded", n);
+
+  /* the residual alone, worked out from the frame's coefficients */
+  c63_frame_header hdr;
+  c63_geometry g;
+  char msg[256];
+  c63_parse_frame_header(fr.data, fr.size, &hdr, msg, sizeof msg);
+  c63_geometry_init(&g, W, H);
+  int16_t *coeffs[3];
+  c63_mv *mvs[3];
+  uint8_t *rec[3];
+  for (int c = 0; c < 3; c++) {
+    size_t px = (size_t)g.pad_w[c] * g.pad_h[c];
+    coeffs[c] = malloc(px * sizeof(int16_t));
+    mvs[c] = malloc(px / 64 * sizeof(c63_mv));
+    rec[c] = malloc(px);
+  }
+  int r = c63_entropy_decode(fr.data + hdr.data_offset, hdr.data_size, &g, 1, coeffs, mvs, msg,
+                             sizeof msg);
+  TU_CHECK(r == C63_OK, "entropy decoding of the keyframe with vectors: %s", msg);
+  int vectors = 0;
+  for (int c = 0; c < 3; c++)
+    for (int b = 0; b < g.blocks_w[c] * g.blocks_h[c]; b++)
+      vectors += mvs[c][b].use_mv;
+  TU_CHECK(vectors > 0, "the delta frame used for the test has no vectors");
+  tu_buf want = {0};
+  tu_buf_append(&want, pics.data, pics.size); /* frames 0 and 2 as decoded */
+  size_t pos = tu_i420_size(W, H);
+  for (int c = 0; c < 3; c++) {
+    c63_dsp_c.dequant_idct_recon(coeffs[c], NULL, g.pad_w[c], g.pad_h[c], hdr.quant[c], rec[c]);
+    for (int y = 0; y < g.pic_h[c]; y++) {
+      memcpy(want.data + pos, rec[c] + (size_t)y * g.pad_w[c], (size_t)g.pic_w[c]);
+      pos += (size_t)g.pic_w[c];
+    }
+  }
+  int ok = n == FRAMES && memcmp(want.data, pics.data, pics.size) == 0;
+  TU_CHECK(ok, "vectors in a keyframe: picture is not the residual alone");
+  printf("  %-50s %s\n", "vectors in a keyframe, read and ignored", ok ? "ok" : "WRONG");
+  for (int c = 0; c < 3; c++) {
+    free(coeffs[c]);
+    free(mvs[c]);
+    free(rec[c]);
+  }
+  tu_buf_free(&want);
+  tu_buf_free(&fr);
+  tu_buf_free(&s);
+  tu_buf_free(&pics);
+}
+
+/* ---- hand-made delta frames of 32x16: two MCUs ---- */
+
+typedef struct vec {
+  int use, reuse, x, y;
+} vec;
+
+static void put_value(c63_bitwriter *bw, const c63_huff_enc *t, int v)
+{
+  int a = v < 0 ? -v : v, size = 0;
+  while ((1 << size) <= a)
+    size++;
+  c63_bw_put(bw, t->code[size], t->len[size]);
+  if (size) c63_bw_put(bw, (uint32_t)(v >= 0 ? v : v - 1) & ((1u << size) - 1), size);
+}
+
+/* A delta frame whose 12 blocks (MCU order) have zero residual and the given
+ * vector syntax, with the headers of the keyframe. */
+static void make_delta32x16(const uint8_t *key, size_t key_size, const vec v[12], tu_buf *out)
+{
+  const c63_huff_enc *t = c63_huff_enc_tables();
+  uint8_t bits[256];
+  c63_bitwriter bw;
+  c63_frame_header hdr;
+  char msg[256];
+  c63_bytebuf b = {0};
+
+  c63_parse_frame_header(key, key_size, &hdr, msg, sizeof msg);
+  c63_write_frame_headers(&b, 32, 16, 0, (const uint8_t(*)[64])hdr.quant);
+  c63_bw_init(&bw, bits);
+  for (int i = 0; i < 12; i++) {
+    const int chroma = i % 6 >= 4;
+    c63_bw_put(&bw, (uint32_t)v[i].use, 1);
+    if (v[i].use) {
+      c63_bw_put(&bw, (uint32_t)v[i].reuse, 1);
+      if (!v[i].reuse) {
+        put_value(&bw, &t[C63_HUFF_MV], v[i].x);
+        put_value(&bw, &t[C63_HUFF_MV], v[i].y);
+      }
+    }
+    put_value(&bw, &t[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0], 0); /* DC difference 0 */
+    const c63_huff_enc *ac = &t[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0];
+    c63_bw_put(&bw, ac->code[0], ac->len[0]); /* EOB */
+  }
+  c63_bw_flush_bytes(&bw);
+  c63_write_stuffed(&b, bw.start, (size_t)(bw.p - bw.start), (uint32_t)bw.acc, bw.nbits);
+  uint8_t eoi[2];
+  c63_put_eoi(eoi);
+  c63_bytebuf_put(&b, eoi, 2);
+  out->size = 0;
+  tu_buf_append(out, b.data, b.size);
+  c63_bytebuf_free(&b);
+}
+
+/* Reused vectors: the block before in the plane's raster order, decoded
+ * yet or not, with a vector or not. */
+static void test_reuse(void)
+{
+  enum { KW = 32, KH = 16 };
+  c63_enc_params p;
+  tu_buf key = {0}, fr = {0}, s = {0}, pics = {0};
+  uint8_t *yuv = malloc(tu_i420_size(KW, KH));
+  char msg[256];
+  for (size_t i = 0; i < tu_i420_size(KW, KH); i++)
+    yuv[i] = (uint8_t)(i * 7 + (i >> 4) * 13);
+  c63_enc_params_init(&p);
+  p.width = KW;
+  p.height = KH;
+  p.quality = 50;
+  TU_CHECK(tu_encode(&p, yuv, 1, &key, msg, sizeof msg) == C63_OK, "keyframe: %s", msg);
+
+  /* MCU 0: luma (0,0) (1,0) (0,1) (1,1), U, V; MCU 1: luma (2,0) (3,0) (2,1) (3,1), U, V */
+  const vec v[12] = {
+      {0, 0, 0, 0},                              /* (0,0): no vector: predicted from zero */
+      {1, 1, 0, 0},                              /* (1,0): reuses (0,0), which has none: (0,0) */
+      {1, 1, 0, 0},                              /* (0,1): reuses (3,0), not decoded yet: (0,0) */
+      {1, 0, -8, 0},                             /* (1,1): (-8,0) */
+      {0, 0, 0, 0},  {0, 0, 0, 0}, {1, 1, 0, 0}, /* (2,0): reuses (1,0): (0,0) */
+      {1, 0, -8, 0},                             /* (3,0): (-8,0) */
+      {1, 0, 0, -8},                             /* (2,1): (0,-8) */
+      {1, 1, 0, 0},                              /* (3,1): reuses (2,1): (0,-8) */
+      {0, 0, 0, 0},  {0, 0, 0, 0},
+  };
+  /* where each luma block's prediction comes from, in the keyframe's
+   * picture (block column and row), or -1 for zero */
+  static const int from[2][4][2] = {{{-1, -1}, {1, 0}, {0, 1}, {0, 1}},
+                                    {{2, 0}, {2, 0}, {2, 0}, {3, 0}}};
+  make_delta32x16(key.data, key.size, v, &fr);
+  s.size = 0;
+  tu_buf_append(&s, key.data, key.size);
+  tu_buf_append(&s, fr.data, fr.size);
+  int n = decode_all(s.data, s.size, &pics, "reused vectors");
+  int ok = n == 2;
+  const uint8_t *ref = pics.data, *pic = pics.data + tu_i420_size(KW, KH);
+  for (int m = 0; ok && m < 2; m++)
+    for (int k = 0; k < 4; k++) {
+      const int bx = 2 * m + (k & 1), by = k >> 1;
+      for (int y = 0; y < 8; y++)
+        for (int x = 0; x < 8; x++) {
+          const int fx = from[m][k][0], fy = from[m][k][1];
+          const uint8_t want = fx < 0 ? 0 : ref[(fy * 8 + y) * KW + fx * 8 + x];
+          if (pic[(by * 8 + y) * KW + bx * 8 + x] != want) ok = 0;
+        }
+    }
+  TU_CHECK(ok, "reused vectors: %d frames, luma not predicted as the reference does", n);
+  printf("  %-50s %s\n", "vector reuse after no vector, and before decoding", ok ? "ok" : "WRONG");
+
+  /* reuse at the very first block of a plane: the reference reads before
+   * its array; rejected with a message */
+  vec first[12];
+  memcpy(first, v, sizeof first);
+  first[0] = (vec){1, 1, 0, 0};
+  make_delta32x16(key.data, key.size, first, &fr);
+  c63_decoder *dec;
+  c63_decoder_new(&dec);
+  c63_decoder_decode(dec, key.data, key.size, NULL);
+  int r = c63_decoder_decode(dec, fr.data, fr.size, NULL);
+  TU_CHECK(r == C63_ERR_BITSTREAM && c63_decoder_error(dec)[0], "reuse at the first block: %d (%s)",
+           r, c63_decoder_error(dec));
+  printf("  %-50s %s\n", "reuse at the first block: rejected", c63_decoder_error(dec));
+  c63_decoder_free(dec);
+  free(yuv);
+  tu_buf_free(&key);
+  tu_buf_free(&fr);
+  tu_buf_free(&s);
+  tu_buf_free(&pics);
+}
+
+int main(void)
+{
+  frames f = {0};
+  tu_buf clean = {0};
+  uint8_t *yuv = malloc(tu_i420_size(W, H) * FRAMES);
+  c63_enc_params p;
+  char msg[256];
+  for (int t = 0; t < FRAMES; t++)
+    for (size_t i = 0; i < tu_i420_size(W, H); i++)
+      yuv[t * tu_i420_size(W, H) + i] = (uint8_t)((i * 5 + (i / W) * 3 + (size_t)t * 9) & 0xff);
+  c63_enc_params_init(&p);
+  p.width = W;
+  p.height = H;
+  p.keyframe_interval = 2;
+  TU_CHECK(tu_encode(&p, yuv, FRAMES, &f.data, msg, sizeof msg) == C63_OK, "encode: %s", msg);
+  split(&f);
+  TU_CHECK(decode_all(f.data.data, f.data.size, &clean, "clean stream") == FRAMES, "clean stream");
+  test_headers(&f, &clean);
+  test_vectors_in_keyframe(&f);
+  test_reuse();
+  free(yuv);
+  tu_buf_free(&f.data);
+  tu_buf_free(&clean);
+  return tu_finish("test_tolerance");
+}
