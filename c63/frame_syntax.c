@@ -117,6 +117,7 @@ int c63_parse_frame_header(const uint8_t *buf, size_t len, c63_frame_header *hdr
   size_t pos = 0;
   int r;
 
+  if (!buf || !hdr) FAIL(C63_ERR_INVALID_ARG, "no %s (NULL)", !buf ? "data" : "header to fill");
   memset(hdr, 0, sizeof(*hdr));
   if ((r = expect_marker(buf, len, pos, 0xd8))) FAIL(r, "frame does not start with SOI (FF D8)");
   pos += 2;
@@ -192,6 +193,7 @@ int c63_parse_frame_header(const uint8_t *buf, size_t len, c63_frame_header *hdr
 
 size_t c63_find_frame_start(const uint8_t *buf, size_t len)
 {
+  if (!buf) return len; /* nothing to search: no frame start, as for garbage */
   for (size_t i = 0; i < len; i++) {
     if (buf[i] != 0xff) continue;
     /* Partial candidate at the end: the caller must wait for more data. */
