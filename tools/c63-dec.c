@@ -7,6 +7,7 @@
  * keyframe (a delta frame after lost data would be predicted from the wrong
  * picture, so it is reported and skipped too). Uses only the public API of libc63 (c63.h).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@ static const char *prog = "c63-dec";
 
 /* Read this much at a time; frames larger than that just take several reads. */
 #define CHUNK_SIZE (64 * 1024)
+
 /* A frame that is still incomplete after this many bytes cannot be real (an
  * 8192x8192 frame at quality 1 stays well below it): its EOI was lost, so
  * treat it as corrupt instead of buffering the rest of the stream. */
@@ -33,8 +35,13 @@ static void usage(FILE *out)
           "standard input or output. Corrupt frames are reported and skipped;\n"
           "decoding resumes at the next keyframe.\n"
           "\n"
+          "The output holds every frame that decoded, also when others were corrupt\n"
+          "(as a player would show them). On I/O errors no output file is left (it\n"
+          "is written under a temporary name and renamed at the end).\n"
+          "\n"
           "Exit status: 0 when the whole stream decoded cleanly, 1 when frames\n"
-          "were corrupt or missing or on I/O errors, 2 on bad arguments.\n"
+          "were corrupt or missing or on I/O errors, 2 on bad arguments (the output\n"
+          "being the input included).\n"
           "\n"
           "      --quiet   only report errors\n"
           "      --help    show this text\n",
@@ -47,7 +54,7 @@ typedef struct reader {
   uint8_t *buf;
   size_t pos, len, cap;
   unsigned long long consumed; /* stream offset of buf[pos] */
-  int eof, error;
+  int eof, error, error_code;  /* error_code: errno of the failed read */
 } reader;
 
 /* Append up to max(CHUNK_SIZE, bytes pending) bytes: growing the read with
@@ -79,6 +86,7 @@ static int reader_fill(reader *r)
   if (n < want) {
     r->eof = 1;
     r->error = ferror(r->f) != 0;
+    r->error_code = errno;
   }
   return 0;
 }
@@ -106,13 +114,15 @@ static void flush_skip_run(skip_run *run)
   run->count = 0;
 }
 
-static int write_picture(const c63_decoded_picture *pic, FILE *out)
+/* Returns 0, or -1 after a message. */
+static int write_picture(const c63_decoded_picture *pic, cli_output *out)
 {
   for (int c = 0; c < 3; c++) {
     int w = c ? c63_chroma_size(pic->width) : pic->width;
     int h = c ? c63_chroma_size(pic->height) : pic->height;
     for (int y = 0; y < h; y++) {
-      if (fwrite(pic->data[c] + (size_t)y * (size_t)pic->stride[c], 1, (size_t)w, out) != (size_t)w)
+      if (cli_output_write(out, prog, pic->data[c] + (size_t)y * (size_t)pic->stride[c],
+                           (size_t)w) != 0)
         return -1;
     }
   }
@@ -127,10 +137,10 @@ int main(int argc, char **argv)
       {NULL, 0, NULL, 0},
   };
   const char *in_path, *out_path;
-  int quiet = 0, opt, status = 1;
+  int quiet = 0, opt, status = 1, ret;
   c63_decoder *dec = NULL;
   reader r;
-  FILE *out = NULL;
+  cli_output out;
   long frames = 0, bad_frames = 0, frame_index = 0;
   unsigned long long skipped = 0, total_skipped = 0;
   int last_w = 0, last_h = 0;
@@ -138,6 +148,7 @@ int main(int argc, char **argv)
   char msg[256];
 
   memset(&r, 0, sizeof r);
+  memset(&out, 0, sizeof out);
   opterr = 0;
   while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
     switch (opt) {
@@ -167,14 +178,16 @@ int main(int argc, char **argv)
   }
   r.f = cli_open(prog, in_path, "rb", stdin);
   if (r.f == NULL) goto done;
-  out = cli_open(prog, out_path, "wb", stdout);
-  if (out == NULL) goto done;
+  ret = cli_output_open(&out, prog, out_path, r.f, in_path);
+  if (ret != 0) {
+    status = ret;
+    goto done;
+  }
 
   for (;;) {
     c63_frame_header hdr;
     c63_decoded_picture pic;
     size_t avail = r.len - r.pos, start;
-    int ret;
 
     if (avail == 0) {
       if (r.eof) break;
@@ -242,10 +255,7 @@ int main(int argc, char **argv)
                 last_w, last_h, pic.width, pic.height);
       last_w = pic.width;
       last_h = pic.height;
-      if (write_picture(&pic, out) != 0) {
-        fprintf(stderr, "%s: error writing %s\n", prog, out_path);
-        goto done;
-      }
+      if (write_picture(&pic, &out) != 0) goto done;
       frames++;
     } else if (ret == C63_ERR_NO_REFERENCE) {
       if (noref.count++ == 0) noref.first = frame_index;
@@ -262,17 +272,16 @@ int main(int argc, char **argv)
 
   flush_skip_run(&noref);
   if (r.error) {
-    fprintf(stderr, "%s: error reading %s\n", prog, in_path);
+    /* The output would look like the whole stream: leave none. */
+    fprintf(stderr, "%s: error reading %s: %s\n", prog, in_path, strerror(r.error_code));
     goto done;
   }
   if (skipped > 0)
     fprintf(stderr, "%s: skipped %llu bytes of unusable data at the end\n", prog, skipped);
-  if (cli_close(prog, out_path, out) != 0) {
-    out = NULL;
-    goto done;
-  }
-  out = NULL;
-  /* The frame count is always reported: callers rely on it. */
+  if (cli_output_commit(&out, prog) != 0) goto done;
+  /* The frame count is always reported: callers rely on it. Frames that
+   * decoded are kept when others were corrupt, as a player would show them;
+   * the exit status says the stream was not clean. */
   fprintf(stderr, "%s: decoded %ld frames", prog, frames);
   if (!quiet && frames > 0) fprintf(stderr, " of %dx%d", last_w, last_h);
   if (bad_frames > 0)
@@ -285,7 +294,7 @@ nomem:
   fprintf(stderr, "%s: out of memory\n", prog);
 done:
   if (r.f != NULL && r.f != stdin) fclose(r.f);
-  if (out != NULL) cli_close(prog, out_path, out);
+  cli_output_abort(&out); /* no-op after a commit */
   free(r.buf);
   c63_decoder_free(dec);
   return status;
