@@ -84,13 +84,16 @@ else
   fail "--backend cuda: $(cat "$T/err")"
 fi
 
-# a partial frame at the end is reported and ignored
+# a partial frame at the end is an error (the size is wrong, or the file
+# cut) that leaves no output; --allow-partial encodes the complete frames
 { cat "$YUV/pan_176x144.yuv"; head -c 1000 "$YUV/pan_176x144.yuv"; } >"$T/partial.yuv"
-if "$ENC" -w 176 -h 144 -o "$T/partial.c63" "$T/partial.yuv" 2>"$T/err" &&
-  grep -q "partial frame" "$T/err" && cmp -s "$T/partial.c63" "$CONF/pan_176x144.c63"; then
-  echo "ok: a trailing partial frame is reported and ignored"
+expect_error "partial frame.*--allow-partial" "$ENC" -w 176 -h 144 -o "$T/partial.c63" "$T/partial.yuv"
+absent "$T/partial.c63" "after a partial frame"
+if "$ENC" -w 176 -h 144 --allow-partial -o "$T/partial.c63" "$T/partial.yuv" 2>"$T/err" &&
+  grep -q "warning: .*partial frame" "$T/err" && cmp -s "$T/partial.c63" "$CONF/pan_176x144.c63"; then
+  echo "ok: --allow-partial: a trailing partial frame is reported and ignored"
 else
-  fail "trailing partial frame: $(cat "$T/err")"
+  fail "--allow-partial: $(cat "$T/err")"
 fi
 
 # -f limits the frame count: the first 3 frames are the stream's first 3
@@ -216,13 +219,22 @@ rc=$?
   fail "c63-dec in - >>in ($rc): $(cat "$T/err")"
 same "$O/in.c63" "$s" "the input survives being named as the output of c63-dec"
 
-# a directory: an error with its reason, no output
+# empty input, /dev/null, a directory: an error with its reason, no output
+: >"$O/empty.yuv"
+expect_error "no complete frame" "$ENC" -w 176 -h 144 -o "$O/e.c63" "$O/empty.yuv"
+absent "$O/e.c63" "from an empty input"
+expect_error "no complete frame" "$ENC" -w 176 -h 144 -o "$O/e.c63" /dev/null
+absent "$O/e.c63" "from /dev/null"
 mkdir "$O/adir"
 expect_error "adir: Is a directory" "$ENC" -w 176 -h 144 -o "$O/e.c63" "$O/adir"
 absent "$O/e.c63" "from a directory"
 expect_error "adir: Is a directory" "$DEC" "$O/adir" "$O/e.yuv"
 absent "$O/e.yuv" "from a directory"
+# an old output stays as it was when the run fails
+echo old >"$O/old.c63"
 echo old >"$O/old.ref"
+expect_error "no complete frame" "$ENC" -w 176 -h 144 -o "$O/old.c63" /dev/null
+same "$O/old.c63" "$O/old.ref" "a failed c63-enc leaves the old output alone"
 
 # a full device: one clear message
 one_message() {

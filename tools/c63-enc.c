@@ -33,12 +33,16 @@ static void usage(FILE *out)
           "      --backend cpu|cuda   encoder backend (default cpu)\n"
           "      --device N           CUDA device ordinal (default 0)\n"
           "  -t, --threads N          encoder threads on the CPU (default 0: one per core)\n"
+          "      --allow-partial      encode the complete frames of an input that ends\n"
+          "                           with a partial frame (dropped, with a warning)\n"
           "      --quiet              no summary on standard error\n"
           "      --help               show this text\n"
           "\n"
           "The output only appears when encoding succeeded: it is written under a\n"
-          "temporary name and renamed. Exit status: 0 on success, 1 on errors, 2 on\n"
-          "bad arguments (the output being the input included).\n",
+          "temporary name and renamed. An input without a complete frame, or one that\n"
+          "ends with a partial frame (unless --allow-partial), is an error. Exit\n"
+          "status: 0 on success, 1 on errors, 2 on bad arguments (the output being the\n"
+          "input included).\n",
           prog, C63_MIN_SIZE, C63_MAX_SIZE, C63_MIN_SIZE, C63_MAX_SIZE, C63_MIN_QUALITY,
           C63_MAX_QUALITY, C63_DEFAULT_QUALITY, C63_DEFAULT_KEYFRAME_INTERVAL, C63_MIN_SEARCH_RANGE,
           C63_MAX_SEARCH_RANGE, C63_DEFAULT_SEARCH_RANGE);
@@ -114,12 +118,13 @@ int main(int argc, char **argv)
       {"output", required_argument, NULL, 'o'},
       {"frames", required_argument, NULL, 'f'},
       {"quiet", no_argument, NULL, 'Q'},
+      {"allow-partial", no_argument, NULL, 'P'},
       {"help", no_argument, NULL, 'H'},
       {NULL, 0, NULL, 0},
   };
   c63_enc_params params;
   const char *out_path = NULL, *in_path;
-  int max_frames = -1, quiet = 0, opt, status = 1, ret;
+  int max_frames = -1, quiet = 0, allow_partial = 0, opt, status = 1, ret;
   char msg[256];
   c63_encoder *enc = NULL;
   FILE *in = NULL;
@@ -147,6 +152,9 @@ int main(int argc, char **argv)
       break;
     case 'Q':
       quiet = 1;
+      break;
+    case 'P':
+      allow_partial = 1;
       break;
     case 'H':
       usage(stdout);
@@ -205,16 +213,29 @@ int main(int argc, char **argv)
     fprintf(stderr, "%s: error reading %s: %s\n", prog, in_path, strerror(errno));
     goto done;
   }
+  /* A partial frame usually means a wrong -w/-h or a cut file: the stream
+   * would silently miss the end, so it is an error unless asked for. */
+  if (got > 0 && !allow_partial) {
+    fprintf(stderr,
+            "%s: input ends with a partial frame (%zu of %zu bytes): wrong size, or a cut file? "
+            "(--allow-partial encodes the complete frames)\n",
+            prog, got, frame_size);
+    goto done;
+  }
   if (got > 0)
     fprintf(stderr, "%s: warning: input ends with a partial frame (%zu of %zu bytes), ignored\n",
             prog, got, frame_size);
   ret = send_picture(enc, NULL, &out, &st);
   elapsed = cli_now() - t0;
   if (ret != 0) goto done;
+  /* An empty stream is never what was meant (an empty file, /dev/null);
+   * -f 0 asks for it, though. */
+  if (st.frames == 0 && max_frames != 0) {
+    fprintf(stderr, "%s: no complete frame in %s (a frame of %dx%d is %zu bytes)\n", prog, in_path,
+            params.width, params.height, frame_size);
+    goto done;
+  }
   if (cli_output_commit(&out, prog) != 0) goto done;
-  if (st.frames == 0)
-    fprintf(stderr, "%s: warning: no complete frame in %s (a frame is %zu bytes)\n", prog, in_path,
-            frame_size);
   if (!quiet)
     fprintf(stderr, "%s: encoded %ld frames (%ld keyframes) of %dx%d, %llu bytes, %.2f fps (%s)\n",
             prog, st.frames, st.keyframes, params.width, params.height, st.bytes,
