@@ -160,12 +160,14 @@ expect_error "decoded 10 frames" "$DEC" "$T/bad.c63" "$T/bad.yuv"
 expect_error "decoded 109 frames" "$DEC" "$T/trunc.c63" "$T/trunc.yuv"
 [ "$(wc -c <"$T/trunc.yuv")" -eq $((109 * 38016)) ] && echo "ok: the 109 decoded frames are written" ||
   fail "truncated stream: output is not 109 frames"
+# no frame at all: an error, and no (empty) output that would pass for one
 : >"$T/empty.c63"
-if "$DEC" "$T/empty.c63" "$T/dec.yuv" 2>"$T/err" && grep -q "decoded 0 frames" "$T/err"; then
-  echo "ok: an empty stream decodes to 0 frames"
-else
-  fail "empty stream: $(cat "$T/err")"
-fi
+expect_error "decoded 0 frames" "$DEC" "$T/empty.c63" "$T/empty.yuv"
+grep -q "empty input" "$T/err" || fail "empty stream: not called empty: $(cat "$T/err")"
+absent "$T/empty.yuv" "from an empty stream"
+printf 'garbage' >"$T/garbage.c63"
+expect_error "no frame decoded" "$DEC" "$T/garbage.c63" "$T/garbage.yuv"
+absent "$T/garbage.yuv" "from a stream without frames"
 
 # like expect_error, and the usage text must follow the message
 expect_usage() {

@@ -36,12 +36,13 @@ static void usage(FILE *out)
           "decoding resumes at the next keyframe.\n"
           "\n"
           "The output holds every frame that decoded, also when others were corrupt\n"
-          "(as a player would show them). On I/O errors no output file is left (it\n"
-          "is written under a temporary name and renamed at the end).\n"
+          "(as a player would show them). On I/O errors, or when no frame decoded at\n"
+          "all, no output file is left (it is written under a temporary name and\n"
+          "renamed at the end).\n"
           "\n"
           "Exit status: 0 when the whole stream decoded cleanly, 1 when frames\n"
-          "were corrupt or missing or on I/O errors, 2 on bad arguments (the output\n"
-          "being the input included).\n"
+          "were corrupt or missing (an empty stream included) or on I/O errors, 2 on\n"
+          "bad arguments (the output being the input included).\n"
           "\n"
           "      --quiet   only report errors\n"
           "      --help    show this text\n",
@@ -278,7 +279,14 @@ int main(int argc, char **argv)
   }
   if (skipped > 0)
     fprintf(stderr, "%s: skipped %llu bytes of unusable data at the end\n", prog, skipped);
-  if (cli_output_commit(&out, prog) != 0) goto done;
+  if (frames == 0) {
+    /* An empty output would pass for a result (an empty or wrong input
+     * file): leave none, and fail even when the stream was empty. */
+    fprintf(stderr, "%s: no frame decoded from %s%s\n", prog, in_path,
+            r.consumed == 0 ? " (empty input)" : "");
+  } else if (cli_output_commit(&out, prog) != 0) {
+    goto done;
+  }
   /* The frame count is always reported: callers rely on it. Frames that
    * decoded are kept when others were corrupt, as a player would show them;
    * the exit status says the stream was not clean. */
@@ -287,7 +295,7 @@ int main(int argc, char **argv)
   if (bad_frames > 0)
     fprintf(stderr, ", %ld frames skipped (corrupt, or without their reference)", bad_frames);
   fprintf(stderr, "\n");
-  status = bad_frames > 0 || total_skipped > 0 ? 1 : 0;
+  status = frames == 0 || bad_frames > 0 || total_skipped > 0 ? 1 : 0;
   goto done;
 
 nomem:
