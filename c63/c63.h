@@ -151,7 +151,10 @@ typedef struct c63_frame_header {
 
 /* Parse the headers of the frame at buf[0] (which must be SOI) and find its
  * EOI. Returns C63_OK, C63_ERR_TRUNCATED when more bytes are needed, or
- * C63_ERR_BITSTREAM (msg, if not NULL, says what is wrong). */
+ * C63_ERR_BITSTREAM (msg, if not NULL, says what is wrong). With
+ * C63_ERR_TRUNCATED, hdr->width and hdr->height are already set (non-zero)
+ * when the headers up to SOF0 were complete, so a caller can bound how much
+ * more data the frame may take. */
 int c63_parse_frame_header(const uint8_t *buf, size_t len, c63_frame_header *hdr, char *msg,
                            size_t msg_size);
 

@@ -169,6 +169,28 @@ printf 'garbage' >"$T/garbage.c63"
 expect_error "no frame decoded" "$DEC" "$T/garbage.c63" "$T/garbage.yuv"
 absent "$T/garbage.yuv" "from a stream without frames"
 
+# A frame whose EOI is lost, followed by 64 MiB without FF D9: the decoder
+# must give up on the frame once it is longer than the largest legal frame
+# of its size, not buffer the rest of the stream. Under a 32 MiB address
+# space limit, holding the 64 MiB runs out of memory. The frames after it
+# still decode.
+big_stream() {
+  head -c 1000 "$s"
+  head -c 67108864 /dev/zero
+  cat "$s"
+}
+if ! (ulimit -v 32768 && "$DEC" "$s" "$T/mem.yuv") 2>/dev/null; then
+  echo "skip: c63-dec does not run under ulimit -v 32768 (a sanitizer build?)"
+else
+  big_stream | (ulimit -v 32768 && "$DEC" - "$T/mem.yuv") 2>"$T/err"
+  if grep -q "no end of frame marker within" "$T/err" &&
+    grep -q "decoded 110 frames" "$T/err" && ! grep -q "out of memory" "$T/err"; then
+    echo "ok: a frame without EOI is dropped at its size bound (64 MiB in a 32 MiB address space)"
+  else
+    fail "frame without EOI before 64 MiB of zeros: $(cat "$T/err")"
+  fi
+fi
+
 # like expect_error, and the usage text must follow the message
 expect_usage() {
   expect_error "$@"

@@ -9,6 +9,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +22,27 @@ static const char *prog = "c63-dec";
 /* Read this much at a time; frames larger than that just take several reads. */
 #define CHUNK_SIZE (64 * 1024)
 
-/* A frame that is still incomplete after this many bytes cannot be real (an
- * 8192x8192 frame at quality 1 stays well below it): its EOI was lost, so
- * treat it as corrupt instead of buffering the rest of the stream. */
-#define MAX_FRAME_BYTES ((size_t)1 << 30)
+/* Bytes of a frame outside its entropy-coded data: SOI, DQT, SOF0, DHT, SOS
+ * and EOI take 657; rounded up. */
+#define FRAME_HEADER_BYTES_MAX 1024
+/* Entropy-coded bits of one 8x8 block before stuffing: use and reuse flags,
+ * two vectors (2 x 23), DC (27), 63 AC codes of at most 26 bits: 1713 at
+ * most; 224 bytes (1792 bits) leaves a margin. */
+#define BLOCK_BYTES_MAX 224
+
+/* The largest legal frame of width x height: the headers plus, for each of
+ * the 6 blocks of every 16x16 MCU, the block's worst case doubled (every
+ * byte may be FF and take a 00 stuffing byte), plus the last partial byte.
+ * Pending data beyond this without an EOI cannot be a frame, so the reader
+ * never buffers more than this (a lost EOI before a long stretch of garbage
+ * would otherwise make it hold the whole rest of the stream).
+ * TODO: use the libc63 bound once it lands. */
+static size_t max_frame_bytes(int width, int height)
+{
+  size_t mcus = (size_t)((width + 15) / 16) * (size_t)((height + 15) / 16);
+
+  return FRAME_HEADER_BYTES_MAX + mcus * 6 * 2 * BLOCK_BYTES_MAX + 2;
+}
 
 static void usage(FILE *out)
 {
@@ -58,11 +76,13 @@ typedef struct reader {
   int eof, error, error_code;  /* error_code: errno of the failed read */
 } reader;
 
-/* Append up to max(CHUNK_SIZE, bytes pending) bytes: growing the read with
- * the pending data keeps the total work linear when one large frame arrives
- * in many chunks (the frame is re-parsed from its start after every read).
+/* Append up to max(CHUNK_SIZE, bytes pending) bytes, but no more than
+ * limit bytes pending in all (limit > pending): growing the read with the
+ * pending data keeps the total work linear when one large frame arrives in
+ * many chunks (the frame is re-parsed from its start after every read), and
+ * the limit keeps the buffer within the largest legal frame.
  * Returns 0, or -1 on allocation failure. */
-static int reader_fill(reader *r)
+static int reader_fill(reader *r, size_t limit)
 {
   size_t n, want;
 
@@ -72,6 +92,7 @@ static int reader_fill(reader *r)
     r->pos = 0;
   }
   want = r->len > CHUNK_SIZE ? r->len : CHUNK_SIZE;
+  if (limit > r->len && want > limit - r->len) want = limit - r->len;
   if (r->cap - r->len < want) {
     size_t cap = r->cap ? r->cap : 4 * CHUNK_SIZE;
     uint8_t *b;
@@ -188,11 +209,11 @@ int main(int argc, char **argv)
   for (;;) {
     c63_frame_header hdr;
     c63_decoded_picture pic;
-    size_t avail = r.len - r.pos, start;
+    size_t avail = r.len - r.pos, start, limit;
 
     if (avail == 0) {
       if (r.eof) break;
-      if (reader_fill(&r) != 0) goto nomem;
+      if (reader_fill(&r, SIZE_MAX) != 0) goto nomem;
       continue;
     }
     /* Skip anything before the next frame start (garbage, or the rest of a
@@ -212,7 +233,7 @@ int main(int argc, char **argv)
           reader_skip(&r, r.len - r.pos);
           break;
         }
-        if (reader_fill(&r) != 0) goto nomem;
+        if (reader_fill(&r, SIZE_MAX) != 0) goto nomem;
       }
       continue;
     }
@@ -224,7 +245,11 @@ int main(int argc, char **argv)
     }
 
     ret = c63_parse_frame_header(r.buf + r.pos, avail, &hdr, msg, sizeof msg);
-    if (ret == C63_ERR_TRUNCATED && avail < MAX_FRAME_BYTES) {
+    /* The size is known once SOF0 was read (c63.h); before that the pending
+     * bytes are a few hundred bytes of headers, and any size may follow. */
+    limit = max_frame_bytes(hdr.width > 0 ? hdr.width : C63_MAX_SIZE,
+                            hdr.height > 0 ? hdr.height : C63_MAX_SIZE);
+    if (ret == C63_ERR_TRUNCATED && avail < limit) {
       if (r.eof) {
         flush_skip_run(&noref);
         fprintf(stderr, "%s: frame %ld at offset %llu: stream ends inside the frame (%zu bytes)\n",
@@ -233,13 +258,16 @@ int main(int argc, char **argv)
         reader_skip(&r, avail);
         break;
       }
-      if (reader_fill(&r) != 0) goto nomem;
+      if (reader_fill(&r, limit) != 0) goto nomem;
       continue;
     }
+    if (ret == C63_ERR_TRUNCATED)
+      snprintf(msg, sizeof msg,
+               "no end of frame marker within %zu bytes, the most a %dx%d frame can take", limit,
+               hdr.width, hdr.height);
     if (ret != C63_OK) {
       flush_skip_run(&noref);
-      fprintf(stderr, "%s: frame %ld at offset %llu: %s\n", prog, frame_index, r.consumed,
-              ret == C63_ERR_TRUNCATED ? "no end of frame marker found" : msg);
+      fprintf(stderr, "%s: frame %ld at offset %llu: %s\n", prog, frame_index, r.consumed, msg);
       bad_frames++;
       frame_index++;
       /* Step over this SOI so the search finds the next frame. */
