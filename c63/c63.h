@@ -6,6 +6,14 @@
  * Nothing here knows GStreamer. Every function returns a status (c63_status)
  * and, on failure, leaves a human-readable message that c63_*_error() returns;
  * nothing calls exit() or abort().
+ *
+ * NULL for a required pointer gives C63_ERR_INVALID_ARG (never a crash).
+ * Optional pointers are named as such below: the msg buffers of the
+ * functions that take one, the picture of c63_encoder_send_picture (NULL
+ * drains) and the output of c63_decoder_decode. The few functions that return
+ * no status say what they do with NULL: c63_*_free, c63_decoder_reset and
+ * c63_enc_params_init do nothing, c63_*_error and c63_encoder_backend_name
+ * return a static string.
  */
 #ifndef C63_H
 #define C63_H
@@ -88,14 +96,16 @@ typedef struct c63_enc_params {
 typedef struct c63_encoder c63_encoder;
 
 /* Fill p with the reference encoder's defaults (quality 25, keyframe
- * interval 100, search range 16, CPU backend); width and height are 0. */
+ * interval 100, search range 16, CPU backend); width and height are 0.
+ * Does nothing when p is NULL. */
 void c63_enc_params_init(c63_enc_params *p);
 
-/* Check p. On failure returns C63_ERR_INVALID_ARG and writes a message
- * naming the bad field into msg (if msg is not NULL). */
+/* Check p. On failure (p NULL included) returns C63_ERR_INVALID_ARG and
+ * writes a message naming the bad field into msg (if msg is not NULL). */
 int c63_enc_params_validate(const c63_enc_params *p, char *msg, size_t msg_size);
 
-/* Create an encoder. On failure *out is NULL and msg says why. */
+/* Create an encoder. On failure *out is NULL (when out is not NULL) and msg,
+ * if not NULL, says why. */
 int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_t msg_size);
 void c63_encoder_free(c63_encoder *enc);
 
@@ -113,13 +123,15 @@ int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic);
  * needed, C63_ERR_EOF once drained (then the encoder accepts pictures again). */
 int c63_encoder_receive_packet(c63_encoder *enc, c63_packet *pkt);
 
-/* Pictures that may be held before the first packet comes out (latency). */
+/* Pictures that may be held before the first packet comes out (latency);
+ * C63_ERR_INVALID_ARG (negative) when enc is NULL. */
 int c63_encoder_delay(const c63_encoder *enc);
 
-/* The message of the last failure, or "" if none. */
+/* The message of the last failure, or "" if none; a static message when enc
+ * is NULL. */
 const char *c63_encoder_error(const c63_encoder *enc);
 
-/* Name of the backend in use ("cpu", "cuda"). */
+/* Name of the backend in use ("cpu", "cuda"); "none" when enc is NULL. */
 const char *c63_encoder_backend_name(const c63_encoder *enc);
 
 /* Memory for pictures (size bytes, 64-byte aligned) that the CUDA backend
@@ -132,7 +144,7 @@ void *c63_picture_memory_alloc(size_t size);
 void c63_picture_memory_free(void *ptr);
 
 /* Whether a backend can be used on this machine (CUDA: built in and a
- * device present). msg says why not. */
+ * device present): 1 or 0, not a status. msg, if not NULL, says why not. */
 int c63_backend_available(c63_backend_kind kind, int device_id, char *msg, size_t msg_size);
 
 /* ---- Frame syntax ------------------------------------------------------- */
@@ -151,8 +163,10 @@ typedef struct c63_frame_header {
  * EOI. Accepts what the reference decoder accepts (docs/decoder-tolerance.md):
  * segments in any order, one 00 byte before a marker, the lengths of DQT and
  * SOF0 ignored, any DHT and SOS contents. Returns C63_OK,
- * C63_ERR_TRUNCATED when more bytes are needed, or C63_ERR_BITSTREAM (msg
- * says what is wrong). */
+ * C63_ERR_TRUNCATED when more bytes are needed, or C63_ERR_BITSTREAM (msg,
+ * if not NULL, says what is wrong). With C63_ERR_TRUNCATED, hdr->width and
+ * hdr->height are already set (non-zero) when SOF0 was complete, so a caller
+ * can bound how much more data the frame may take (c63_max_frame_bytes). */
 int c63_parse_frame_header(const uint8_t *buf, size_t len, c63_frame_header *hdr, char *msg,
                            size_t msg_size);
 
@@ -166,7 +180,8 @@ int c63_parse_frame_headers_only(const uint8_t *buf, size_t len, c63_frame_heade
 /* Find where the next frame starts at or after buf[0]: the offset of the next
  * SOI marker followed (after at most one 00 byte) by a DQT, SOF0, DHT or SOS
  * marker, or len if none (or a possible partial start at the very end, in
- * which case its offset). Used to resynchronise after corrupt data. */
+ * which case its offset). Used to resynchronise after corrupt data. Returns
+ * len when buf is NULL. */
 size_t c63_find_frame_start(const uint8_t *buf, size_t len);
 
 /* The largest a coded frame of width x height can be, headers included: a
@@ -187,18 +202,24 @@ typedef struct c63_decoded_picture {
   int keyframe;
 } c63_decoded_picture;
 
+/* Create a decoder into *out; C63_ERR_NOMEM leaves *out NULL. */
 int c63_decoder_new(c63_decoder **out);
 void c63_decoder_free(c63_decoder *dec);
 
-/* Forget the reference frame: the next frame must be a keyframe. */
+/* Forget the reference frame: the next frame must be a keyframe. Does
+ * nothing when dec is NULL. */
 void c63_decoder_reset(c63_decoder *dec);
 
 /* Decode one complete frame (SOI..EOI; trailing bytes after EOI are ignored).
  * On failure the reference is dropped, so decoding resumes at the next
- * keyframe; C63_ERR_NO_REFERENCE means a delta frame came first. */
+ * keyframe; C63_ERR_NO_REFERENCE means a delta frame came first. out may be
+ * NULL: the frame is decoded (and becomes the reference) without being
+ * returned. */
 int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size,
                        c63_decoded_picture *out);
 
+/* The message of the last failure, or "" if none; a static message when dec
+ * is NULL. */
 const char *c63_decoder_error(const c63_decoder *dec);
 
 /* Plane sizes of an I420 picture, as this library lays them out. */

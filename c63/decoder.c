@@ -95,6 +95,7 @@ static size_t min_data_bytes(int width, int height)
 
 int c63_decoder_new(c63_decoder **out)
 {
+  if (!out) return C63_ERR_INVALID_ARG;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   c63_decoder *dec = calloc(1, sizeof(*dec));
   *out = NULL;
@@ -118,11 +119,13 @@ void c63_decoder_free(c63_decoder *dec)
 
 void c63_decoder_reset(c63_decoder *dec)
 {
+  if (!dec) return;
   dec->have_ref = 0;
 }
 
 const char *c63_decoder_error(const c63_decoder *dec)
 {
+  if (!dec) return "no decoder (NULL)";
   return dec->err;
 }
 
@@ -152,6 +155,7 @@ int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size, c63_d
   c63_frame_header hdr;
   int r;
 
+  if (!dec) return C63_ERR_INVALID_ARG;
   dec->err[0] = '\0';
   if (!data) {
     snprintf(dec->err, sizeof(dec->err), "no data");

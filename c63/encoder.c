@@ -56,6 +56,7 @@ static void set_msg(char *msg, size_t msg_size, const char *fmt, ...)
 
 void c63_enc_params_init(c63_enc_params *p)
 {
+  if (!p) return;
   memset(p, 0, sizeof(*p));
   p->quality = C63_DEFAULT_QUALITY;
   p->keyframe_interval = C63_DEFAULT_KEYFRAME_INTERVAL;
@@ -65,6 +66,10 @@ void c63_enc_params_init(c63_enc_params *p)
 
 int c63_enc_params_validate(const c63_enc_params *p, char *msg, size_t msg_size)
 {
+  if (!p) {
+    set_msg(msg, msg_size, "no parameters (NULL)");
+    return C63_ERR_INVALID_ARG;
+  }
   if (p->width < C63_MIN_SIZE || p->width > C63_MAX_SIZE || p->height < C63_MIN_SIZE ||
       p->height > C63_MAX_SIZE) {
     set_msg(msg, msg_size, "picture size %dx%d is outside %d..%d", p->width, p->height,
@@ -135,6 +140,12 @@ static const c63_backend_ops *backend_ops(c63_backend_kind kind)
 int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_t msg_size)
 {
   int r;
+  /* The backends write msg with snprintf: NULL is only safe with size 0. */
+  if (!msg) msg_size = 0;
+  if (!out) {
+    set_msg(msg, msg_size, "no place for the encoder (out is NULL)");
+    return C63_ERR_INVALID_ARG;
+  }
   *out = NULL;
   if ((r = c63_enc_params_validate(p, msg, msg_size))) return r;
   if (!c63_backend_available(p->backend, p->device_id, msg, msg_size))
@@ -181,6 +192,7 @@ void c63_encoder_free(c63_encoder *enc)
 
 int c63_encoder_set_quality(c63_encoder *enc, int quality)
 {
+  if (!enc) return C63_ERR_INVALID_ARG;
   if (quality < C63_MIN_QUALITY || quality > C63_MAX_QUALITY) {
     set_msg(enc->err, sizeof(enc->err), "quality %d is outside %d..%d", quality, C63_MIN_QUALITY,
             C63_MAX_QUALITY);
@@ -195,6 +207,7 @@ int c63_encoder_set_quality(c63_encoder *enc, int quality)
 
 int c63_encoder_set_keyframe_interval(c63_encoder *enc, int keyframe_interval)
 {
+  if (!enc) return C63_ERR_INVALID_ARG;
   c63_enc_params p = enc->p;
   p.keyframe_interval = keyframe_interval;
   int r = c63_enc_params_validate(&p, enc->err, sizeof(enc->err));
@@ -204,6 +217,7 @@ int c63_encoder_set_keyframe_interval(c63_encoder *enc, int keyframe_interval)
 
 int c63_encoder_set_search_range(c63_encoder *enc, int search_range)
 {
+  if (!enc) return C63_ERR_INVALID_ARG;
   c63_enc_params p = enc->p;
   p.search_range = search_range;
   int r = c63_enc_params_validate(&p, enc->err, sizeof(enc->err));
@@ -213,6 +227,7 @@ int c63_encoder_set_search_range(c63_encoder *enc, int search_range)
 
 int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic)
 {
+  if (!enc) return C63_ERR_INVALID_ARG;
   if (!pic) {
     enc->draining = 1;
     return C63_OK;
@@ -258,6 +273,12 @@ int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic)
 
 int c63_encoder_receive_packet(c63_encoder *enc, c63_packet *pkt)
 {
+  if (!enc) return C63_ERR_INVALID_ARG;
+  /* Checked before the queue moves, so no packet is lost to a bad call. */
+  if (!pkt) {
+    set_msg(enc->err, sizeof(enc->err), "no packet to fill (pkt is NULL)");
+    return C63_ERR_INVALID_ARG;
+  }
   if (enc->count == 0) {
     if (!enc->draining) return C63_ERR_AGAIN;
     enc->draining = 0;
@@ -294,15 +315,18 @@ int c63_encoder_receive_packet(c63_encoder *enc, c63_packet *pkt)
 
 int c63_encoder_delay(const c63_encoder *enc)
 {
+  if (!enc) return C63_ERR_INVALID_ARG;
   return enc->depth - 1;
 }
 
 const char *c63_encoder_error(const c63_encoder *enc)
 {
+  if (!enc) return "no encoder (NULL)";
   return enc->err;
 }
 
 const char *c63_encoder_backend_name(const c63_encoder *enc)
 {
+  if (!enc) return "none";
   return enc->ops->name;
 }

@@ -181,7 +181,7 @@ static int parse_frame(const uint8_t *buf, size_t len, c63_frame_header *hdr, in
   size_t pos = 0, n;
   int have_sof = 0, have_data = 0, r;
 
-  if (!buf || !hdr) FAIL(C63_ERR_INVALID_ARG, "no data or no header to fill");
+  if (!buf || !hdr) FAIL(C63_ERR_INVALID_ARG, "no %s (NULL)", !buf ? "data" : "header to fill");
   memset(hdr, 0, sizeof(*hdr));
   if (len < 2) FAIL(C63_ERR_TRUNCATED, "frame shorter than SOI");
   if (buf[0] != 0xff || buf[1] != SOI) FAIL(C63_ERR_BITSTREAM, "frame does not start with SOI");
@@ -247,7 +247,7 @@ static int starts_segment(uint8_t m)
 
 size_t c63_find_frame_start(const uint8_t *buf, size_t len)
 {
-  if (!buf) return 0;
+  if (!buf) return len; /* nothing to search: no frame start, as for garbage */
   for (size_t i = 0; i < len; i++) {
     if (buf[i] != 0xff) continue;
     /* SOI, an optional 00, then FF and a segment marker: 4 or 5 bytes. */

@@ -22,6 +22,16 @@ field() {
   awk -F '\t' -v s="$1" -v n="$2" '$1 == s { print $n }' "$CONF/MANIFEST.tsv"
 }
 
+# the file $1 must not exist ($2 says when)
+absent() {
+  if [ -e "$1" ] || [ -L "$1" ]; then fail "$1 exists $2"; else echo "ok: no $(basename "$1") $2"; fi
+}
+
+# files $1 and $2 must be identical ($3 says why)
+same() {
+  if cmp -s "$1" "$2"; then echo "ok: $3"; else fail "$3: $1 differs from $2"; fi
+}
+
 # run CMD..., expecting a non-zero exit and stderr matching the pattern $1
 expect_error() {
   pattern=$1
@@ -74,13 +84,16 @@ else
   fail "--backend cuda: $(cat "$T/err")"
 fi
 
-# a partial frame at the end is reported and ignored
+# a partial frame at the end is an error (the size is wrong, or the file
+# cut) that leaves no output; --allow-partial encodes the complete frames
 { cat "$YUV/pan_176x144.yuv"; head -c 1000 "$YUV/pan_176x144.yuv"; } >"$T/partial.yuv"
-if "$ENC" -w 176 -h 144 -o "$T/partial.c63" "$T/partial.yuv" 2>"$T/err" &&
-  grep -q "partial frame" "$T/err" && cmp -s "$T/partial.c63" "$CONF/pan_176x144.c63"; then
-  echo "ok: a trailing partial frame is reported and ignored"
+expect_error "partial frame.*--allow-partial" "$ENC" -w 176 -h 144 -o "$T/partial.c63" "$T/partial.yuv"
+absent "$T/partial.c63" "after a partial frame"
+if "$ENC" -w 176 -h 144 --allow-partial -o "$T/partial.c63" "$T/partial.yuv" 2>"$T/err" &&
+  grep -q "warning: .*partial frame" "$T/err" && cmp -s "$T/partial.c63" "$CONF/pan_176x144.c63"; then
+  echo "ok: --allow-partial: a trailing partial frame is reported and ignored"
 else
-  fail "trailing partial frame: $(cat "$T/err")"
+  fail "--allow-partial: $(cat "$T/err")"
 fi
 
 # -f limits the frame count: the first 3 frames are the stream's first 3
@@ -140,11 +153,42 @@ grep -q "decoded 109 frames" "$T/err" || fail "truncated: expected 109 frames: $
 expect_error "frames skipped" "$DEC" "$T/bad.c63" "$T/dec.yuv"
 # delta frames before the next keyframe (frame 100) cannot be decoded
 grep -q "decoded 10 frames" "$T/err" || fail "corrupt first frame: expected 10 frames: $(cat "$T/err")"
+# frames that decoded are written even when others were corrupt (exit 1)
+expect_error "decoded 10 frames" "$DEC" "$T/bad.c63" "$T/bad.yuv"
+[ "$(wc -c <"$T/bad.yuv")" -eq $((10 * 38016)) ] && echo "ok: the 10 decoded frames are written" ||
+  fail "corrupt first frame: output is not 10 frames"
+expect_error "decoded 109 frames" "$DEC" "$T/trunc.c63" "$T/trunc.yuv"
+[ "$(wc -c <"$T/trunc.yuv")" -eq $((109 * 38016)) ] && echo "ok: the 109 decoded frames are written" ||
+  fail "truncated stream: output is not 109 frames"
+# no frame at all: an error, and no (empty) output that would pass for one
 : >"$T/empty.c63"
-if "$DEC" "$T/empty.c63" "$T/dec.yuv" 2>"$T/err" && grep -q "decoded 0 frames" "$T/err"; then
-  echo "ok: an empty stream decodes to 0 frames"
+expect_error "decoded 0 frames" "$DEC" "$T/empty.c63" "$T/empty.yuv"
+grep -q "empty input" "$T/err" || fail "empty stream: not called empty: $(cat "$T/err")"
+absent "$T/empty.yuv" "from an empty stream"
+printf 'garbage' >"$T/garbage.c63"
+expect_error "no frame decoded" "$DEC" "$T/garbage.c63" "$T/garbage.yuv"
+absent "$T/garbage.yuv" "from a stream without frames"
+
+# A frame whose EOI is lost, followed by 64 MiB without FF D9: the decoder
+# must give up on the frame once it is longer than the largest legal frame
+# of its size, not buffer the rest of the stream. Under a 32 MiB address
+# space limit, holding the 64 MiB runs out of memory. The frames after it
+# still decode.
+big_stream() {
+  head -c 1000 "$s"
+  head -c 67108864 /dev/zero
+  cat "$s"
+}
+if ! (ulimit -v 32768 && "$DEC" "$s" "$T/mem.yuv") 2>/dev/null; then
+  echo "skip: c63-dec does not run under ulimit -v 32768 (a sanitizer build?)"
 else
-  fail "empty stream: $(cat "$T/err")"
+  big_stream | (ulimit -v 32768 && "$DEC" - "$T/mem.yuv") 2>"$T/err"
+  if grep -q "no end of frame marker within" "$T/err" &&
+    grep -q "decoded 110 frames" "$T/err" && ! grep -q "out of memory" "$T/err"; then
+    echo "ok: a frame without EOI is dropped at its size bound (64 MiB in a 32 MiB address space)"
+  else
+    fail "frame without EOI before 64 MiB of zeros: $(cat "$T/err")"
+  fi
 fi
 
 # like expect_error, and the usage text must follow the message
@@ -172,6 +216,94 @@ expect_usage "expected an input and an output" "$DEC" "$s"
 expect_usage "unknown option --bogus" "$DEC" --bogus "$s" "$T/x.yuv"
 expect_error "cannot open" "$DEC" "$T/does-not-exist.c63" "$T/x.yuv"
 expect_usage "need -w" "$PSNR" -w 176 "$YUV/pan_176x144.yuv"
+
+# --- outputs: never the input, never left behind by a failed run ---
+O=$T/outputs
+mkdir "$O"
+head -c $((3 * 38016)) "$YUV/pan_176x144.yuv" >"$O/in.yuv"
+cp "$O/in.yuv" "$O/in.orig"
+cp "$s" "$O/in.c63"
+ln -s in.yuv "$O/sym.yuv"
+ln "$O/in.yuv" "$O/hard.yuv"
+ln -s in.c63 "$O/sym.c63"
+expect_error "is the input" "$ENC" -w 176 -h 144 -o "$O/in.yuv" "$O/in.yuv"
+[ $rc -eq 2 ] || fail "output = input: exit status $rc, expected 2"
+expect_error "is the input" "$ENC" -w 176 -h 144 -o "$O/sym.yuv" "$O/in.yuv"
+expect_error "is the input" "$ENC" -w 176 -h 144 -o "$O/hard.yuv" "$O/in.yuv"
+expect_error "is the input" "$ENC" -w 176 -h 144 -o "$O/in.yuv" "$O/sym.yuv"
+expect_error "is the input" "$ENC" -w 176 -h 144 -o "$O/in.yuv" - <"$O/in.yuv"
+same "$O/in.yuv" "$O/in.orig" "the input survives being named as the output of c63-enc"
+expect_error "is the input" "$DEC" "$O/in.c63" "$O/in.c63"
+[ $rc -eq 2 ] || fail "output = input: exit status $rc, expected 2"
+expect_error "is the input" "$DEC" "$O/in.c63" "$O/sym.c63"
+# (standard output can only be redirected outside expect_error)
+"$DEC" "$O/in.c63" - >>"$O/in.c63" 2>"$T/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "is the input" "$T/err" && echo "ok: c63-dec refuses - >> its input" ||
+  fail "c63-dec in - >>in ($rc): $(cat "$T/err")"
+same "$O/in.c63" "$s" "the input survives being named as the output of c63-dec"
+
+# empty input, /dev/null, a directory: an error with its reason, no output
+: >"$O/empty.yuv"
+expect_error "no complete frame" "$ENC" -w 176 -h 144 -o "$O/e.c63" "$O/empty.yuv"
+absent "$O/e.c63" "from an empty input"
+expect_error "no complete frame" "$ENC" -w 176 -h 144 -o "$O/e.c63" /dev/null
+absent "$O/e.c63" "from /dev/null"
+mkdir "$O/adir"
+expect_error "adir: Is a directory" "$ENC" -w 176 -h 144 -o "$O/e.c63" "$O/adir"
+absent "$O/e.c63" "from a directory"
+expect_error "adir: Is a directory" "$DEC" "$O/adir" "$O/e.yuv"
+absent "$O/e.yuv" "from a directory"
+# an old output stays as it was when the run fails
+echo old >"$O/old.c63"
+echo old >"$O/old.ref"
+expect_error "no complete frame" "$ENC" -w 176 -h 144 -o "$O/old.c63" /dev/null
+same "$O/old.c63" "$O/old.ref" "a failed c63-enc leaves the old output alone"
+
+# a full device: one clear message
+one_message() {
+  [ "$(grep -c . "$T/err")" -eq 1 ] || fail "more than one message from $1: $(cat "$T/err")"
+}
+expect_error "error writing /dev/full: No space left on device" \
+  "$ENC" -w 176 -h 144 -o /dev/full "$O/in.yuv"
+one_message c63-enc
+expect_error "error writing /dev/full: No space left on device" "$DEC" "$O/in.c63" /dev/full
+one_message c63-dec
+"$DEC" "$O/in.c63" - >/dev/full 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "error writing standard output: No space left on device" "$T/err" &&
+  [ "$(grep -c . "$T/err")" -eq 1 ] && echo "ok: c63-dec to a full standard output: $(cat "$T/err")" ||
+  fail "c63-dec - >/dev/full ($rc): $(cat "$T/err")"
+# a write error half way into a regular file (a file size limit: EFBIG, as a
+# full disk gives ENOSPC): the old file is untouched, no temporary is left
+for tool in enc dec; do
+  echo old >"$O/old.$tool"
+  if [ $tool = enc ]; then set -- "$ENC" -w 176 -h 144 -o "$O/old.$tool" "$YUV/pan_176x144.yuv"; else
+    set -- "$DEC" "$s" "$O/old.$tool"
+  fi
+  (trap '' XFSZ && ulimit -f 200 && "$@") 2>"$T/err"
+  rc=$?
+  if [ $rc -ne 0 ] && grep -q "error writing $O/old.$tool: File too large" "$T/err" &&
+    [ "$(grep -c . "$T/err")" -eq 1 ]; then
+    echo "ok: c63-$tool: a write error is reported once: $(cat "$T/err")"
+  else
+    fail "c63-$tool write error ($rc): $(cat "$T/err")"
+  fi
+  same "$O/old.$tool" "$O/old.ref" "c63-$tool: the old output survives a write error"
+done
+# success replaces the file a symbolic link names, keeping the link, and a
+# new file gets the mode fopen would give it
+echo old >"$O/target.c63"
+ln -s target.c63 "$O/link.c63"
+"$ENC" -w 176 -h 144 -o "$O/link.c63" "$YUV/pan_176x144.yuv" 2>"$T/err" || fail "c63-enc -o link: $(cat "$T/err")"
+[ -L "$O/link.c63" ] && echo "ok: the output link stays a link" || fail "the output link was replaced"
+same "$O/target.c63" "$CONF/pan_176x144.c63" "the link's target gets the stream"
+(umask 022 && "$DEC" "$O/in.c63" "$O/new.yuv") 2>"$T/err" || fail "c63-dec: $(cat "$T/err")"
+m=$(stat -c %a "$O/new.yuv")
+[ "$m" = 644 ] && echo "ok: a new output has mode 644 under umask 022" || fail "new output mode $m"
+# every failed run above removed its temporary file
+left=$(ls -A "$O" | grep '^\.') && fail "temporary files left behind: $left" ||
+  echo "ok: no temporary files left behind"
 "$ENC" --help | grep -q "Usage" && echo "ok: c63-enc --help" || fail "c63-enc --help"
 "$DEC" --help | grep -q "Usage" && echo "ok: c63-dec --help" || fail "c63-dec --help"
 

@@ -7,7 +7,9 @@
  * keyframe (a delta frame after lost data would be predicted from the wrong
  * picture, so it is reported and skipped too). Uses only the public API of libc63 (c63.h).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +21,6 @@ static const char *prog = "c63-dec";
 
 /* Read this much at a time; frames larger than that just take several reads. */
 #define CHUNK_SIZE (64 * 1024)
-/* A frame that is still incomplete after this many bytes cannot be real (an
- * 8192x8192 frame at quality 1 stays well below it): its EOI was lost, so
- * treat it as corrupt instead of buffering the rest of the stream. */
-#define MAX_FRAME_BYTES ((size_t)1 << 30)
 
 static void usage(FILE *out)
 {
@@ -33,8 +31,14 @@ static void usage(FILE *out)
           "standard input or output. Corrupt frames are reported and skipped;\n"
           "decoding resumes at the next keyframe.\n"
           "\n"
+          "The output holds every frame that decoded, also when others were corrupt\n"
+          "(as a player would show them). On I/O errors, or when no frame decoded at\n"
+          "all, no output file is left (it is written under a temporary name and\n"
+          "renamed at the end).\n"
+          "\n"
           "Exit status: 0 when the whole stream decoded cleanly, 1 when frames\n"
-          "were corrupt or missing or on I/O errors, 2 on bad arguments.\n"
+          "were corrupt or missing (an empty stream included) or on I/O errors, 2 on\n"
+          "bad arguments (the output being the input included).\n"
           "\n"
           "      --quiet   only report errors\n"
           "      --help    show this text\n",
@@ -47,14 +51,16 @@ typedef struct reader {
   uint8_t *buf;
   size_t pos, len, cap;
   unsigned long long consumed; /* stream offset of buf[pos] */
-  int eof, error;
+  int eof, error, error_code;  /* error_code: errno of the failed read */
 } reader;
 
-/* Append up to max(CHUNK_SIZE, bytes pending) bytes: growing the read with
- * the pending data keeps the total work linear when one large frame arrives
- * in many chunks (the frame is re-parsed from its start after every read).
+/* Append up to max(CHUNK_SIZE, bytes pending) bytes, but no more than
+ * limit bytes pending in all (limit > pending): growing the read with the
+ * pending data keeps the total work linear when one large frame arrives in
+ * many chunks (the frame is re-parsed from its start after every read), and
+ * the limit keeps the buffer within the largest legal frame.
  * Returns 0, or -1 on allocation failure. */
-static int reader_fill(reader *r)
+static int reader_fill(reader *r, size_t limit)
 {
   size_t n, want;
 
@@ -64,6 +70,7 @@ static int reader_fill(reader *r)
     r->pos = 0;
   }
   want = r->len > CHUNK_SIZE ? r->len : CHUNK_SIZE;
+  if (limit > r->len && want > limit - r->len) want = limit - r->len;
   if (r->cap - r->len < want) {
     size_t cap = r->cap ? r->cap : 4 * CHUNK_SIZE;
     uint8_t *b;
@@ -79,6 +86,7 @@ static int reader_fill(reader *r)
   if (n < want) {
     r->eof = 1;
     r->error = ferror(r->f) != 0;
+    r->error_code = errno;
   }
   return 0;
 }
@@ -106,13 +114,15 @@ static void flush_skip_run(skip_run *run)
   run->count = 0;
 }
 
-static int write_picture(const c63_decoded_picture *pic, FILE *out)
+/* Returns 0, or -1 after a message. */
+static int write_picture(const c63_decoded_picture *pic, cli_output *out)
 {
   for (int c = 0; c < 3; c++) {
     int w = c ? c63_chroma_size(pic->width) : pic->width;
     int h = c ? c63_chroma_size(pic->height) : pic->height;
     for (int y = 0; y < h; y++) {
-      if (fwrite(pic->data[c] + (size_t)y * (size_t)pic->stride[c], 1, (size_t)w, out) != (size_t)w)
+      if (cli_output_write(out, prog, pic->data[c] + (size_t)y * (size_t)pic->stride[c],
+                           (size_t)w) != 0)
         return -1;
     }
   }
@@ -127,10 +137,10 @@ int main(int argc, char **argv)
       {NULL, 0, NULL, 0},
   };
   const char *in_path, *out_path;
-  int quiet = 0, opt, status = 1;
+  int quiet = 0, opt, status = 1, ret;
   c63_decoder *dec = NULL;
   reader r;
-  FILE *out = NULL;
+  cli_output out;
   long frames = 0, bad_frames = 0, frame_index = 0;
   unsigned long long skipped = 0, total_skipped = 0;
   int last_w = 0, last_h = 0;
@@ -138,6 +148,7 @@ int main(int argc, char **argv)
   char msg[256];
 
   memset(&r, 0, sizeof r);
+  memset(&out, 0, sizeof out);
   opterr = 0;
   while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
     switch (opt) {
@@ -167,18 +178,20 @@ int main(int argc, char **argv)
   }
   r.f = cli_open(prog, in_path, "rb", stdin);
   if (r.f == NULL) goto done;
-  out = cli_open(prog, out_path, "wb", stdout);
-  if (out == NULL) goto done;
+  ret = cli_output_open(&out, prog, out_path, r.f, in_path);
+  if (ret != 0) {
+    status = ret;
+    goto done;
+  }
 
   for (;;) {
     c63_frame_header hdr;
     c63_decoded_picture pic;
-    size_t avail = r.len - r.pos, start;
-    int ret;
+    size_t avail = r.len - r.pos, start, limit;
 
     if (avail == 0) {
       if (r.eof) break;
-      if (reader_fill(&r) != 0) goto nomem;
+      if (reader_fill(&r, SIZE_MAX) != 0) goto nomem;
       continue;
     }
     /* Skip anything before the next frame start (garbage, or the rest of a
@@ -198,7 +211,7 @@ int main(int argc, char **argv)
           reader_skip(&r, r.len - r.pos);
           break;
         }
-        if (reader_fill(&r) != 0) goto nomem;
+        if (reader_fill(&r, SIZE_MAX) != 0) goto nomem;
       }
       continue;
     }
@@ -210,7 +223,11 @@ int main(int argc, char **argv)
     }
 
     ret = c63_parse_frame_header(r.buf + r.pos, avail, &hdr, msg, sizeof msg);
-    if (ret == C63_ERR_TRUNCATED && avail < MAX_FRAME_BYTES) {
+    /* The size is known once SOF0 was read (c63.h); before that the pending
+     * bytes are a few hundred bytes of headers, and any size may follow. */
+    limit = c63_max_frame_bytes(hdr.width > 0 ? hdr.width : C63_MAX_SIZE,
+                                hdr.height > 0 ? hdr.height : C63_MAX_SIZE);
+    if (ret == C63_ERR_TRUNCATED && avail < limit) {
       if (r.eof) {
         flush_skip_run(&noref);
         fprintf(stderr, "%s: frame %ld at offset %llu: stream ends inside the frame (%zu bytes)\n",
@@ -219,13 +236,16 @@ int main(int argc, char **argv)
         reader_skip(&r, avail);
         break;
       }
-      if (reader_fill(&r) != 0) goto nomem;
+      if (reader_fill(&r, limit) != 0) goto nomem;
       continue;
     }
+    if (ret == C63_ERR_TRUNCATED)
+      snprintf(msg, sizeof msg,
+               "no end of frame marker within %zu bytes, the most a %dx%d frame can take", limit,
+               hdr.width, hdr.height);
     if (ret != C63_OK) {
       flush_skip_run(&noref);
-      fprintf(stderr, "%s: frame %ld at offset %llu: %s\n", prog, frame_index, r.consumed,
-              ret == C63_ERR_TRUNCATED ? "no end of frame marker found" : msg);
+      fprintf(stderr, "%s: frame %ld at offset %llu: %s\n", prog, frame_index, r.consumed, msg);
       bad_frames++;
       frame_index++;
       /* Step over this SOI so the search finds the next frame. */
@@ -242,10 +262,7 @@ int main(int argc, char **argv)
                 last_w, last_h, pic.width, pic.height);
       last_w = pic.width;
       last_h = pic.height;
-      if (write_picture(&pic, out) != 0) {
-        fprintf(stderr, "%s: error writing %s\n", prog, out_path);
-        goto done;
-      }
+      if (write_picture(&pic, &out) != 0) goto done;
       frames++;
     } else if (ret == C63_ERR_NO_REFERENCE) {
       if (noref.count++ == 0) noref.first = frame_index;
@@ -262,30 +279,36 @@ int main(int argc, char **argv)
 
   flush_skip_run(&noref);
   if (r.error) {
-    fprintf(stderr, "%s: error reading %s\n", prog, in_path);
+    /* The output would look like the whole stream: leave none. */
+    fprintf(stderr, "%s: error reading %s: %s\n", prog, in_path, strerror(r.error_code));
     goto done;
   }
   if (skipped > 0)
     fprintf(stderr, "%s: skipped %llu bytes of unusable data at the end\n", prog, skipped);
-  if (cli_close(prog, out_path, out) != 0) {
-    out = NULL;
+  if (frames == 0) {
+    /* An empty output would pass for a result (an empty or wrong input
+     * file): leave none, and fail even when the stream was empty. */
+    fprintf(stderr, "%s: no frame decoded from %s%s\n", prog, in_path,
+            r.consumed == 0 ? " (empty input)" : "");
+  } else if (cli_output_commit(&out, prog) != 0) {
     goto done;
   }
-  out = NULL;
-  /* The frame count is always reported: callers rely on it. */
+  /* The frame count is always reported: callers rely on it. Frames that
+   * decoded are kept when others were corrupt, as a player would show them;
+   * the exit status says the stream was not clean. */
   fprintf(stderr, "%s: decoded %ld frames", prog, frames);
   if (!quiet && frames > 0) fprintf(stderr, " of %dx%d", last_w, last_h);
   if (bad_frames > 0)
     fprintf(stderr, ", %ld frames skipped (corrupt, or without their reference)", bad_frames);
   fprintf(stderr, "\n");
-  status = bad_frames > 0 || total_skipped > 0 ? 1 : 0;
+  status = frames == 0 || bad_frames > 0 || total_skipped > 0 ? 1 : 0;
   goto done;
 
 nomem:
   fprintf(stderr, "%s: out of memory\n", prog);
 done:
   if (r.f != NULL && r.f != stdin) fclose(r.f);
-  if (out != NULL) cli_close(prog, out_path, out);
+  cli_output_abort(&out); /* no-op after a commit */
   free(r.buf);
   c63_decoder_free(dec);
   return status;

@@ -4,6 +4,7 @@
  * (-q quality, -k keyframe interval, -r search range, --backend). Uses only
  * the public API of libc63 (c63.h).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +33,16 @@ static void usage(FILE *out)
           "      --backend cpu|cuda   encoder backend (default cpu)\n"
           "      --device N           CUDA device ordinal (default 0)\n"
           "  -t, --threads N          encoder threads on the CPU (default 0: one per core)\n"
+          "      --allow-partial      encode the complete frames of an input that ends\n"
+          "                           with a partial frame (dropped, with a warning)\n"
           "      --quiet              no summary on standard error\n"
-          "      --help               show this text\n",
+          "      --help               show this text\n"
+          "\n"
+          "The output only appears when encoding succeeded: it is written under a\n"
+          "temporary name and renamed. An input without a complete frame, or one that\n"
+          "ends with a partial frame (unless --allow-partial), is an error. Exit\n"
+          "status: 0 on success, 1 on errors, 2 on bad arguments (the output being the\n"
+          "input included).\n",
           prog, C63_MIN_SIZE, C63_MAX_SIZE, C63_MIN_SIZE, C63_MAX_SIZE, C63_MIN_QUALITY,
           C63_MAX_QUALITY, C63_DEFAULT_QUALITY, C63_DEFAULT_KEYFRAME_INTERVAL, C63_MIN_SEARCH_RANGE,
           C63_MAX_SEARCH_RANGE, C63_DEFAULT_SEARCH_RANGE);
@@ -55,7 +64,7 @@ typedef struct enc_stats {
 } enc_stats;
 
 /* Write every packet the encoder has ready. Returns 0, or 1 on failure. */
-static int drain_packets(c63_encoder *enc, FILE *out, const char *out_path, enc_stats *st, int *eof)
+static int drain_packets(c63_encoder *enc, cli_output *out, enc_stats *st, int *eof)
 {
   for (;;) {
     c63_packet pkt;
@@ -70,10 +79,7 @@ static int drain_packets(c63_encoder *enc, FILE *out, const char *out_path, enc_
       fprintf(stderr, "%s: encoding failed: %s\n", prog, c63_encoder_error(enc));
       return 1;
     }
-    if (fwrite(pkt.data, 1, pkt.size, out) != pkt.size) {
-      fprintf(stderr, "%s: error writing %s\n", prog, out_path);
-      return 1;
-    }
+    if (cli_output_write(out, prog, pkt.data, pkt.size) != 0) return 1;
     st->frames++;
     st->keyframes += pkt.keyframe != 0;
     st->bytes += pkt.size;
@@ -82,8 +88,7 @@ static int drain_packets(c63_encoder *enc, FILE *out, const char *out_path, enc_
 
 /* Send one picture (or NULL to drain), receiving packets while the encoder
  * asks for that first. */
-static int send_picture(c63_encoder *enc, const c63_picture *pic, FILE *out, const char *out_path,
-                        enc_stats *st)
+static int send_picture(c63_encoder *enc, const c63_picture *pic, cli_output *out, enc_stats *st)
 {
   int eof = 0;
 
@@ -94,11 +99,11 @@ static int send_picture(c63_encoder *enc, const c63_picture *pic, FILE *out, con
       fprintf(stderr, "%s: encoding failed: %s\n", prog, c63_encoder_error(enc));
       return 1;
     }
-    if (drain_packets(enc, out, out_path, st, &eof) != 0) return 1;
+    if (drain_packets(enc, out, st, &eof) != 0) return 1;
   }
-  if (pic != NULL) return drain_packets(enc, out, out_path, st, &eof);
+  if (pic != NULL) return drain_packets(enc, out, st, &eof);
   /* Draining: everything must come out up to the end marker. */
-  if (drain_packets(enc, out, out_path, st, &eof) != 0) return 1;
+  if (drain_packets(enc, out, st, &eof) != 0) return 1;
   if (!eof) {
     fprintf(stderr, "%s: the encoder did not finish draining\n", prog);
     return 1;
@@ -113,20 +118,23 @@ int main(int argc, char **argv)
       {"output", required_argument, NULL, 'o'},
       {"frames", required_argument, NULL, 'f'},
       {"quiet", no_argument, NULL, 'Q'},
+      {"allow-partial", no_argument, NULL, 'P'},
       {"help", no_argument, NULL, 'H'},
       {NULL, 0, NULL, 0},
   };
   c63_enc_params params;
   const char *out_path = NULL, *in_path;
-  int max_frames = -1, quiet = 0, opt, status = 1, ret;
+  int max_frames = -1, quiet = 0, allow_partial = 0, opt, status = 1, ret;
   char msg[256];
   c63_encoder *enc = NULL;
-  FILE *in = NULL, *out = NULL;
+  FILE *in = NULL;
+  cli_output out;
   uint8_t *frame = NULL;
   size_t frame_size, got = 0;
   enc_stats st = {0, 0, 0};
   double t0, elapsed;
 
+  memset(&out, 0, sizeof out);
   c63_enc_params_init(&params);
   opterr = 0; /* we print our own messages */
   while ((opt = getopt_long(argc, argv, ":" CLI_ENC_OPTSTRING "o:f:", long_opts, NULL)) != -1) {
@@ -144,6 +152,9 @@ int main(int argc, char **argv)
       break;
     case 'Q':
       quiet = 1;
+      break;
+    case 'P':
+      allow_partial = 1;
       break;
     case 'H':
       usage(stdout);
@@ -174,8 +185,11 @@ int main(int argc, char **argv)
   }
   in = cli_open(prog, in_path, "rb", stdin);
   if (in == NULL) goto done;
-  out = cli_open(prog, out_path, "wb", stdout);
-  if (out == NULL) goto done;
+  ret = cli_output_open(&out, prog, out_path, in, in_path);
+  if (ret != 0) {
+    status = ret;
+    goto done;
+  }
 
   t0 = cli_now();
   for (long n = 0; max_frames < 0 || n < max_frames; n++) {
@@ -192,27 +206,36 @@ int main(int argc, char **argv)
     pic.stride[0] = params.width;
     pic.stride[1] = pic.stride[2] = cw;
     pic.user = n;
-    if (send_picture(enc, &pic, out, out_path, &st) != 0) goto done;
+    if (send_picture(enc, &pic, &out, &st) != 0) goto done;
     got = 0;
   }
-  if (ferror(in)) {
-    fprintf(stderr, "%s: error reading %s\n", prog, in_path);
+  if (ferror(in)) { /* nothing ran since the failed read: errno is its reason */
+    fprintf(stderr, "%s: error reading %s: %s\n", prog, in_path, strerror(errno));
+    goto done;
+  }
+  /* A partial frame usually means a wrong -w/-h or a cut file: the stream
+   * would silently miss the end, so it is an error unless asked for. */
+  if (got > 0 && !allow_partial) {
+    fprintf(stderr,
+            "%s: input ends with a partial frame (%zu of %zu bytes): wrong size, or a cut file? "
+            "(--allow-partial encodes the complete frames)\n",
+            prog, got, frame_size);
     goto done;
   }
   if (got > 0)
     fprintf(stderr, "%s: warning: input ends with a partial frame (%zu of %zu bytes), ignored\n",
             prog, got, frame_size);
-  ret = send_picture(enc, NULL, out, out_path, &st);
+  ret = send_picture(enc, NULL, &out, &st);
   elapsed = cli_now() - t0;
   if (ret != 0) goto done;
-  if (cli_close(prog, out_path, out) != 0) {
-    out = NULL;
+  /* An empty stream is never what was meant (an empty file, /dev/null);
+   * -f 0 asks for it, though. */
+  if (st.frames == 0 && max_frames != 0) {
+    fprintf(stderr, "%s: no complete frame in %s (a frame of %dx%d is %zu bytes)\n", prog, in_path,
+            params.width, params.height, frame_size);
     goto done;
   }
-  out = NULL;
-  if (st.frames == 0)
-    fprintf(stderr, "%s: warning: no complete frame in %s (a frame is %zu bytes)\n", prog, in_path,
-            frame_size);
+  if (cli_output_commit(&out, prog) != 0) goto done;
   if (!quiet)
     fprintf(stderr, "%s: encoded %ld frames (%ld keyframes) of %dx%d, %llu bytes, %.2f fps (%s)\n",
             prog, st.frames, st.keyframes, params.width, params.height, st.bytes,
@@ -221,7 +244,7 @@ int main(int argc, char **argv)
 
 done:
   if (in != NULL && in != stdin) fclose(in);
-  if (out != NULL) cli_close(prog, out_path, out);
+  cli_output_abort(&out); /* no-op after a commit */
   free(frame);
   c63_encoder_free(enc);
   return status;

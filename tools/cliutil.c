@@ -3,10 +3,13 @@
 #include "cliutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "c63.h"
 
@@ -29,7 +32,20 @@ FILE *cli_open(const char *prog, const char *path, const char *mode, FILE *std_s
 
   if (strcmp(path, "-") == 0) return std_stream;
   f = fopen(path, mode);
-  if (f == NULL) fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, strerror(errno));
+  if (f == NULL) {
+    fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, strerror(errno));
+    return NULL;
+  }
+  /* fopen opens a directory for reading on Linux and only the first read
+   * fails: say why now, before any output is created. */
+  if (mode[0] == 'r') {
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+      fprintf(stderr, "%s: cannot read %s: %s\n", prog, path, strerror(EISDIR));
+      fclose(f);
+      return NULL;
+    }
+  }
   return f;
 }
 
@@ -123,4 +139,164 @@ int cli_enc_option(int opt, const char *arg, c63_enc_params *p, char *err, size_
     return -1;
   }
   return 1;
+}
+
+/* A copy of s, or NULL. */
+static char *dup_string(const char *s)
+{
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+
+  if (d != NULL) memcpy(d, s, n);
+  return d;
+}
+
+/* The mode a file created by fopen(path, "w") would get: the old file's
+ * when it is replaced, else 0666 less the umask. */
+static mode_t new_file_mode(const struct stat *old)
+{
+  mode_t mask;
+
+  if (old != NULL) return old->st_mode & 07777;
+  mask = umask(0);
+  umask(mask);
+  return 0666 & ~mask;
+}
+
+int cli_output_open(cli_output *o, const char *prog, const char *path, FILE *in,
+                    const char *in_path)
+{
+  struct stat out_st, in_st;
+  int have_out, fd;
+  const char *target = path, *slash, *base;
+  char *resolved = NULL;
+  size_t dir_len;
+
+  memset(o, 0, sizeof *o);
+  o->path = path;
+  if (strcmp(path, "-") == 0) {
+    /* Standard output streams; still refuse a regular file that is also
+     * the input (e.g. "c63-dec f.c63 - >> f.c63" would read its own output). */
+    if (fstat(STDOUT_FILENO, &out_st) == 0 && S_ISREG(out_st.st_mode) &&
+        fstat(fileno(in), &in_st) == 0 && out_st.st_dev == in_st.st_dev &&
+        out_st.st_ino == in_st.st_ino) {
+      fprintf(stderr, "%s: the output (standard output) is the input %s\n", prog, in_path);
+      return 2;
+    }
+    o->path = "standard output";
+    o->f = stdout;
+    return 0;
+  }
+
+  /* stat follows links, so a symbolic or hard link to the input is the
+   * input too: writing it would destroy what is being read. */
+  have_out = stat(path, &out_st) == 0;
+  if (have_out && fstat(fileno(in), &in_st) == 0 && out_st.st_dev == in_st.st_dev &&
+      out_st.st_ino == in_st.st_ino) {
+    fprintf(stderr, "%s: the output %s is the input %s\n", prog, path, in_path);
+    return 2;
+  }
+
+  /* Devices and FIFOs (/dev/null, /dev/full, a named pipe) are written
+   * directly: there is no file to replace, and renaming over /dev/null
+   * would be a disaster. Directories fail here with their reason. */
+  if (have_out && !S_ISREG(out_st.st_mode)) {
+    o->f = fopen(path, "wb");
+    if (o->f == NULL) {
+      fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, strerror(errno));
+      return 1;
+    }
+    return 0;
+  }
+
+  /* A regular file, or a new one: write to a temporary name in the same
+   * directory (rename is only atomic within one file system) and rename it
+   * onto the output on success, so a failed run never leaves a file that
+   * looks complete and never touches the old one. A symbolic link keeps
+   * pointing where it did: the file it names is the one replaced. */
+  if (have_out) {
+    resolved = realpath(path, NULL);
+    if (resolved != NULL) target = resolved;
+  }
+  o->final_path = dup_string(target);
+  free(resolved);
+  if (o->final_path == NULL) {
+    fprintf(stderr, "%s: out of memory\n", prog);
+    return 1;
+  }
+  slash = strrchr(o->final_path, '/');
+  base = slash ? slash + 1 : o->final_path;
+  dir_len = slash ? (size_t)(slash - o->final_path) + 1 : 0;
+  o->tmp_path = malloc(dir_len + 1 + strlen(base) + sizeof ".XXXXXX");
+  if (o->tmp_path == NULL) {
+    fprintf(stderr, "%s: out of memory\n", prog);
+    cli_output_abort(o);
+    return 1;
+  }
+  memcpy(o->tmp_path, o->final_path, dir_len);
+  sprintf(o->tmp_path + dir_len, ".%s.XXXXXX", base);
+  fd = mkstemp(o->tmp_path);
+  if (fd < 0) {
+    /* Name the output, not the temporary: that is what the user gave. */
+    fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, strerror(errno));
+    free(o->tmp_path);
+    o->tmp_path = NULL;
+    cli_output_abort(o);
+    return 1;
+  }
+  /* mkstemp makes the file 0600; give it the mode fopen would have. */
+  if (fchmod(fd, new_file_mode(have_out ? &out_st : NULL)) != 0 ||
+      (o->f = fdopen(fd, "wb")) == NULL) {
+    fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, strerror(errno));
+    close(fd);
+    cli_output_abort(o);
+    return 1;
+  }
+  return 0;
+}
+
+int cli_output_write(cli_output *o, const char *prog, const void *data, size_t n)
+{
+  if (fwrite(data, 1, n, o->f) == n) return 0;
+  fprintf(stderr, "%s: error writing %s: %s\n", prog, o->path, strerror(errno));
+  o->reported = 1;
+  return -1;
+}
+
+int cli_output_commit(cli_output *o, const char *prog)
+{
+  int failed, err;
+
+  /* ferror catches earlier short writes; fflush/fclose catch buffered ones
+   * (e.g. a full disk), which would otherwise pass silently. */
+  failed = ferror(o->f) != 0;
+  err = errno;
+  if ((o->f == stdout ? fflush(o->f) : fclose(o->f)) != 0) {
+    failed = 1;
+    err = errno;
+  }
+  o->f = NULL;
+  if (!failed && o->tmp_path != NULL && rename(o->tmp_path, o->final_path) != 0) {
+    failed = 1;
+    err = errno;
+  }
+  if (failed) {
+    if (!o->reported) fprintf(stderr, "%s: error writing %s: %s\n", prog, o->path, strerror(err));
+    cli_output_abort(o);
+    return -1;
+  }
+  free(o->tmp_path);
+  free(o->final_path);
+  o->tmp_path = o->final_path = NULL;
+  return 0;
+}
+
+void cli_output_abort(cli_output *o)
+{
+  if (o->f != NULL && o->f != stdout) fclose(o->f);
+  o->f = NULL;
+  if (o->tmp_path != NULL) unlink(o->tmp_path);
+  free(o->tmp_path);
+  free(o->final_path);
+  o->tmp_path = o->final_path = NULL;
 }

@@ -40,6 +40,38 @@ FILE *cli_open(const char *prog, const char *path, const char *mode, FILE *std_s
  * closed). Returns 0, or -1 after printing a message when the write failed. */
 int cli_close(const char *prog, const char *path, FILE *f);
 
+/* An output file that only appears when the run succeeds. A regular file
+ * (or a new one) is written under a temporary name in its directory and
+ * renamed onto the output by cli_output_commit; cli_output_abort removes
+ * the temporary, leaving an old output untouched. "-" (standard output),
+ * devices and FIFOs are written directly, as a stream. */
+typedef struct cli_output {
+  FILE *f;          /* write here (or with cli_output_write) */
+  const char *path; /* the name given, for messages */
+  char *final_path; /* where the temporary goes (a symbolic link's target) */
+  char *tmp_path;   /* the temporary file, NULL when writing directly */
+  int reported;     /* a write error was already reported */
+} cli_output;
+
+/* Open the output path for a tool reading in (in_path, for messages).
+ * Returns 0; 2 after a message when the output is the input itself (same
+ * device and inode: the same name, a symbolic or a hard link), which would
+ * destroy it; 1 after a message when it cannot be created. */
+int cli_output_open(cli_output *o, const char *prog, const char *path, FILE *in,
+                    const char *in_path);
+
+/* fwrite n bytes; returns 0, or -1 after printing "error writing PATH:
+ * reason" (cli_output_commit and cli_output_abort then stay quiet). */
+int cli_output_write(cli_output *o, const char *prog, const void *data, size_t n);
+
+/* Flush and close the output and move it into place. Returns 0, or -1 after
+ * one message and removing the temporary file. */
+int cli_output_commit(cli_output *o, const char *prog);
+
+/* Give up: close the output and remove its temporary file, silently. Safe
+ * on a cli_output that failed to open or was already committed. */
+void cli_output_abort(cli_output *o);
+
 /* Bytes of one I420 picture of width x height (chroma ceil(w/2) x ceil(h/2)). */
 size_t cli_i420_size(int width, int height);
 
