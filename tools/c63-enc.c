@@ -12,6 +12,11 @@
 
 #include "c63.h"
 #include "cliutil.h"
+#include "frame_reader.h"
+
+/* Frames read ahead of the encoder: enough to cover a slow read while the
+ * GPU encodes. */
+#define READ_AHEAD 6
 
 static const char *prog = "c63-enc";
 
@@ -129,8 +134,9 @@ int main(int argc, char **argv)
   c63_encoder *enc = NULL;
   FILE *in = NULL;
   cli_output out;
-  uint8_t *frame = NULL;
+  frame_reader *reader = NULL;
   size_t frame_size, got = 0;
+  int read_errno = 0;
   enc_stats st = {0, 0, 0};
   double t0, elapsed;
 
@@ -178,11 +184,6 @@ int main(int argc, char **argv)
     return 1;
   }
   frame_size = cli_i420_size(params.width, params.height);
-  frame = malloc(frame_size);
-  if (frame == NULL) {
-    fprintf(stderr, "%s: out of memory\n", prog);
-    goto done;
-  }
   in = cli_open(prog, in_path, "rb", stdin);
   if (in == NULL) goto done;
   ret = cli_output_open(&out, prog, out_path, in, in_path);
@@ -190,15 +191,22 @@ int main(int argc, char **argv)
     status = ret;
     goto done;
   }
+  /* Frames are read ahead in a thread of their own, into buffers the GPU
+   * can read directly. */
+  reader = frame_reader_start(in, frame_size, max_frames, READ_AHEAD);
+  if (reader == NULL) {
+    fprintf(stderr, "%s: out of memory\n", prog);
+    goto done;
+  }
 
   t0 = cli_now();
-  for (long n = 0; max_frames < 0 || n < max_frames; n++) {
+  for (long n = 0;; n++) {
     int cw = c63_chroma_size(params.width), ch = c63_chroma_size(params.height);
     size_t ysize = (size_t)params.width * (size_t)params.height;
     c63_picture pic;
+    const uint8_t *frame = frame_reader_next(reader, &got, &read_errno);
 
-    got = cli_read_full(in, frame, frame_size);
-    if (got < frame_size) break;
+    if (frame == NULL) break;
     memset(&pic, 0, sizeof pic);
     pic.data[0] = frame;
     pic.data[1] = frame + ysize;
@@ -206,11 +214,12 @@ int main(int argc, char **argv)
     pic.stride[0] = params.width;
     pic.stride[1] = pic.stride[2] = cw;
     pic.user = n;
-    if (send_picture(enc, &pic, &out, &st) != 0) goto done;
-    got = 0;
+    ret = send_picture(enc, &pic, &out, &st); /* the encoder has copied the picture */
+    frame_reader_release(reader);
+    if (ret != 0) goto done;
   }
-  if (ferror(in)) { /* nothing ran since the failed read: errno is its reason */
-    fprintf(stderr, "%s: error reading %s: %s\n", prog, in_path, strerror(errno));
+  if (read_errno) {
+    fprintf(stderr, "%s: error reading %s: %s\n", prog, in_path, strerror(read_errno));
     goto done;
   }
   /* A partial frame usually means a wrong -w/-h or a cut file: the stream
@@ -243,9 +252,9 @@ int main(int argc, char **argv)
   status = 0;
 
 done:
+  frame_reader_stop(reader); /* before the input is closed */
   if (in != NULL && in != stdin) fclose(in);
   cli_output_abort(&out); /* no-op after a commit */
-  free(frame);
   c63_encoder_free(enc);
   return status;
 }
