@@ -1,57 +1,101 @@
-/* A reader thread over a ring of frame buffers (frame_reader.h).
+/* Reader threads over a ring of frame buffers (frame_reader.h).
+ *
+ * Frame k goes to slot k % depth. A regular file is read with pread by
+ * several threads at once (a single copy out of the page cache is slower
+ * than the GPU encodes); a pipe or terminal by one thread with fread.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "frame_reader.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "c63.h"
 #include "cliutil.h"
 
+#define MAX_THREADS 4
+
+typedef struct slot {
+  uint8_t *buf;
+  long frame; /* the frame it holds or is being read into, -1 when free */
+  int ready;
+} slot;
+
 struct frame_reader {
   FILE *in;
+  int fd;     /* >= 0: a regular file, read with pread */
+  off_t base; /* its offset when reading started */
   size_t frame_size;
-  long max_frames;
+  long max_frames; /* < 0: no limit */
   int depth;
-  uint8_t **buf;
-  /* Frames [head, head + filled) of the ring are read and not released. */
-  int head, filled;
-  int done;       /* the reader read its last frame */
-  int stop;       /* the caller asks the reader to stop */
+  slot *slots;
+  long next_read; /* the next frame a thread takes */
+  long next_out;  /* the next frame the caller gets */
+  long end;       /* frames that exist (LONG_MAX until known) */
   size_t partial; /* bytes of an incomplete last frame */
   int read_errno;
+  int stop;
+  int nthreads;
+  pthread_t threads[MAX_THREADS];
   pthread_mutex_t lock;
   pthread_cond_t cond;
-  pthread_t thread;
 };
+
+/* Read frame k into buf: the bytes read (less than a frame at the end). */
+static size_t read_frame(frame_reader *r, long k, uint8_t *buf, int *err)
+{
+  if (r->fd < 0) { /* sequential: one thread, frames in order */
+    size_t got = cli_read_full(r->in, buf, r->frame_size);
+    *err = ferror(r->in) ? errno : 0;
+    return got;
+  }
+  size_t got = 0;
+  const off_t base = r->base + (off_t)k * (off_t)r->frame_size;
+  while (got < r->frame_size) {
+    ssize_t n = pread(r->fd, buf + got, r->frame_size - got, base + (off_t)got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      *err = n < 0 ? errno : 0;
+      return got;
+    }
+    got += (size_t)n;
+  }
+  *err = 0;
+  return got;
+}
 
 static void *read_loop(void *arg)
 {
   frame_reader *r = arg;
-  for (long n = 0; r->max_frames < 0 || n < r->max_frames; n++) {
-    pthread_mutex_lock(&r->lock);
-    while (r->filled == r->depth && !r->stop)
+  pthread_mutex_lock(&r->lock);
+  for (;;) {
+    const long k = r->next_read;
+    slot *s = &r->slots[k % r->depth];
+    if (r->stop || k >= r->end || (r->max_frames >= 0 && k >= r->max_frames)) break;
+    if (s->frame >= 0) { /* the slot still holds an earlier frame */
       pthread_cond_wait(&r->cond, &r->lock);
-    const int slot = (r->head + r->filled) % r->depth, stop = r->stop;
+      continue;
+    }
+    s->frame = k;
+    s->ready = 0;
+    r->next_read++;
     pthread_mutex_unlock(&r->lock);
-    if (stop) break;
 
-    /* Only this thread touches a slot between release and filled++. */
-    const size_t got = cli_read_full(r->in, r->buf[slot], r->frame_size);
-    const int err = ferror(r->in) ? errno : 0;
+    int err;
+    const size_t got = read_frame(r, k, s->buf, &err);
+
     pthread_mutex_lock(&r->lock);
-    if (got == r->frame_size) r->filled++;
-    if (got < r->frame_size) {
+    if (got < r->frame_size && k < r->end) {
+      /* the input ends in this frame: the frames after it do not exist */
+      r->end = k;
       r->partial = got;
       r->read_errno = err;
     }
+    s->ready = 1;
     pthread_cond_broadcast(&r->cond);
-    pthread_mutex_unlock(&r->lock);
-    if (got < r->frame_size) break;
   }
-  pthread_mutex_lock(&r->lock);
-  r->done = 1;
   pthread_cond_broadcast(&r->cond);
   pthread_mutex_unlock(&r->lock);
   return NULL;
@@ -59,33 +103,43 @@ static void *read_loop(void *arg)
 
 static void free_reader(frame_reader *r)
 {
-  for (int i = 0; r->buf && i < r->depth; i++)
-    c63_picture_memory_free(r->buf[i]);
-  free(r->buf);
+  for (int i = 0; r->slots && i < r->depth; i++)
+    c63_picture_memory_free(r->slots[i].buf);
+  free(r->slots);
   free(r);
 }
 
 frame_reader *frame_reader_start(FILE *in, size_t frame_size, long max_frames, int depth)
 {
   frame_reader *r = calloc(1, sizeof *r);
+  struct stat st;
   if (!r) return NULL;
   r->in = in;
+  r->fd = fstat(fileno(in), &st) == 0 && S_ISREG(st.st_mode) ? fileno(in) : -1;
+  /* stdin may be a file opened at some offset: frames start there */
+  if (r->fd >= 0 && (r->base = lseek(r->fd, 0, SEEK_CUR)) < 0) r->fd = -1;
   r->frame_size = frame_size;
   r->max_frames = max_frames;
   r->depth = depth;
-  r->buf = calloc((size_t)depth, sizeof *r->buf);
-  for (int i = 0; r->buf && i < depth; i++)
-    if (!(r->buf[i] = c63_picture_memory_alloc(frame_size))) {
+  r->end = max_frames >= 0 ? max_frames : (long)(~0ul >> 1);
+  r->slots = calloc((size_t)depth, sizeof *r->slots);
+  for (int i = 0; r->slots && i < depth; i++) {
+    r->slots[i].frame = -1;
+    if (!(r->slots[i].buf = c63_picture_memory_alloc(frame_size))) {
       free_reader(r);
       return NULL;
     }
-  if (!r->buf) {
+  }
+  if (!r->slots) {
     free_reader(r);
     return NULL;
   }
   pthread_mutex_init(&r->lock, NULL);
   pthread_cond_init(&r->cond, NULL);
-  if (pthread_create(&r->thread, NULL, read_loop, r) != 0) {
+  const int want = r->fd >= 0 ? (depth < MAX_THREADS ? depth : MAX_THREADS) : 1;
+  for (; r->nthreads < want; r->nthreads++)
+    if (pthread_create(&r->threads[r->nthreads], NULL, read_loop, r) != 0) break;
+  if (r->nthreads == 0) {
     pthread_mutex_destroy(&r->lock);
     pthread_cond_destroy(&r->cond);
     free_reader(r);
@@ -98,11 +152,17 @@ const uint8_t *frame_reader_next(frame_reader *r, size_t *partial, int *read_err
 {
   const uint8_t *frame = NULL;
   pthread_mutex_lock(&r->lock);
-  while (r->filled == 0 && !r->done)
+  for (;;) {
+    slot *s = &r->slots[r->next_out % r->depth];
+    if (r->next_out >= r->end) break;
+    if (s->frame == r->next_out && s->ready) {
+      frame = s->buf;
+      break;
+    }
     pthread_cond_wait(&r->cond, &r->lock);
-  if (r->filled > 0) frame = r->buf[r->head];
-  *partial = r->partial;
-  *read_errno = r->read_errno;
+  }
+  *partial = r->next_out >= r->end ? r->partial : 0;
+  *read_errno = r->next_out >= r->end ? r->read_errno : 0;
   pthread_mutex_unlock(&r->lock);
   return frame;
 }
@@ -110,9 +170,10 @@ const uint8_t *frame_reader_next(frame_reader *r, size_t *partial, int *read_err
 void frame_reader_release(frame_reader *r)
 {
   pthread_mutex_lock(&r->lock);
-  if (r->filled > 0) {
-    r->head = (r->head + 1) % r->depth;
-    r->filled--;
+  slot *s = &r->slots[r->next_out % r->depth];
+  if (s->frame == r->next_out) {
+    s->frame = -1;
+    r->next_out++;
   }
   pthread_cond_broadcast(&r->cond);
   pthread_mutex_unlock(&r->lock);
@@ -125,7 +186,8 @@ void frame_reader_stop(frame_reader *r)
   r->stop = 1;
   pthread_cond_broadcast(&r->cond);
   pthread_mutex_unlock(&r->lock);
-  pthread_join(r->thread, NULL);
+  for (int i = 0; i < r->nthreads; i++)
+    pthread_join(r->threads[i], NULL);
   pthread_mutex_destroy(&r->lock);
   pthread_cond_destroy(&r->cond);
   free_reader(r);

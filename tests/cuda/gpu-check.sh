@@ -6,7 +6,7 @@
 #   tests/cuda/gpu-check.sh BIN_DIR [OUT_DIR]
 #
 # BIN_DIR holds test_cuda_dsp, test_cuda_entropy, test_cuda_encode, c63-cuda-bench and
-# optionally libgstc63.so; the conformance inputs are unpacked from
+# optionally c63-enc, c63-element-bench, check-c63cudaenc and libgstc63.so; the conformance inputs are unpacked from
 # tests/data into OUT_DIR (xz, or Python's lzma where xz is missing).
 # The GStreamer part needs a kit (../shared/gpu/make-kit.sh) sourced first.
 set -u
@@ -39,6 +39,11 @@ step odd-sizes "$bin/test_cuda_encode" odd-sizes
 step long "$bin/test_cuda_encode" long
 step pinned "$bin/test_cuda_encode" pinned
 step api "$bin/test_cuda_encode" api
+if [ -f "$bin/libgstc63.so" ] && [ -x "$bin/check-c63cudaenc" ]; then
+  GST_PLUGIN_PATH=$bin step gst-c63cudaenc "$bin/check-c63cudaenc"
+  GST_PLUGIN_PATH=$bin CK_FORK=no step memcheck-gst-c63cudaenc timeout 300 compute-sanitizer \
+    --tool memcheck --error-exitcode 9 "$bin/check-c63cudaenc"
+fi
 if command -v compute-sanitizer > /dev/null; then
   export C63_TEST_QUICK=1
   step memcheck-dsp timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/test_cuda_dsp"
@@ -57,19 +62,49 @@ if command -v compute-sanitizer > /dev/null; then
     "$bin/test_cuda_encode" odd-sizes
   unset C63_TEST_QUICK
 fi
-step bench-mandel "$bin/c63-cuda-bench" -f 300 -n 5 "$out/yuv/mandel_1920x1080.yuv"
-cat "$out/bench-mandel.log"
-step bench-synth "$bin/c63-cuda-bench" -f 300 -n 5
-cat "$out/bench-synth.log"
-step bench-mandel-pinned "$bin/c63-cuda-bench" -p -f 300 -n 5 "$out/yuv/mandel_1920x1080.yuv"
-cat "$out/bench-mandel-pinned.log"
-step bench-mandel-key "$bin/c63-cuda-bench" -k 1 -f 300 -n 5 "$out/yuv/mandel_1920x1080.yuv"
-cat "$out/bench-mandel-key.log"
-step bench-4k "$bin/c63-cuda-bench" -w 3840 -h 2160 -f 100 -n 5
-cat "$out/bench-4k.log"
+# Benchmarks (speed is measured, never asserted). Library: delta frames
+# (staged input, and page-locked input as from a pinned pool), all-keyframe,
+# synthetic, 4K; then c63-enc file to file on tmpfs, N processes on one GPU,
+# the element in-process and in gst-launch pipelines.
+bench() { # name args...
+  name=$1; shift
+  step "$name" "$@"
+  grep -E "median|upload|motion|transform|entropy|host|GPU stages|submit|collect|process|aggregate" \
+    "$out/$name.log"
+}
+mandel=$out/yuv/mandel_1920x1080.yuv
+bench bench-mandel "$bin/c63-cuda-bench" -f 300 -n 5 "$mandel"
+bench bench-mandel-t4 "$bin/c63-cuda-bench" -t 4 -f 300 -n 5 "$mandel"
+bench bench-mandel-pinned "$bin/c63-cuda-bench" -p -f 300 -n 5 "$mandel"
+bench bench-mandel-key "$bin/c63-cuda-bench" -k 1 -f 300 -n 5 "$mandel"
+bench bench-mandel-key-pinned "$bin/c63-cuda-bench" -p -k 1 -f 300 -n 5 "$mandel"
+bench bench-synth "$bin/c63-cuda-bench" -f 300 -n 5
+bench bench-4k "$bin/c63-cuda-bench" -w 3840 -h 2160 -f 100 -n 5
+bench bench-4k-pinned "$bin/c63-cuda-bench" -p -w 3840 -h 2160 -f 100 -n 5
+bench bench-multi4 sh tools/c63-cuda-bench-multi.sh "$bin/c63-cuda-bench" 4 -f 1000 -n 3 "$mandel"
+if [ -x "$bin/c63-enc" ]; then
+  # 3000 frames of mandel on tmpfs, file to file, median of 3
+  shm=${SHM:-/dev/shm}/c63-gpu-check
+  mkdir -p "$shm"
+  python3 - "$mandel" "$shm/in.yuv" 600 <<'PY'
+import sys
+d = open(sys.argv[1], 'rb').read()
+with open(sys.argv[2], 'wb') as f:
+    for i in range(int(sys.argv[3]) // 5):
+        f.write(d)
+PY
+  for i in 1 2 3; do
+    "$bin/c63-enc" --backend cuda -w 1920 -h 1080 -o "$shm/out.c63" "$shm/in.yuv" 2>&1 | tail -1
+  done > "$out/enc-file.log"
+  cat "$out/enc-file.log"
+  rm -rf "$shm"
+fi
 if [ -f "$bin/libgstc63.so" ] && command -v gst-launch-1.0 > /dev/null; then
   export GST_PLUGIN_PATH=$bin
-  step gst-bench sh tools/c63-cuda-bench-gst.sh "$out/yuv/mandel_1920x1080.yuv" 1920 1080 300 5
-  cat "$out/gst-bench.log"
+  if [ -x "$bin/c63-element-bench" ]; then
+    bench element "$bin/c63-element-bench" -f 3000 -n 5 "$mandel"
+    bench element-pool "$bin/c63-element-bench" -p -f 3000 -n 5 "$mandel"
+  fi
+  bench gst-bench sh tools/c63-cuda-bench-gst.sh "$mandel" 1920 1080 1000 3
 fi
 exit $status
