@@ -29,13 +29,17 @@ enum {
 #define DEFAULT_DEVICE_ID 0
 
 /* The media type is documented in docs/elements.md. "parsed" tells c63dec
- * that every buffer holds exactly one frame (as for jpegparse/jpegdec). */
+ * that every buffer holds exactly one frame (as for jpegparse/jpegdec).
+ *
+ * Neither template names a framerate: any rate is encoded, and so is input
+ * without one (appsrc, image sources), whose rate GstVideoInfo reads as 0/1
+ * ("unknown"), which the output caps then carry. A framerate field in the
+ * src template would make it required on the sink side too, because
+ * GstVideoEncoder proxies downstream's framerate into the sink caps. */
 #define SINK_CAPS                                                                                  \
-  "video/x-raw, format = (string) I420, width = (int) [ 8, 8192 ], height = (int) [ 8, 8192 ], "   \
-  "framerate = (fraction) [ 0/1, MAX ]"
+  "video/x-raw, format = (string) I420, width = (int) [ 8, 8192 ], height = (int) [ 8, 8192 ]"
 #define SRC_CAPS                                                                                   \
-  "video/x-c63, width = (int) [ 8, 8192 ], height = (int) [ 8, 8192 ], "                           \
-  "framerate = (fraction) [ 0/1, MAX ], parsed = (boolean) true"
+  "video/x-c63, width = (int) [ 8, 8192 ], height = (int) [ 8, 8192 ], parsed = (boolean) true"
 
 static GstStaticPadTemplate sink_template =
     GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(SINK_CAPS));

@@ -14,6 +14,7 @@
 G_BEGIN_DECLS
 
 void c63check_enc_caps(const gchar *element);
+void c63check_enc_no_framerate(const gchar *element);
 void c63check_enc_flags_timestamps(const gchar *element);
 void c63check_enc_keyframe_interval_edges(const gchar *element);
 void c63check_enc_quality_mid_stream(const gchar *element);

@@ -19,6 +19,12 @@ GST_START_TEST(test_cuda_caps)
 }
 GST_END_TEST;
 
+GST_START_TEST(test_cuda_no_framerate)
+{
+  c63check_enc_no_framerate(ELEMENT);
+}
+GST_END_TEST;
+
 GST_START_TEST(test_cuda_flags_timestamps)
 {
   c63check_enc_flags_timestamps(ELEMENT);
@@ -135,6 +141,7 @@ static Suite *c63cudaenc_suite(void)
   suite_add_tcase(s, tc);
   tcase_add_test(tc, test_cuda_latency);
   tcase_add_test(tc, test_cuda_caps);
+  tcase_add_test(tc, test_cuda_no_framerate);
   tcase_add_test(tc, test_cuda_flags_timestamps);
   tcase_add_test(tc, test_cuda_keyframe_interval_edges);
   tcase_add_test(tc, test_cuda_quality_mid_stream);
