@@ -363,6 +363,29 @@ void c63check_enc_flush(const gchar *element)
   gst_harness_teardown(hh);
 }
 
+/* Downstream proposes an allocator that fails: coded frames go to system
+ * memory instead (as GstVideoEncoder's own fallback would), all of them. */
+void c63check_enc_failing_allocator(const gchar *element)
+{
+  GstHarness *hh = gst_harness_new(element);
+  GstBus *bus = gst_bus_new();
+  GstMessage *msg;
+  guint n;
+
+  gst_element_set_bus(hh->element, bus);
+  gst_harness_set_propose_allocator(hh, c63check_failing_allocator_new(), NULL);
+  set_size_caps(hh, 64, 48);
+  push_pictures(hh, 64, 48, 0, 3);
+  finish(hh);
+  for (n = 0; n < 3; n++)
+    fail_unless_equals_int(pull_keyframe_flag(hh, NULL), n == 0);
+  msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  fail_if(msg != NULL, "unexpected error");
+  gst_element_set_bus(hh->element, NULL);
+  gst_object_unref(bus);
+  gst_harness_teardown(hh);
+}
+
 void c63check_enc_latency(const gchar *element, c63_backend_kind backend)
 {
   GstHarness *hh = enc_harness(element, 64, 48);

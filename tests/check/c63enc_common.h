@@ -25,6 +25,7 @@ void c63check_enc_size_change(const gchar *element);
 void c63check_enc_strided_input(const gchar *element);
 void c63check_enc_allocation(const gchar *element);
 void c63check_enc_flush(const gchar *element);
+void c63check_enc_failing_allocator(const gchar *element);
 void c63check_enc_bad_caps(const gchar *element);
 void c63check_enc_latency(const gchar *element, c63_backend_kind backend);
 /* Every conformance vector through the element, byte for byte. */

@@ -73,6 +73,12 @@ GST_START_TEST(test_cuda_strided_input)
 }
 GST_END_TEST;
 
+GST_START_TEST(test_cuda_failing_allocator)
+{
+  c63check_enc_failing_allocator(ELEMENT);
+}
+GST_END_TEST;
+
 GST_START_TEST(test_cuda_flush)
 {
   c63check_enc_flush(ELEMENT);
@@ -151,6 +157,7 @@ static Suite *c63cudaenc_suite(void)
   tcase_add_test(tc, test_cuda_size_change);
   tcase_add_test(tc, test_cuda_strided_input);
   tcase_add_test(tc, test_cuda_flush);
+  tcase_add_test(tc, test_cuda_failing_allocator);
   tcase_add_test(tc, test_cuda_device_id);
   tcase_add_test(tc, test_cuda_bad_device);
   tcase_add_loop_test(tc, test_cuda_conformance, 0, c63check_vectors()->len);

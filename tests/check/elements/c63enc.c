@@ -1,7 +1,7 @@
 /* GstHarness tests of c63enc: caps, flags, timestamps, properties changed
  * mid-stream, force-key-unit, EOS drain, size change, strided input,
- * allocation, input without a framerate. c63cudaenc.c runs the shared ones
- * on the CUDA element.
+ * allocation, input without a framerate, a failing downstream allocator.
+ * c63cudaenc.c runs the shared ones on the CUDA element.
  *
  * Copyright (C) 2026 gst-c63 contributors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -79,6 +79,12 @@ GST_START_TEST(test_enc_allocation)
 }
 GST_END_TEST;
 
+GST_START_TEST(test_enc_failing_allocator)
+{
+  c63check_enc_failing_allocator("c63enc");
+}
+GST_END_TEST;
+
 GST_START_TEST(test_enc_flush)
 {
   c63check_enc_flush("c63enc");
@@ -132,6 +138,7 @@ static Suite *c63enc_suite(void)
   tcase_add_test(tc, test_enc_strided_input);
   tcase_add_test(tc, test_enc_allocation);
   tcase_add_test(tc, test_enc_flush);
+  tcase_add_test(tc, test_enc_failing_allocator);
   tcase_add_test(tc, test_enc_bad_caps);
   tcase_add_test(tc, test_enc_properties);
   return s;
