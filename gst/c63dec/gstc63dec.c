@@ -9,7 +9,8 @@
  * size, so output caps follow the stream and are renegotiated when it
  * changes. Decoding errors are reported with GST_VIDEO_DECODER_ERROR, which
  * honours the max-errors property; libc63 then drops its reference, and
- * delta frames are skipped until the next keyframe.
+ * delta frames are skipped until the next keyframe. A stream that yields no
+ * picture at all ends in an error at EOS.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -43,6 +44,9 @@ static gboolean gst_c63_dec_start(GstVideoDecoder *vdec)
     return FALSE;
   }
   gst_c63_framer_reset(&self->framer);
+  self->bytes_in = self->bytes_skipped = 0;
+  self->frames_in = self->frames_out = self->frames_corrupt = self->frames_no_ref = 0;
+  self->failed = FALSE;
   return TRUE;
 }
 
@@ -87,6 +91,8 @@ static GstFlowReturn gst_c63_dec_parse(GstVideoDecoder *vdec, GstVideoCodecFrame
       return GST_VIDEO_DECODER_FLOW_NEED_DATA;
     case GST_C63_FRAMER_SKIP:
       GST_DEBUG_OBJECT(self, "skipping %" G_GSIZE_FORMAT " bytes of non-frame data", size);
+      self->bytes_in += size;
+      self->bytes_skipped += size;
       gst_adapter_flush(adapter, size);
       continue;
     case GST_C63_FRAMER_FRAME:
@@ -144,12 +150,15 @@ static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCod
   GstC63Dec *self = GST_C63_DEC(vdec);
   c63_decoded_picture pic;
   GstMapInfo map;
-  GstFlowReturn ret = GST_FLOW_OK;
+  GstFlowReturn ret;
   int status;
 
+  self->frames_in++;
+  self->bytes_in += gst_buffer_get_size(frame->input_buffer);
   if (!gst_buffer_map(frame->input_buffer, &map, GST_MAP_READ)) {
     gst_video_decoder_drop_frame(vdec, frame);
     GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Could not map the input buffer"), (NULL));
+    self->failed = TRUE;
     return GST_FLOW_ERROR;
   }
   status = c63_decoder_decode(self->dec, map.data, map.size, &pic);
@@ -159,6 +168,7 @@ static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCod
     /* A delta frame before the first keyframe (or after an error): there is
      * nothing to predict from, so it is skipped, not shown broken. */
     GST_DEBUG_OBJECT(self, "skipping delta frame without a preceding keyframe");
+    self->frames_no_ref++;
     gst_video_decoder_release_frame(vdec, frame);
     return GST_FLOW_OK;
   }
@@ -167,10 +177,12 @@ static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCod
       gst_video_decoder_drop_frame(vdec, frame);
       GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT, ("Out of memory decoding a frame"),
                         ("%s", c63_decoder_error(self->dec)));
+      self->failed = TRUE;
       return GST_FLOW_ERROR;
     }
     /* Counts against max-errors (default: never fatal). A tolerated error
      * is still posted as a warning, so applications see the glitch. */
+    self->frames_corrupt++;
     GST_VIDEO_DECODER_ERROR(
         self, 1, STREAM, DECODE, ("Corrupt Codec63 frame, skipping to the next keyframe"),
         ("%s: %s", c63_status_string(status), c63_decoder_error(self->dec)), ret);
@@ -178,6 +190,8 @@ static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCod
       GST_ELEMENT_WARNING(self, STREAM, DECODE,
                           ("Corrupt Codec63 frame, skipping to the next keyframe"),
                           ("%s: %s", c63_status_string(status), c63_decoder_error(self->dec)));
+    else
+      self->failed = TRUE;
     gst_video_decoder_drop_frame(vdec, frame);
     return ret;
   }
@@ -193,9 +207,41 @@ static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCod
   if (!gst_c63_dec_copy_picture(self, &pic, frame)) {
     gst_video_decoder_drop_frame(vdec, frame);
     GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not map the output buffer"), (NULL));
+    self->failed = TRUE;
     return GST_FLOW_ERROR;
   }
+  self->frames_out++;
   return gst_video_decoder_finish_frame(vdec, frame);
+}
+
+/* At EOS: input that gave no picture at all is an error, not an empty
+ * success (gst-launch-1.0 would exit 0 with an empty file). GstVideoDecoder
+ * has a check of its own, but it misses streams whose frames were all
+ * dropped as corrupt; returning an error flow here also keeps it from
+ * posting a second message. */
+static GstFlowReturn gst_c63_dec_finish(GstVideoDecoder *vdec)
+{
+  GstC63Dec *self = GST_C63_DEC(vdec);
+
+  if (self->failed) /* already reported */
+    return GST_FLOW_ERROR;
+  if (self->bytes_in == 0 || self->frames_out > 0) return GST_FLOW_OK;
+  if (self->frames_in == 0)
+    GST_ELEMENT_ERROR(self, STREAM, DECODE,
+                      ("No frame could be decoded: %" G_GUINT64_FORMAT " bytes of input hold no "
+                       "Codec63 frame. Is this a Codec63 stream?",
+                       self->bytes_in),
+                      ("no frame start (FF D8 FF DB) found"));
+  else
+    GST_ELEMENT_ERROR(self, STREAM, DECODE,
+                      ("No frame could be decoded: of %u frames, %u were corrupt and %u were "
+                       "delta frames with no keyframe before them",
+                       self->frames_in, self->frames_corrupt, self->frames_no_ref),
+                      ("%" G_GUINT64_FORMAT " bytes of input: %" G_GUINT64_FORMAT
+                       " in dropped frames, %" G_GUINT64_FORMAT " outside any frame",
+                       self->bytes_in, self->bytes_in - self->bytes_skipped, self->bytes_skipped));
+  self->failed = TRUE;
+  return GST_FLOW_ERROR;
 }
 
 static gboolean gst_c63_dec_flush(GstVideoDecoder *vdec)
@@ -258,6 +304,7 @@ static void gst_c63_dec_class_init(GstC63DecClass *klass)
   vdec_class->set_format = GST_DEBUG_FUNCPTR(gst_c63_dec_set_format);
   vdec_class->parse = GST_DEBUG_FUNCPTR(gst_c63_dec_parse);
   vdec_class->handle_frame = GST_DEBUG_FUNCPTR(gst_c63_dec_handle_frame);
+  vdec_class->finish = GST_DEBUG_FUNCPTR(gst_c63_dec_finish);
   vdec_class->flush = GST_DEBUG_FUNCPTR(gst_c63_dec_flush);
   vdec_class->decide_allocation = GST_DEBUG_FUNCPTR(gst_c63_dec_decide_allocation);
 

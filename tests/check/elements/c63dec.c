@@ -1,6 +1,7 @@
 /* GstHarness tests of c63dec: packetized and byte-stream input (down to
  * 1-byte chunks), output caps and size changes, timestamps, skipping delta
- * frames before the first keyframe, corrupt frames and recovery.
+ * frames before the first keyframe, corrupt frames and recovery, an error
+ * when nothing decodes.
  *
  * Copyright (C) 2026 gst-c63 contributors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -99,6 +100,52 @@ static GPtrArray *clean_pictures(GPtrArray *frames)
   fail_unless_equals_int(each->len, frames->len);
   gst_harness_teardown(hh);
   return each;
+}
+
+/* Messages the element posted, popped from its bus. */
+typedef struct {
+  guint warnings, errors;
+  GError *error; /* the first error */
+  gchar *error_debug;
+} BusMessages;
+
+static void pop_messages(GstBus *bus, BusMessages *m)
+{
+  GstMessage *msg;
+
+  memset(m, 0, sizeof *m);
+  while ((msg = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING | GST_MESSAGE_ERROR))) {
+    if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_WARNING) {
+      m->warnings++;
+    } else if (m->errors++ == 0) {
+      gst_message_parse_error(msg, &m->error, &m->error_debug);
+      GST_INFO("error: %s (%s)", m->error->message, m->error_debug);
+    }
+    gst_message_unref(msg);
+  }
+}
+
+static void clear_messages(BusMessages *m)
+{
+  g_clear_error(&m->error);
+  g_free(m->error_debug);
+}
+
+/* A harness whose element posts to a bus of ours. */
+static GstHarness *dec_harness_bus(const gchar *caps, GstBus **bus)
+{
+  GstHarness *hh = dec_harness(caps);
+
+  *bus = gst_bus_new();
+  gst_element_set_bus(hh->element, *bus);
+  return hh;
+}
+
+static void teardown_bus(GstHarness *hh, GstBus *bus)
+{
+  gst_element_set_bus(hh->element, NULL);
+  gst_object_unref(bus);
+  gst_harness_teardown(hh);
 }
 
 GST_START_TEST(test_dec_packetized)
@@ -370,6 +417,81 @@ GST_START_TEST(test_dec_truncated_at_eos)
 }
 GST_END_TEST;
 
+/* Input that yields no picture at all ends in one error at EOS, so
+ * gst-launch-1.0 fails instead of writing an empty file: */
+static void check_nothing_decoded(GstHarness *hh, GstBus *bus)
+{
+  BusMessages m;
+
+  fail_unless_equals_int(gst_harness_buffers_received(hh), 0);
+  pop_messages(bus, &m);
+  fail_unless_equals_int(m.errors, 1);
+  fail_unless(g_error_matches(m.error, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE), "%s",
+              m.error->message);
+  fail_unless(strstr(m.error->message, "No frame could be decoded") != NULL, "%s",
+              m.error->message);
+  clear_messages(&m);
+  teardown_bus(hh, bus);
+}
+
+GST_START_TEST(test_dec_nothing_decoded)
+{
+  GPtrArray *frames = load_frames(K7_STREAM);
+  GstBus *bus;
+  GstHarness *hh;
+  guint n;
+
+  /* only delta frames (a stream cut after its last keyframe) */
+  hh = dec_harness_bus(PACKETIZED_CAPS, &bus);
+  for (n = 1; n < 7; n++)
+    fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[n]), n), GST_FLOW_OK);
+  gst_harness_push_event(hh, gst_event_new_eos());
+  check_nothing_decoded(hh, bus);
+
+  /* only corrupt frames: the first half of each */
+  hh = dec_harness_bus(PACKETIZED_CAPS, &bus);
+  for (n = 0; n < 5; n++) {
+    GBytes *half =
+        g_bytes_new_from_bytes(frames->pdata[n], 0, g_bytes_get_size(frames->pdata[n]) / 2);
+    fail_unless_equals_int(push_frame(hh, half, n), GST_FLOW_OK);
+  }
+  gst_harness_push_event(hh, gst_event_new_eos());
+  check_nothing_decoded(hh, bus);
+
+  /* a byte stream without any frame */
+  hh = dec_harness_bus(BYTESTREAM_CAPS, &bus);
+  {
+    static const gsize chunks[] = {4096};
+    guint8 junk[10000];
+    GBytes *bytes;
+
+    for (n = 0; n < sizeof junk; n++)
+      junk[n] = (guint8)(n * 7 + 1);
+    bytes = g_bytes_new(junk, sizeof junk);
+    push_chunked(hh, bytes, chunks, 1);
+    g_bytes_unref(bytes);
+  }
+  check_nothing_decoded(hh, bus);
+  g_ptr_array_unref(frames);
+}
+GST_END_TEST;
+
+/* An empty stream is no error: there was nothing to decode. */
+GST_START_TEST(test_dec_empty_stream)
+{
+  GstBus *bus;
+  GstHarness *hh = dec_harness_bus(BYTESTREAM_CAPS, &bus);
+  BusMessages m;
+
+  gst_harness_play(hh);
+  gst_harness_push_event(hh, gst_event_new_eos());
+  pop_messages(bus, &m);
+  fail_unless_equals_int(m.errors, 0);
+  fail_unless_equals_int(m.warnings, 0);
+  teardown_bus(hh, bus);
+}
+GST_END_TEST;
+
 static Suite *c63dec_suite(void)
 {
   Suite *s = suite_create("c63dec");
@@ -386,6 +508,8 @@ static Suite *c63dec_suite(void)
   tcase_add_test(tc, test_dec_size_change);
   tcase_add_test(tc, test_dec_size_change_bytestream);
   tcase_add_test(tc, test_dec_truncated_at_eos);
+  tcase_add_test(tc, test_dec_nothing_decoded);
+  tcase_add_test(tc, test_dec_empty_stream);
   return s;
 }
 
