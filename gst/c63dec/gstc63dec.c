@@ -7,10 +7,10 @@
  * c63enc sends it) or a plain byte stream (filesrc, typefind), which the
  * parse step splits with GstC63Framer. The frame header carries the picture
  * size, so output caps follow the stream and are renegotiated when it
- * changes. Decoding errors are reported with GST_VIDEO_DECODER_ERROR, which
- * honours the max-errors property; libc63 then drops its reference, and
- * delta frames are skipped until the next keyframe. A stream that yields no
- * picture at all ends in an error at EOS.
+ * changes. Every corrupt frame is counted with GST_VIDEO_DECODER_ERROR,
+ * which honours the max-errors property; libc63 then drops its reference,
+ * and delta frames are skipped until the next keyframe. A stream that
+ * yields no picture at all ends in an error at EOS.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -46,7 +46,7 @@ static gboolean gst_c63_dec_start(GstVideoDecoder *vdec)
   gst_c63_framer_reset(&self->framer);
   self->bytes_in = self->bytes_skipped = 0;
   self->frames_in = self->frames_out = self->frames_corrupt = self->frames_no_ref = 0;
-  self->failed = FALSE;
+  self->error_run = self->failed = FALSE;
   return TRUE;
 }
 
@@ -145,6 +145,35 @@ static gboolean gst_c63_dec_copy_picture(GstC63Dec *self, const c63_decoded_pict
   return TRUE;
 }
 
+/* Drop a corrupt frame. GST_VIDEO_DECODER_ERROR is the one mechanism that
+ * counts bad frames: once more than max-errors frames in a row were bad it
+ * posts an error message and returns GST_FLOW_ERROR. Below that limit
+ * GStreamer 1.22's GstVideoDecoder only writes a debug log line, so the
+ * element posts one warning itself, for the first corrupt frame after a
+ * picture: a glitch shows on the bus, but a run of garbage (200 KB of
+ * repeated frame starts is 50,000 broken frames) does not flood it. */
+static GstFlowReturn gst_c63_dec_drop_corrupt(GstC63Dec *self, GstVideoCodecFrame *frame,
+                                              int status)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  self->frames_corrupt++;
+  GST_VIDEO_DECODER_ERROR(self, 1, STREAM, DECODE,
+                          ("Corrupt Codec63 frame, skipping to the next keyframe"),
+                          ("%s: %s", c63_status_string(status), c63_decoder_error(self->dec)), ret);
+  if (ret != GST_FLOW_OK)
+    self->failed = TRUE;
+  else if (!self->error_run)
+    GST_ELEMENT_WARNING(self, STREAM, DECODE,
+                        ("Corrupt Codec63 frame, skipping to the next keyframe"),
+                        ("%s: %s (further corrupt frames before the next picture are not "
+                         "reported, but count against max-errors)",
+                         c63_status_string(status), c63_decoder_error(self->dec)));
+  self->error_run = TRUE;
+  gst_video_decoder_drop_frame(GST_VIDEO_DECODER(self), frame);
+  return ret;
+}
+
 static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCodecFrame *frame)
 {
   GstC63Dec *self = GST_C63_DEC(vdec);
@@ -180,20 +209,7 @@ static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCod
       self->failed = TRUE;
       return GST_FLOW_ERROR;
     }
-    /* Counts against max-errors (default: never fatal). A tolerated error
-     * is still posted as a warning, so applications see the glitch. */
-    self->frames_corrupt++;
-    GST_VIDEO_DECODER_ERROR(
-        self, 1, STREAM, DECODE, ("Corrupt Codec63 frame, skipping to the next keyframe"),
-        ("%s: %s", c63_status_string(status), c63_decoder_error(self->dec)), ret);
-    if (ret == GST_FLOW_OK)
-      GST_ELEMENT_WARNING(self, STREAM, DECODE,
-                          ("Corrupt Codec63 frame, skipping to the next keyframe"),
-                          ("%s: %s", c63_status_string(status), c63_decoder_error(self->dec)));
-    else
-      self->failed = TRUE;
-    gst_video_decoder_drop_frame(vdec, frame);
-    return ret;
+    return gst_c63_dec_drop_corrupt(self, frame, status);
   }
   if (!gst_c63_dec_ensure_output(self, pic.width, pic.height)) {
     gst_video_decoder_drop_frame(vdec, frame);
@@ -211,6 +227,7 @@ static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCod
     return GST_FLOW_ERROR;
   }
   self->frames_out++;
+  self->error_run = FALSE;
   return gst_video_decoder_finish_frame(vdec, frame);
 }
 
@@ -251,6 +268,7 @@ static gboolean gst_c63_dec_flush(GstVideoDecoder *vdec)
   /* After a seek the next frame may be anything: wait for a keyframe. */
   c63_decoder_reset(self->dec);
   gst_c63_framer_reset(&self->framer);
+  self->error_run = FALSE; /* a corrupt frame after the seek is news */
   return TRUE;
 }
 

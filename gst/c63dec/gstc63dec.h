@@ -32,6 +32,7 @@ struct _GstC63Dec {
   guint frames_out;      /* pictures finished */
   guint frames_corrupt;  /* frames dropped as corrupt */
   guint frames_no_ref;   /* delta frames skipped for want of a keyframe */
+  gboolean error_run;    /* corrupt frames since the last picture: warned once */
   gboolean failed;       /* an error message was posted */
 };
 

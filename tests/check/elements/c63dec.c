@@ -1,7 +1,8 @@
 /* GstHarness tests of c63dec: packetized and byte-stream input (down to
  * 1-byte chunks), output caps and size changes, timestamps, skipping delta
- * frames before the first keyframe, corrupt frames and recovery, an error
- * when nothing decodes.
+ * frames before the first keyframe, corrupt frames and recovery, the
+ * warnings and errors bad input posts (bounded however long the garbage, an
+ * error when nothing decodes).
  *
  * Copyright (C) 2026 gst-c63 contributors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -417,6 +418,118 @@ GST_START_TEST(test_dec_truncated_at_eos)
 }
 GST_END_TEST;
 
+/* 200 KB of repeated frame starts (FF D8 FF DB): 50,000 broken frames. Each
+ * is counted against max-errors, but they are one run of corrupt data, so
+ * the bus gets one warning, not 50,000; and since nothing decodes, EOS
+ * ends in an error. */
+GST_START_TEST(test_dec_garbage_warnings_bounded)
+{
+  static const guint8 start[] = {0xff, 0xd8, 0xff, 0xdb};
+  GByteArray *data = g_byte_array_new();
+  GstBus *bus;
+  GstHarness *hh = dec_harness_bus(BYTESTREAM_CAPS, &bus);
+  BusMessages m;
+  GBytes *bytes;
+  guint i;
+
+  for (i = 0; i < 200 * 1024 / sizeof start; i++)
+    g_byte_array_append(data, start, sizeof start);
+  bytes = g_byte_array_free_to_bytes(data);
+  fail_unless_equals_int(gst_harness_push(hh, gst_buffer_new_wrapped_bytes(g_bytes_ref(bytes))),
+                         GST_FLOW_OK);
+  gst_harness_push_event(hh, gst_event_new_eos());
+  pop_messages(bus, &m);
+  fail_unless(m.warnings <= 2, "%u warnings", m.warnings);
+  fail_unless_equals_int(m.errors, 1);
+  fail_unless(g_error_matches(m.error, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE), "%s",
+              m.error->message);
+  clear_messages(&m);
+  fail_unless_equals_int(gst_harness_buffers_received(hh), 0);
+  teardown_bus(hh, bus);
+
+  /* With max-errors=10 the 11th broken frame in a row is fatal: at most
+   * max-errors warnings before the error, however long the garbage. */
+  hh = dec_harness_bus(BYTESTREAM_CAPS, &bus);
+  g_object_set(hh->element, "max-errors", 10, NULL);
+  fail_unless_equals_int(gst_harness_push(hh, gst_buffer_new_wrapped_bytes(g_bytes_ref(bytes))),
+                         GST_FLOW_ERROR);
+  pop_messages(bus, &m);
+  fail_unless(m.warnings <= 10 + 1, "%u warnings", m.warnings);
+  fail_unless_equals_int(m.errors, 1);
+  fail_unless(strstr(m.error->message, "Corrupt Codec63 frame") != NULL, "%s", m.error->message);
+  clear_messages(&m);
+  teardown_bus(hh, bus);
+  g_bytes_unref(bytes);
+}
+GST_END_TEST;
+
+/* Frame starts separated by kilobytes of junk: one error count per frame
+ * start the framer resynchronised on, none for the junk bytes, whatever the
+ * chunking. With max-errors=3, three broken frames are tolerated (EOS then
+ * fails only because nothing decoded); a fourth is fatal. Returns the first
+ * flow that was not OK (the pushing stops there), then EOS is sent. */
+static GstFlowReturn push_junk_frames(GstHarness *hh, guint n_starts)
+{
+  static const gsize chunks[] = {1, 7, 4096, 3};
+  GRand *rand = g_rand_new_with_seed(5050);
+  GByteArray *data = g_byte_array_new();
+  GstFlowReturn ret = GST_FLOW_OK;
+  gsize len, pos = 0;
+  GBytes *bytes;
+  guint i, j;
+
+  for (i = 0; i < n_starts; i++) {
+    static const guint8 start[] = {0xff, 0xd8, 0xff, 0xdb};
+
+    g_byte_array_append(data, start, sizeof start);
+    for (j = 0; j < 20000; j++) {
+      guint8 b = (guint8)g_rand_int_range(rand, 0, 256);
+      /* any bytes, but no further frame start */
+      if (b == 0xd8 && data->data[data->len - 1] == 0xff) b = 0;
+      g_byte_array_append(data, &b, 1);
+    }
+  }
+  bytes = g_byte_array_free_to_bytes(data);
+  len = g_bytes_get_size(bytes);
+  for (i = 0; pos < len && ret == GST_FLOW_OK; i++) {
+    gsize n = MIN(chunks[i % G_N_ELEMENTS(chunks)], len - pos);
+
+    ret = gst_harness_push(hh, gst_buffer_new_wrapped_bytes(g_bytes_new_from_bytes(bytes, pos, n)));
+    pos += n;
+  }
+  gst_harness_push_event(hh, gst_event_new_eos());
+  g_bytes_unref(bytes);
+  g_rand_free(rand);
+  return ret;
+}
+
+GST_START_TEST(test_dec_garbage_error_per_resync)
+{
+  GstBus *bus;
+  GstHarness *hh = dec_harness_bus(BYTESTREAM_CAPS, &bus);
+  BusMessages m;
+
+  g_object_set(hh->element, "max-errors", 3, NULL);
+  fail_unless_equals_int(push_junk_frames(hh, 3), GST_FLOW_OK);
+  pop_messages(bus, &m);
+  fail_unless_equals_int(m.errors, 1);
+  fail_unless(strstr(m.error->message, "No frame could be decoded") != NULL, "%s",
+              m.error->message);
+  clear_messages(&m);
+  teardown_bus(hh, bus);
+
+  hh = dec_harness_bus(BYTESTREAM_CAPS, &bus);
+  g_object_set(hh->element, "max-errors", 3, NULL);
+  /* the fourth frame ends at EOS or at a junk FF D9, whichever comes first */
+  push_junk_frames(hh, 4);
+  pop_messages(bus, &m);
+  fail_unless_equals_int(m.errors, 1);
+  fail_unless(strstr(m.error->message, "Corrupt Codec63 frame") != NULL, "%s", m.error->message);
+  clear_messages(&m);
+  teardown_bus(hh, bus);
+}
+GST_END_TEST;
+
 /* Input that yields no picture at all ends in one error at EOS, so
  * gst-launch-1.0 fails instead of writing an empty file: */
 static void check_nothing_decoded(GstHarness *hh, GstBus *bus)
@@ -508,6 +621,8 @@ static Suite *c63dec_suite(void)
   tcase_add_test(tc, test_dec_size_change);
   tcase_add_test(tc, test_dec_size_change_bytestream);
   tcase_add_test(tc, test_dec_truncated_at_eos);
+  tcase_add_test(tc, test_dec_garbage_warnings_bounded);
+  tcase_add_test(tc, test_dec_garbage_error_per_resync);
   tcase_add_test(tc, test_dec_nothing_decoded);
   tcase_add_test(tc, test_dec_empty_stream);
   return s;
