@@ -32,6 +32,66 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
 
 G_DEFINE_TYPE(GstC63Dec, gst_c63_dec, GST_TYPE_VIDEO_DECODER);
 
+/* ---- Output memory that may fail ---------------------------------------- */
+
+/* GStreamer 1.22's system memory allocator takes its blocks from
+ * g_slice_alloc, i.e. g_malloc, which aborts the process when memory runs
+ * out. The output pool allocates pictures (3 MB at 1080p, 100 MB at
+ * 8192x8192) from this allocator instead: the same system memory, but from
+ * g_try_malloc, so a failure becomes an error flow and an error message
+ * (gst_c63_dec_allocate_output). Each block is wrapped as ordinary system
+ * memory, which frees it with g_free: mapping, sharing and copying are
+ * GStreamer's own. */
+typedef GstAllocator GstC63TryAllocator;
+typedef GstAllocatorClass GstC63TryAllocatorClass;
+G_DEFINE_TYPE(GstC63TryAllocator, gst_c63_try_allocator, GST_TYPE_ALLOCATOR);
+
+static GstMemory *gst_c63_try_allocator_alloc(G_GNUC_UNUSED GstAllocator *allocator, gsize size,
+                                              GstAllocationParams *params)
+{
+  gsize align = params->align | gst_memory_alignment;
+  gsize maxsize, shift;
+  guint8 *data;
+
+  /* prefix + size + padding + alignment slack must not overflow */
+  if (size > G_MAXSIZE / 4 || params->prefix > G_MAXSIZE / 4 || params->padding > G_MAXSIZE / 4 ||
+      align > G_MAXSIZE / 8)
+    return NULL;
+  maxsize = params->prefix + size + params->padding;
+  data = g_try_malloc(maxsize + align);
+  if (!data) {
+    GST_WARNING("out of memory allocating %" G_GSIZE_FORMAT " bytes", maxsize + align);
+    return NULL;
+  }
+  shift = ((guintptr)data & align) ? align + 1 - ((guintptr)data & align) : 0;
+  if (params->prefix && (params->flags & GST_MEMORY_FLAG_ZERO_PREFIXED))
+    memset(data + shift, 0, params->prefix);
+  if (params->padding && (params->flags & GST_MEMORY_FLAG_ZERO_PADDED))
+    memset(data + shift + params->prefix + size, 0, params->padding);
+  return gst_memory_new_wrapped(params->flags, data + shift, maxsize, params->prefix, size, data,
+                                g_free);
+}
+
+static void gst_c63_try_allocator_free(G_GNUC_UNUSED GstAllocator *allocator,
+                                       G_GNUC_UNUSED GstMemory *memory)
+{
+  /* Never called: the memory belongs to the system allocator (see alloc). */
+  g_return_if_reached();
+}
+
+static void gst_c63_try_allocator_class_init(GstC63TryAllocatorClass *klass)
+{
+  klass->alloc = gst_c63_try_allocator_alloc;
+  klass->free = gst_c63_try_allocator_free;
+}
+
+static void gst_c63_try_allocator_init(GstC63TryAllocator *allocator)
+{
+  allocator->mem_type = GST_ALLOCATOR_SYSMEM;
+}
+
+/* ---- The decoder --------------------------------------------------------- */
+
 static gboolean gst_c63_dec_start(GstVideoDecoder *vdec)
 {
   GstC63Dec *self = GST_C63_DEC(vdec);
@@ -174,6 +234,29 @@ static GstFlowReturn gst_c63_dec_drop_corrupt(GstC63Dec *self, GstVideoCodecFram
   return ret;
 }
 
+/* Allocate the frame's output buffer. Under memory pressure the pool (ours
+ * or downstream's) fails with GST_FLOW_ERROR and the base class posts
+ * nothing, so the element says which size could not be had. Other flows
+ * (FLUSHING, NOT_NEGOTIATED) are passed on as they are. */
+static GstFlowReturn gst_c63_dec_allocate_output(GstC63Dec *self, GstVideoCodecFrame *frame)
+{
+  GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
+  GstFlowReturn ret = gst_video_decoder_allocate_output_frame(vdec, frame);
+  GstVideoCodecState *out;
+
+  if (ret != GST_FLOW_ERROR) return ret;
+  out = gst_video_decoder_get_output_state(vdec);
+  GST_ELEMENT_ERROR(
+      self, RESOURCE, NO_SPACE_LEFT,
+      ("Out of memory: could not allocate an output picture of %dx%d (%" G_GSIZE_FORMAT " bytes)",
+       GST_VIDEO_INFO_WIDTH(&out->info), GST_VIDEO_INFO_HEIGHT(&out->info),
+       GST_VIDEO_INFO_SIZE(&out->info)),
+      ("gst_video_decoder_allocate_output_frame: %s", gst_flow_get_name(ret)));
+  gst_video_codec_state_unref(out);
+  self->failed = TRUE;
+  return ret;
+}
+
 static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCodecFrame *frame)
 {
   GstC63Dec *self = GST_C63_DEC(vdec);
@@ -215,7 +298,7 @@ static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCod
     gst_video_decoder_drop_frame(vdec, frame);
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  ret = gst_video_decoder_allocate_output_frame(vdec, frame);
+  ret = gst_c63_dec_allocate_output(self, frame);
   if (ret != GST_FLOW_OK) {
     gst_video_decoder_drop_frame(vdec, frame);
     return ret;
@@ -273,23 +356,40 @@ static gboolean gst_c63_dec_flush(GstVideoDecoder *vdec)
 }
 
 /* Use GstVideoMeta downstream when it is supported, so the output pool may
- * pick padded strides. */
+ * pick padded strides; and let a plain video pool of system memory (ours
+ * when downstream offers none) allocate through try_mem, so running out of
+ * memory is an error rather than an abort. Other pools and allocators
+ * (downstream's GL, DMA, ...) are left alone. */
 static gboolean gst_c63_dec_decide_allocation(GstVideoDecoder *vdec, GstQuery *query)
 {
+  GstC63Dec *self = GST_C63_DEC(vdec);
   GstBufferPool *pool = NULL;
-  guint size, min, max;
+  GstStructure *config;
+  GstAllocator *allocator = NULL;
+  GstAllocationParams params;
+  gboolean changed = FALSE;
 
   if (!GST_VIDEO_DECODER_CLASS(gst_c63_dec_parent_class)->decide_allocation(vdec, query))
     return FALSE;
   if (gst_query_get_n_allocation_pools(query) > 0)
-    gst_query_parse_nth_allocation_pool(query, 0, &pool, &size, &min, &max);
-  if (pool && gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL)) {
-    GstStructure *config = gst_buffer_pool_get_config(pool);
-
+    gst_query_parse_nth_allocation_pool(query, 0, &pool, NULL, NULL, NULL);
+  if (!pool) return TRUE;
+  config = gst_buffer_pool_get_config(pool);
+  if (gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL)) {
     gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-    gst_buffer_pool_set_config(pool, config);
+    changed = TRUE;
   }
-  if (pool) gst_object_unref(pool);
+  if (G_OBJECT_TYPE(pool) == GST_TYPE_VIDEO_BUFFER_POOL &&
+      gst_buffer_pool_config_get_allocator(config, &allocator, &params) &&
+      (!allocator || g_strcmp0(allocator->mem_type, GST_ALLOCATOR_SYSMEM) == 0)) {
+    gst_buffer_pool_config_set_allocator(config, self->try_mem, &params);
+    changed = TRUE;
+  }
+  if (changed && !gst_buffer_pool_set_config(pool, config))
+    GST_WARNING_OBJECT(self, "the output pool refused video meta or our allocator");
+  else if (!changed)
+    gst_structure_free(config);
+  gst_object_unref(pool);
   return TRUE;
 }
 
@@ -300,6 +400,7 @@ static void gst_c63_dec_finalize(GObject *object)
   g_clear_pointer(&self->dec, c63_decoder_free);
   g_clear_pointer(&self->input_state, gst_video_codec_state_unref);
   gst_c63_framer_clear(&self->framer);
+  gst_clear_object(&self->try_mem);
   G_OBJECT_CLASS(gst_c63_dec_parent_class)->finalize(object);
 }
 
@@ -334,6 +435,7 @@ static void gst_c63_dec_init(GstC63Dec *self)
   GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
 
   gst_c63_framer_init(&self->framer);
+  self->try_mem = gst_object_ref_sink(g_object_new(gst_c63_try_allocator_get_type(), NULL));
   gst_video_decoder_set_packetized(vdec, FALSE);
   gst_video_decoder_set_use_default_pad_acceptcaps(vdec, TRUE);
   GST_PAD_SET_ACCEPT_TEMPLATE(GST_VIDEO_DECODER_SINK_PAD(vdec));

@@ -22,7 +22,8 @@ struct _GstC63Dec {
 
   c63_decoder *dec;
   GstVideoCodecState *input_state;
-  GstC63Framer framer; /* byte-stream input only */
+  GstC63Framer framer;   /* byte-stream input only */
+  GstAllocator *try_mem; /* system memory that may fail, for output pictures */
 
   /* Streaming thread only; reset by start. What the stream gave so far,
    * for the end-of-stream check and its message. */

@@ -2,7 +2,7 @@
  * 1-byte chunks), output caps and size changes, timestamps, skipping delta
  * frames before the first keyframe, corrupt frames and recovery, the
  * warnings and errors bad input posts (bounded however long the garbage, an
- * error when nothing decodes).
+ * error when nothing decodes), failing output allocation.
  *
  * Copyright (C) 2026 gst-c63 contributors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -605,6 +605,95 @@ GST_START_TEST(test_dec_empty_stream)
 }
 GST_END_TEST;
 
+/* Downstream proposes an allocator that fails: an error naming the
+ * picture size that could not be allocated, no crash. */
+GST_START_TEST(test_dec_alloc_failure)
+{
+  GPtrArray *frames = load_frames(K7_STREAM);
+  GstBus *bus;
+  GstHarness *hh = dec_harness_bus(PACKETIZED_CAPS, &bus);
+  BusMessages m;
+
+  gst_harness_set_propose_allocator(hh, c63check_failing_allocator_new(), NULL);
+  fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[0]), 0), GST_FLOW_ERROR);
+  fail_unless_equals_int(gst_harness_buffers_received(hh), 0);
+  pop_messages(bus, &m);
+  fail_unless_equals_int(m.errors, 1);
+  fail_unless(g_error_matches(m.error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NO_SPACE_LEFT), "%s",
+              m.error->message);
+  fail_unless(strstr(m.error->message, "352x288") != NULL, "%s", m.error->message);
+  clear_messages(&m);
+  teardown_bus(hh, bus);
+  g_ptr_array_unref(frames);
+}
+GST_END_TEST;
+
+/* With nothing proposed downstream, output pictures come from the
+ * decoder's own pool; its memory must come from an allocation that can
+ * fail. (GStreamer 1.22's default system allocator takes its blocks from
+ * g_malloc and aborts the process when memory runs out.) */
+GST_START_TEST(test_dec_output_memory_can_fail)
+{
+  GPtrArray *frames = load_frames(K7_STREAM);
+  GstHarness *hh = dec_harness(PACKETIZED_CAPS);
+  GstBufferPool *pool;
+  GstStructure *config;
+  GstAllocator *allocator = NULL;
+  GstAllocationParams params;
+  GstMemory *mem;
+
+  fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[0]), 0), GST_FLOW_OK);
+  gst_buffer_unref(gst_harness_pull(hh));
+  pool = gst_video_decoder_get_buffer_pool(GST_VIDEO_DECODER(hh->element));
+  fail_unless(pool != NULL);
+  config = gst_buffer_pool_get_config(pool);
+  fail_unless(gst_buffer_pool_config_get_allocator(config, &allocator, &params));
+  /* 1 PiB: refused, not fatal */
+  mem = gst_allocator_alloc(allocator, (gsize)1 << 50, &params);
+  fail_unless(mem == NULL);
+  /* and ordinary sizes still work, with the requested alignment */
+  params.align = 63;
+  mem = gst_allocator_alloc(allocator, 1000, &params);
+  fail_unless(mem != NULL);
+  {
+    GstMapInfo map;
+    fail_unless(gst_memory_map(mem, &map, GST_MAP_WRITE));
+    fail_unless_equals_int(map.size, 1000);
+    fail_unless_equals_int((guintptr)map.data & 63, 0);
+    memset(map.data, 0x5a, map.size);
+    gst_memory_unmap(mem, &map);
+  }
+  gst_memory_unref(mem);
+  /* prefix and padding, zeroed on request */
+  params.prefix = 16;
+  params.padding = 8;
+  params.flags = GST_MEMORY_FLAG_ZERO_PREFIXED | GST_MEMORY_FLAG_ZERO_PADDED;
+  mem = gst_allocator_alloc(allocator, 1000, &params);
+  fail_unless(mem != NULL);
+  {
+    gsize offset, maxsize, i;
+    GstMapInfo map;
+
+    fail_unless_equals_int(gst_memory_get_sizes(mem, &offset, &maxsize), 1000);
+    fail_unless_equals_int(offset, 16);
+    fail_unless(maxsize >= 16 + 1000 + 8);
+    gst_memory_resize(mem, -16, 16 + 1000 + 8);
+    fail_unless(gst_memory_map(mem, &map, GST_MAP_READ));
+    fail_unless_equals_int((guintptr)map.data & 63, 0);
+    for (i = 0; i < 16; i++)
+      fail_unless_equals_int(map.data[i], 0);
+    for (i = 16 + 1000; i < map.size; i++)
+      fail_unless_equals_int(map.data[i], 0);
+    gst_memory_unmap(mem, &map);
+  }
+  gst_memory_unref(mem);
+  gst_structure_free(config);
+  gst_object_unref(pool);
+  gst_harness_teardown(hh);
+  g_ptr_array_unref(frames);
+}
+GST_END_TEST;
+
 static Suite *c63dec_suite(void)
 {
   Suite *s = suite_create("c63dec");
@@ -625,6 +714,8 @@ static Suite *c63dec_suite(void)
   tcase_add_test(tc, test_dec_garbage_error_per_resync);
   tcase_add_test(tc, test_dec_nothing_decoded);
   tcase_add_test(tc, test_dec_empty_stream);
+  tcase_add_test(tc, test_dec_alloc_failure);
+  tcase_add_test(tc, test_dec_output_memory_can_fail);
   return s;
 }
 
