@@ -7,9 +7,10 @@
  * c63enc sends it) or a plain byte stream (filesrc, typefind), which the
  * parse step splits with GstC63Framer. The frame header carries the picture
  * size, so output caps follow the stream and are renegotiated when it
- * changes. Decoding errors are reported with GST_VIDEO_DECODER_ERROR, which
- * honours the max-errors property; libc63 then drops its reference, and
- * delta frames are skipped until the next keyframe.
+ * changes. Every corrupt frame is counted with GST_VIDEO_DECODER_ERROR,
+ * which honours the max-errors property; libc63 then drops its reference,
+ * and delta frames are skipped until the next keyframe. A stream that
+ * yields no picture at all ends in an error at EOS.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -31,6 +32,66 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
 
 G_DEFINE_TYPE(GstC63Dec, gst_c63_dec, GST_TYPE_VIDEO_DECODER);
 
+/* ---- Output memory that may fail ---------------------------------------- */
+
+/* GStreamer 1.22's system memory allocator takes its blocks from
+ * g_slice_alloc, i.e. g_malloc, which aborts the process when memory runs
+ * out. The output pool allocates pictures (3 MB at 1080p, 100 MB at
+ * 8192x8192) from this allocator instead: the same system memory, but from
+ * g_try_malloc, so a failure becomes an error flow and an error message
+ * (gst_c63_dec_allocate_output). Each block is wrapped as ordinary system
+ * memory, which frees it with g_free: mapping, sharing and copying are
+ * GStreamer's own. */
+typedef GstAllocator GstC63TryAllocator;
+typedef GstAllocatorClass GstC63TryAllocatorClass;
+G_DEFINE_TYPE(GstC63TryAllocator, gst_c63_try_allocator, GST_TYPE_ALLOCATOR);
+
+static GstMemory *gst_c63_try_allocator_alloc(G_GNUC_UNUSED GstAllocator *allocator, gsize size,
+                                              GstAllocationParams *params)
+{
+  gsize align = params->align | gst_memory_alignment;
+  gsize maxsize, shift;
+  guint8 *data;
+
+  /* prefix + size + padding + alignment slack must not overflow */
+  if (size > G_MAXSIZE / 4 || params->prefix > G_MAXSIZE / 4 || params->padding > G_MAXSIZE / 4 ||
+      align > G_MAXSIZE / 8)
+    return NULL;
+  maxsize = params->prefix + size + params->padding;
+  data = g_try_malloc(maxsize + align);
+  if (!data) {
+    GST_WARNING("out of memory allocating %" G_GSIZE_FORMAT " bytes", maxsize + align);
+    return NULL;
+  }
+  shift = ((guintptr)data & align) ? align + 1 - ((guintptr)data & align) : 0;
+  if (params->prefix && (params->flags & GST_MEMORY_FLAG_ZERO_PREFIXED))
+    memset(data + shift, 0, params->prefix);
+  if (params->padding && (params->flags & GST_MEMORY_FLAG_ZERO_PADDED))
+    memset(data + shift + params->prefix + size, 0, params->padding);
+  return gst_memory_new_wrapped(params->flags, data + shift, maxsize, params->prefix, size, data,
+                                g_free);
+}
+
+static void gst_c63_try_allocator_free(G_GNUC_UNUSED GstAllocator *allocator,
+                                       G_GNUC_UNUSED GstMemory *memory)
+{
+  /* Never called: the memory belongs to the system allocator (see alloc). */
+  g_return_if_reached();
+}
+
+static void gst_c63_try_allocator_class_init(GstC63TryAllocatorClass *klass)
+{
+  klass->alloc = gst_c63_try_allocator_alloc;
+  klass->free = gst_c63_try_allocator_free;
+}
+
+static void gst_c63_try_allocator_init(GstC63TryAllocator *allocator)
+{
+  allocator->mem_type = GST_ALLOCATOR_SYSMEM;
+}
+
+/* ---- The decoder --------------------------------------------------------- */
+
 static gboolean gst_c63_dec_start(GstVideoDecoder *vdec)
 {
   GstC63Dec *self = GST_C63_DEC(vdec);
@@ -43,6 +104,9 @@ static gboolean gst_c63_dec_start(GstVideoDecoder *vdec)
     return FALSE;
   }
   gst_c63_framer_reset(&self->framer);
+  self->bytes_in = self->bytes_skipped = 0;
+  self->frames_in = self->frames_out = self->frames_corrupt = self->frames_no_ref = 0;
+  self->error_run = self->failed = FALSE;
   return TRUE;
 }
 
@@ -87,6 +151,8 @@ static GstFlowReturn gst_c63_dec_parse(GstVideoDecoder *vdec, GstVideoCodecFrame
       return GST_VIDEO_DECODER_FLOW_NEED_DATA;
     case GST_C63_FRAMER_SKIP:
       GST_DEBUG_OBJECT(self, "skipping %" G_GSIZE_FORMAT " bytes of non-frame data", size);
+      self->bytes_in += size;
+      self->bytes_skipped += size;
       gst_adapter_flush(adapter, size);
       continue;
     case GST_C63_FRAMER_FRAME:
@@ -139,17 +205,72 @@ static gboolean gst_c63_dec_copy_picture(GstC63Dec *self, const c63_decoded_pict
   return TRUE;
 }
 
+/* Drop a corrupt frame. GST_VIDEO_DECODER_ERROR is the one mechanism that
+ * counts bad frames: once more than max-errors frames in a row were bad it
+ * posts an error message and returns GST_FLOW_ERROR. Below that limit
+ * GStreamer 1.22's GstVideoDecoder only writes a debug log line, so the
+ * element posts one warning itself, for the first corrupt frame after a
+ * picture: a glitch shows on the bus, but a run of garbage (200 KB of
+ * repeated frame starts is 50,000 broken frames) does not flood it. */
+static GstFlowReturn gst_c63_dec_drop_corrupt(GstC63Dec *self, GstVideoCodecFrame *frame,
+                                              int status)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  self->frames_corrupt++;
+  GST_VIDEO_DECODER_ERROR(self, 1, STREAM, DECODE,
+                          ("Corrupt Codec63 frame, skipping to the next keyframe"),
+                          ("%s: %s", c63_status_string(status), c63_decoder_error(self->dec)), ret);
+  if (ret != GST_FLOW_OK)
+    self->failed = TRUE;
+  else if (!self->error_run)
+    GST_ELEMENT_WARNING(self, STREAM, DECODE,
+                        ("Corrupt Codec63 frame, skipping to the next keyframe"),
+                        ("%s: %s (further corrupt frames before the next picture are not "
+                         "reported, but count against max-errors)",
+                         c63_status_string(status), c63_decoder_error(self->dec)));
+  self->error_run = TRUE;
+  gst_video_decoder_drop_frame(GST_VIDEO_DECODER(self), frame);
+  return ret;
+}
+
+/* Allocate the frame's output buffer. Under memory pressure the pool (ours
+ * or downstream's) fails with GST_FLOW_ERROR and the base class posts
+ * nothing, so the element says which size could not be had. Other flows
+ * (FLUSHING, NOT_NEGOTIATED) are passed on as they are. */
+static GstFlowReturn gst_c63_dec_allocate_output(GstC63Dec *self, GstVideoCodecFrame *frame)
+{
+  GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
+  GstFlowReturn ret = gst_video_decoder_allocate_output_frame(vdec, frame);
+  GstVideoCodecState *out;
+
+  if (ret != GST_FLOW_ERROR) return ret;
+  out = gst_video_decoder_get_output_state(vdec);
+  GST_ELEMENT_ERROR(
+      self, RESOURCE, NO_SPACE_LEFT,
+      ("Out of memory: could not allocate an output picture of %dx%d (%" G_GSIZE_FORMAT " bytes)",
+       GST_VIDEO_INFO_WIDTH(&out->info), GST_VIDEO_INFO_HEIGHT(&out->info),
+       GST_VIDEO_INFO_SIZE(&out->info)),
+      ("gst_video_decoder_allocate_output_frame: %s", gst_flow_get_name(ret)));
+  gst_video_codec_state_unref(out);
+  self->failed = TRUE;
+  return ret;
+}
+
 static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCodecFrame *frame)
 {
   GstC63Dec *self = GST_C63_DEC(vdec);
   c63_decoded_picture pic;
   GstMapInfo map;
-  GstFlowReturn ret = GST_FLOW_OK;
+  GstFlowReturn ret;
   int status;
 
+  self->frames_in++;
+  self->bytes_in += gst_buffer_get_size(frame->input_buffer);
   if (!gst_buffer_map(frame->input_buffer, &map, GST_MAP_READ)) {
     gst_video_decoder_drop_frame(vdec, frame);
     GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Could not map the input buffer"), (NULL));
+    self->failed = TRUE;
     return GST_FLOW_ERROR;
   }
   status = c63_decoder_decode(self->dec, map.data, map.size, &pic);
@@ -159,6 +280,7 @@ static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCod
     /* A delta frame before the first keyframe (or after an error): there is
      * nothing to predict from, so it is skipped, not shown broken. */
     GST_DEBUG_OBJECT(self, "skipping delta frame without a preceding keyframe");
+    self->frames_no_ref++;
     gst_video_decoder_release_frame(vdec, frame);
     return GST_FLOW_OK;
   }
@@ -167,25 +289,16 @@ static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCod
       gst_video_decoder_drop_frame(vdec, frame);
       GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT, ("Out of memory decoding a frame"),
                         ("%s", c63_decoder_error(self->dec)));
+      self->failed = TRUE;
       return GST_FLOW_ERROR;
     }
-    /* Counts against max-errors (default: never fatal). A tolerated error
-     * is still posted as a warning, so applications see the glitch. */
-    GST_VIDEO_DECODER_ERROR(
-        self, 1, STREAM, DECODE, ("Corrupt Codec63 frame, skipping to the next keyframe"),
-        ("%s: %s", c63_status_string(status), c63_decoder_error(self->dec)), ret);
-    if (ret == GST_FLOW_OK)
-      GST_ELEMENT_WARNING(self, STREAM, DECODE,
-                          ("Corrupt Codec63 frame, skipping to the next keyframe"),
-                          ("%s: %s", c63_status_string(status), c63_decoder_error(self->dec)));
-    gst_video_decoder_drop_frame(vdec, frame);
-    return ret;
+    return gst_c63_dec_drop_corrupt(self, frame, status);
   }
   if (!gst_c63_dec_ensure_output(self, pic.width, pic.height)) {
     gst_video_decoder_drop_frame(vdec, frame);
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  ret = gst_video_decoder_allocate_output_frame(vdec, frame);
+  ret = gst_c63_dec_allocate_output(self, frame);
   if (ret != GST_FLOW_OK) {
     gst_video_decoder_drop_frame(vdec, frame);
     return ret;
@@ -193,9 +306,42 @@ static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCod
   if (!gst_c63_dec_copy_picture(self, &pic, frame)) {
     gst_video_decoder_drop_frame(vdec, frame);
     GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not map the output buffer"), (NULL));
+    self->failed = TRUE;
     return GST_FLOW_ERROR;
   }
+  self->frames_out++;
+  self->error_run = FALSE;
   return gst_video_decoder_finish_frame(vdec, frame);
+}
+
+/* At EOS: input that gave no picture at all is an error, not an empty
+ * success (gst-launch-1.0 would exit 0 with an empty file). GstVideoDecoder
+ * has a check of its own, but it misses streams whose frames were all
+ * dropped as corrupt; returning an error flow here also keeps it from
+ * posting a second message. */
+static GstFlowReturn gst_c63_dec_finish(GstVideoDecoder *vdec)
+{
+  GstC63Dec *self = GST_C63_DEC(vdec);
+
+  if (self->failed) /* already reported */
+    return GST_FLOW_ERROR;
+  if (self->bytes_in == 0 || self->frames_out > 0) return GST_FLOW_OK;
+  if (self->frames_in == 0)
+    GST_ELEMENT_ERROR(self, STREAM, DECODE,
+                      ("No frame could be decoded: %" G_GUINT64_FORMAT " bytes of input hold no "
+                       "Codec63 frame. Is this a Codec63 stream?",
+                       self->bytes_in),
+                      ("no frame start (FF D8 FF DB) found"));
+  else
+    GST_ELEMENT_ERROR(self, STREAM, DECODE,
+                      ("No frame could be decoded: of %u frames, %u were corrupt and %u were "
+                       "delta frames with no keyframe before them",
+                       self->frames_in, self->frames_corrupt, self->frames_no_ref),
+                      ("%" G_GUINT64_FORMAT " bytes of input: %" G_GUINT64_FORMAT
+                       " in dropped frames, %" G_GUINT64_FORMAT " outside any frame",
+                       self->bytes_in, self->bytes_in - self->bytes_skipped, self->bytes_skipped));
+  self->failed = TRUE;
+  return GST_FLOW_ERROR;
 }
 
 static gboolean gst_c63_dec_flush(GstVideoDecoder *vdec)
@@ -205,27 +351,45 @@ static gboolean gst_c63_dec_flush(GstVideoDecoder *vdec)
   /* After a seek the next frame may be anything: wait for a keyframe. */
   c63_decoder_reset(self->dec);
   gst_c63_framer_reset(&self->framer);
+  self->error_run = FALSE; /* a corrupt frame after the seek is news */
   return TRUE;
 }
 
 /* Use GstVideoMeta downstream when it is supported, so the output pool may
- * pick padded strides. */
+ * pick padded strides; and let a plain video pool of system memory (ours
+ * when downstream offers none) allocate through try_mem, so running out of
+ * memory is an error rather than an abort. Other pools and allocators
+ * (downstream's GL, DMA, ...) are left alone. */
 static gboolean gst_c63_dec_decide_allocation(GstVideoDecoder *vdec, GstQuery *query)
 {
+  GstC63Dec *self = GST_C63_DEC(vdec);
   GstBufferPool *pool = NULL;
-  guint size, min, max;
+  GstStructure *config;
+  GstAllocator *allocator = NULL;
+  GstAllocationParams params;
+  gboolean changed = FALSE;
 
   if (!GST_VIDEO_DECODER_CLASS(gst_c63_dec_parent_class)->decide_allocation(vdec, query))
     return FALSE;
   if (gst_query_get_n_allocation_pools(query) > 0)
-    gst_query_parse_nth_allocation_pool(query, 0, &pool, &size, &min, &max);
-  if (pool && gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL)) {
-    GstStructure *config = gst_buffer_pool_get_config(pool);
-
+    gst_query_parse_nth_allocation_pool(query, 0, &pool, NULL, NULL, NULL);
+  if (!pool) return TRUE;
+  config = gst_buffer_pool_get_config(pool);
+  if (gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL)) {
     gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-    gst_buffer_pool_set_config(pool, config);
+    changed = TRUE;
   }
-  if (pool) gst_object_unref(pool);
+  if (G_OBJECT_TYPE(pool) == GST_TYPE_VIDEO_BUFFER_POOL &&
+      gst_buffer_pool_config_get_allocator(config, &allocator, &params) &&
+      (!allocator || g_strcmp0(allocator->mem_type, GST_ALLOCATOR_SYSMEM) == 0)) {
+    gst_buffer_pool_config_set_allocator(config, self->try_mem, &params);
+    changed = TRUE;
+  }
+  if (changed && !gst_buffer_pool_set_config(pool, config))
+    GST_WARNING_OBJECT(self, "the output pool refused video meta or our allocator");
+  else if (!changed)
+    gst_structure_free(config);
+  gst_object_unref(pool);
   return TRUE;
 }
 
@@ -236,6 +400,7 @@ static void gst_c63_dec_finalize(GObject *object)
   g_clear_pointer(&self->dec, c63_decoder_free);
   g_clear_pointer(&self->input_state, gst_video_codec_state_unref);
   gst_c63_framer_clear(&self->framer);
+  gst_clear_object(&self->try_mem);
   G_OBJECT_CLASS(gst_c63_dec_parent_class)->finalize(object);
 }
 
@@ -258,6 +423,7 @@ static void gst_c63_dec_class_init(GstC63DecClass *klass)
   vdec_class->set_format = GST_DEBUG_FUNCPTR(gst_c63_dec_set_format);
   vdec_class->parse = GST_DEBUG_FUNCPTR(gst_c63_dec_parse);
   vdec_class->handle_frame = GST_DEBUG_FUNCPTR(gst_c63_dec_handle_frame);
+  vdec_class->finish = GST_DEBUG_FUNCPTR(gst_c63_dec_finish);
   vdec_class->flush = GST_DEBUG_FUNCPTR(gst_c63_dec_flush);
   vdec_class->decide_allocation = GST_DEBUG_FUNCPTR(gst_c63_dec_decide_allocation);
 
@@ -269,6 +435,7 @@ static void gst_c63_dec_init(GstC63Dec *self)
   GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
 
   gst_c63_framer_init(&self->framer);
+  self->try_mem = gst_object_ref_sink(g_object_new(gst_c63_try_allocator_get_type(), NULL));
   gst_video_decoder_set_packetized(vdec, FALSE);
   gst_video_decoder_set_use_default_pad_acceptcaps(vdec, TRUE);
   GST_PAD_SET_ACCEPT_TEMPLATE(GST_VIDEO_DECODER_SINK_PAD(vdec));

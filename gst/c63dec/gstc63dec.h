@@ -22,7 +22,19 @@ struct _GstC63Dec {
 
   c63_decoder *dec;
   GstVideoCodecState *input_state;
-  GstC63Framer framer; /* byte-stream input only */
+  GstC63Framer framer;   /* byte-stream input only */
+  GstAllocator *try_mem; /* system memory that may fail, for output pictures */
+
+  /* Streaming thread only; reset by start. What the stream gave so far,
+   * for the end-of-stream check and its message. */
+  guint64 bytes_in;      /* input bytes: in frames and skipped */
+  guint64 bytes_skipped; /* of those, bytes outside any frame */
+  guint frames_in;       /* frames handed to handle_frame */
+  guint frames_out;      /* pictures finished */
+  guint frames_corrupt;  /* frames dropped as corrupt */
+  guint frames_no_ref;   /* delta frames skipped for want of a keyframe */
+  gboolean error_run;    /* corrupt frames since the last picture: warned once */
+  gboolean failed;       /* an error message was posted */
 };
 
 G_END_DECLS

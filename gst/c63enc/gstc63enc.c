@@ -30,13 +30,17 @@ enum {
 #define DEFAULT_DEVICE_ID 0
 
 /* The media type is documented in docs/elements.md. "parsed" tells c63dec
- * that every buffer holds exactly one frame (as for jpegparse/jpegdec). */
+ * that every buffer holds exactly one frame (as for jpegparse/jpegdec).
+ *
+ * Neither template names a framerate: any rate is encoded, and so is input
+ * without one (appsrc, image sources), whose rate GstVideoInfo reads as 0/1
+ * ("unknown"), which the output caps then carry. A framerate field in the
+ * src template would make it required on the sink side too, because
+ * GstVideoEncoder proxies downstream's framerate into the sink caps. */
 #define SINK_CAPS                                                                                  \
-  "video/x-raw, format = (string) I420, width = (int) [ 8, 8192 ], height = (int) [ 8, 8192 ], "   \
-  "framerate = (fraction) [ 0/1, MAX ]"
+  "video/x-raw, format = (string) I420, width = (int) [ 8, 8192 ], height = (int) [ 8, 8192 ]"
 #define SRC_CAPS                                                                                   \
-  "video/x-c63, width = (int) [ 8, 8192 ], height = (int) [ 8, 8192 ], "                           \
-  "framerate = (fraction) [ 0/1, MAX ], parsed = (boolean) true"
+  "video/x-c63, width = (int) [ 8, 8192 ], height = (int) [ 8, 8192 ], parsed = (boolean) true"
 
 static GstStaticPadTemplate sink_template =
     GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(SINK_CAPS));
@@ -156,6 +160,33 @@ static void gst_c63_enc_close_encoder(GstC63Enc *self)
 
 /* ---- Packets out -------------------------------------------------------- */
 
+/* A buffer for a coded frame, or NULL when there is no memory for it.
+ * gst_video_encoder_allocate_output_buffer() is not used: when
+ * downstream's allocator fails it falls back to system memory, which
+ * GStreamer 1.22 allocates with g_malloc and so aborts the process when
+ * memory runs out. Here system memory comes from g_try_malloc instead. */
+static GstBuffer *gst_c63_enc_new_output_buffer(GstC63Enc *self, gsize size)
+{
+  GstAllocator *allocator = NULL;
+  GstAllocationParams params;
+  GstBuffer *buf = NULL;
+  gpointer data;
+
+  gst_video_encoder_get_allocator(GST_VIDEO_ENCODER(self), &allocator, &params);
+  if (allocator && g_strcmp0(allocator->mem_type, GST_ALLOCATOR_SYSMEM) != 0) {
+    buf = gst_buffer_new_allocate(allocator, size, &params);
+    if (!buf)
+      GST_INFO_OBJECT(self,
+                      "downstream allocator failed for %" G_GSIZE_FORMAT " bytes, "
+                      "trying system memory",
+                      size);
+  }
+  if (allocator) gst_object_unref(allocator);
+  if (buf) return buf;
+  data = g_try_malloc(MAX(size, 1));
+  return data ? gst_buffer_new_wrapped(data, size) : NULL;
+}
+
 static GstFlowReturn gst_c63_enc_push_packet(GstC63Enc *self, const c63_packet *pkt)
 {
   GstVideoEncoder *venc = GST_VIDEO_ENCODER(self);
@@ -166,11 +197,16 @@ static GstFlowReturn gst_c63_enc_push_packet(GstC63Enc *self, const c63_packet *
     GST_WARNING_OBJECT(self, "no pending frame %" G_GINT64_FORMAT " for packet", pkt->user);
     return GST_FLOW_OK;
   }
-  frame->output_buffer = gst_video_encoder_allocate_output_buffer(venc, pkt->size);
+  frame->output_buffer = gst_c63_enc_new_output_buffer(self, pkt->size);
   if (!frame->output_buffer) {
+    /* Host memory for either backend, so not gst_c63_enc_post_error. */
+    GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
+                      ("Out of host memory: could not allocate an output buffer of %" G_GSIZE_FORMAT
+                       " bytes for a coded frame",
+                       pkt->size),
+                      ("frame %u", frame->system_frame_number));
     gst_video_codec_frame_unref(frame);
-    return gst_c63_enc_post_error(self, C63_ERR_NOMEM, "allocating an output buffer",
-                                  "no output buffer");
+    return GST_FLOW_ERROR;
   }
   gst_buffer_fill(frame->output_buffer, 0, pkt->data, pkt->size);
   if (pkt->keyframe)

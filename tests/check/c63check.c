@@ -307,3 +307,35 @@ void c63check_frame_info(GstBuffer *coded, gint *width, gint *height, gboolean *
   if (keyframe) *keyframe = hdr.keyframe;
   if (luma_quant0) *luma_quant0 = hdr.quant[0][0];
 }
+
+typedef GstAllocator C63FailingAllocator;
+typedef GstAllocatorClass C63FailingAllocatorClass;
+G_DEFINE_TYPE(C63FailingAllocator, c63_failing_allocator, GST_TYPE_ALLOCATOR)
+
+static GstMemory *c63_failing_allocator_alloc(G_GNUC_UNUSED GstAllocator *allocator,
+                                              G_GNUC_UNUSED gsize size,
+                                              G_GNUC_UNUSED GstAllocationParams *params)
+{
+  return NULL;
+}
+
+static void c63_failing_allocator_free(G_GNUC_UNUSED GstAllocator *allocator,
+                                       G_GNUC_UNUSED GstMemory *memory)
+{
+}
+
+static void c63_failing_allocator_class_init(C63FailingAllocatorClass *klass)
+{
+  klass->alloc = c63_failing_allocator_alloc;
+  klass->free = c63_failing_allocator_free;
+}
+
+static void c63_failing_allocator_init(C63FailingAllocator *allocator)
+{
+  allocator->mem_type = "C63FailingMemory";
+}
+
+GstAllocator *c63check_failing_allocator_new(void)
+{
+  return g_object_new(c63_failing_allocator_get_type(), NULL);
+}

@@ -67,6 +67,10 @@ GstBuffer *c63check_picture(gint w, gint h, guint n, gint pad);
 void c63check_frame_info(GstBuffer *coded, gint *width, gint *height, gboolean *keyframe,
                          guint8 *luma_quant0);
 
+/* An allocator that never has memory, as under memory pressure: every
+ * allocation returns NULL. (transfer full, floating) */
+GstAllocator *c63check_failing_allocator_new(void);
+
 G_END_DECLS
 
 #endif /* C63CHECK_H */

@@ -103,6 +103,42 @@ void c63check_enc_caps(const gchar *element)
   gst_harness_teardown(hh);
 }
 
+/* Input without a frame rate (caps with no framerate field, or 0/1, e.g.
+ * from appsrc or an image source): encoded, and the output caps say 0/1. */
+void c63check_enc_no_framerate(const gchar *element)
+{
+  static const gchar *inputs[] = {
+      "video/x-raw, format=I420, width=64, height=48",
+      "video/x-raw, format=I420, width=64, height=48, framerate=0/1",
+  };
+  guint i, n;
+
+  for (i = 0; i < G_N_ELEMENTS(inputs); i++) {
+    GstHarness *hh = gst_harness_new(element);
+    GstCaps *caps;
+    gint fn = -1, fd = -1;
+
+    gst_harness_set_src_caps_str(hh, inputs[i]);
+    for (n = 0; n < 3; n++) {
+      GstBuffer *buf = c63check_picture(64, 48, n, 0);
+
+      GST_BUFFER_PTS(buf) = n * FRAME_DURATION;
+      fail_unless_equals_int(gst_harness_push(hh, buf), GST_FLOW_OK);
+    }
+    finish(hh);
+    fail_unless_equals_int(gst_harness_buffers_received(hh), 3);
+    for (n = 0; n < 3; n++)
+      fail_unless_equals_int(pull_keyframe_flag(hh, NULL), n == 0);
+    caps = gst_pad_get_current_caps(hh->sinkpad);
+    fail_unless(caps != NULL);
+    fail_unless(gst_structure_get_fraction(gst_caps_get_structure(caps, 0), "framerate", &fn, &fd),
+                "%" GST_PTR_FORMAT, caps);
+    fail_unless(fn == 0 && fd == 1, "%" GST_PTR_FORMAT, caps);
+    gst_caps_unref(caps);
+    gst_harness_teardown(hh);
+  }
+}
+
 void c63check_enc_flags_timestamps(const gchar *element)
 {
   GstHarness *hh = enc_harness(element, 64, 48);
@@ -404,6 +440,29 @@ void c63check_enc_flush(const gchar *element)
    * although the interval (100) is far from due. */
   for (n = 0; n < 8; n++)
     fail_unless_equals_int(pull_keyframe_flag(hh, NULL), n == 0 || n == 3);
+  gst_harness_teardown(hh);
+}
+
+/* Downstream proposes an allocator that fails: coded frames go to system
+ * memory instead (as GstVideoEncoder's own fallback would), all of them. */
+void c63check_enc_failing_allocator(const gchar *element)
+{
+  GstHarness *hh = gst_harness_new(element);
+  GstBus *bus = gst_bus_new();
+  GstMessage *msg;
+  guint n;
+
+  gst_element_set_bus(hh->element, bus);
+  gst_harness_set_propose_allocator(hh, c63check_failing_allocator_new(), NULL);
+  set_size_caps(hh, 64, 48);
+  push_pictures(hh, 64, 48, 0, 3);
+  finish(hh);
+  for (n = 0; n < 3; n++)
+    fail_unless_equals_int(pull_keyframe_flag(hh, NULL), n == 0);
+  msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  fail_if(msg != NULL, "unexpected error");
+  gst_element_set_bus(hh->element, NULL);
+  gst_object_unref(bus);
   gst_harness_teardown(hh);
 }
 

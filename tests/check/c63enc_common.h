@@ -14,6 +14,7 @@
 G_BEGIN_DECLS
 
 void c63check_enc_caps(const gchar *element);
+void c63check_enc_no_framerate(const gchar *element);
 void c63check_enc_flags_timestamps(const gchar *element);
 void c63check_enc_keyframe_interval_edges(const gchar *element);
 void c63check_enc_quality_mid_stream(const gchar *element);
@@ -27,6 +28,7 @@ void c63check_enc_flush(const gchar *element);
 /* Pictures in buffers of the pool the element proposes (of memory type
  * mem_type, when not NULL) give the same bytes as in plain buffers. */
 void c63check_enc_pool_input(const gchar *element, const gchar *mem_type);
+void c63check_enc_failing_allocator(const gchar *element);
 void c63check_enc_bad_caps(const gchar *element);
 void c63check_enc_latency(const gchar *element, c63_backend_kind backend);
 /* Every conformance vector through the element, byte for byte. */

@@ -19,6 +19,12 @@ GST_START_TEST(test_cuda_caps)
 }
 GST_END_TEST;
 
+GST_START_TEST(test_cuda_no_framerate)
+{
+  c63check_enc_no_framerate(ELEMENT);
+}
+GST_END_TEST;
+
 GST_START_TEST(test_cuda_flags_timestamps)
 {
   c63check_enc_flags_timestamps(ELEMENT);
@@ -64,6 +70,12 @@ GST_END_TEST;
 GST_START_TEST(test_cuda_strided_input)
 {
   c63check_enc_strided_input(ELEMENT);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_cuda_failing_allocator)
+{
+  c63check_enc_failing_allocator(ELEMENT);
 }
 GST_END_TEST;
 
@@ -143,6 +155,7 @@ static Suite *c63cudaenc_suite(void)
   tcase_add_test(tc, test_cuda_latency);
   tcase_add_test(tc, test_cuda_pool_input);
   tcase_add_test(tc, test_cuda_caps);
+  tcase_add_test(tc, test_cuda_no_framerate);
   tcase_add_test(tc, test_cuda_flags_timestamps);
   tcase_add_test(tc, test_cuda_keyframe_interval_edges);
   tcase_add_test(tc, test_cuda_quality_mid_stream);
@@ -152,6 +165,7 @@ static Suite *c63cudaenc_suite(void)
   tcase_add_test(tc, test_cuda_size_change);
   tcase_add_test(tc, test_cuda_strided_input);
   tcase_add_test(tc, test_cuda_flush);
+  tcase_add_test(tc, test_cuda_failing_allocator);
   tcase_add_test(tc, test_cuda_device_id);
   tcase_add_test(tc, test_cuda_bad_device);
   tcase_add_loop_test(tc, test_cuda_conformance, 0, c63check_vectors()->len);

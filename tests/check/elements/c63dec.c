@@ -1,6 +1,8 @@
 /* GstHarness tests of c63dec: packetized and byte-stream input (down to
  * 1-byte chunks), output caps and size changes, timestamps, skipping delta
- * frames before the first keyframe, corrupt frames and recovery.
+ * frames before the first keyframe, corrupt frames and recovery, the
+ * warnings and errors bad input posts (bounded however long the garbage, an
+ * error when nothing decodes), failing output allocation.
  *
  * Copyright (C) 2026 gst-c63 contributors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -99,6 +101,52 @@ static GPtrArray *clean_pictures(GPtrArray *frames)
   fail_unless_equals_int(each->len, frames->len);
   gst_harness_teardown(hh);
   return each;
+}
+
+/* Messages the element posted, popped from its bus. */
+typedef struct {
+  guint warnings, errors;
+  GError *error; /* the first error */
+  gchar *error_debug;
+} BusMessages;
+
+static void pop_messages(GstBus *bus, BusMessages *m)
+{
+  GstMessage *msg;
+
+  memset(m, 0, sizeof *m);
+  while ((msg = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING | GST_MESSAGE_ERROR))) {
+    if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_WARNING) {
+      m->warnings++;
+    } else if (m->errors++ == 0) {
+      gst_message_parse_error(msg, &m->error, &m->error_debug);
+      GST_INFO("error: %s (%s)", m->error->message, m->error_debug);
+    }
+    gst_message_unref(msg);
+  }
+}
+
+static void clear_messages(BusMessages *m)
+{
+  g_clear_error(&m->error);
+  g_free(m->error_debug);
+}
+
+/* A harness whose element posts to a bus of ours. */
+static GstHarness *dec_harness_bus(const gchar *caps, GstBus **bus)
+{
+  GstHarness *hh = dec_harness(caps);
+
+  *bus = gst_bus_new();
+  gst_element_set_bus(hh->element, *bus);
+  return hh;
+}
+
+static void teardown_bus(GstHarness *hh, GstBus *bus)
+{
+  gst_element_set_bus(hh->element, NULL);
+  gst_object_unref(bus);
+  gst_harness_teardown(hh);
 }
 
 GST_START_TEST(test_dec_packetized)
@@ -417,6 +465,282 @@ GST_START_TEST(test_dec_truncated_at_eos)
 }
 GST_END_TEST;
 
+/* 200 KB of repeated frame starts (FF D8 FF DB): 50,000 broken frames. Each
+ * is counted against max-errors, but they are one run of corrupt data, so
+ * the bus gets one warning, not 50,000; and since nothing decodes, EOS
+ * ends in an error. */
+GST_START_TEST(test_dec_garbage_warnings_bounded)
+{
+  static const guint8 start[] = {0xff, 0xd8, 0xff, 0xdb};
+  GByteArray *data = g_byte_array_new();
+  GstBus *bus;
+  GstHarness *hh = dec_harness_bus(BYTESTREAM_CAPS, &bus);
+  BusMessages m;
+  GBytes *bytes;
+  guint i;
+
+  for (i = 0; i < 200 * 1024 / sizeof start; i++)
+    g_byte_array_append(data, start, sizeof start);
+  bytes = g_byte_array_free_to_bytes(data);
+  fail_unless_equals_int(gst_harness_push(hh, gst_buffer_new_wrapped_bytes(g_bytes_ref(bytes))),
+                         GST_FLOW_OK);
+  gst_harness_push_event(hh, gst_event_new_eos());
+  pop_messages(bus, &m);
+  fail_unless(m.warnings <= 2, "%u warnings", m.warnings);
+  fail_unless_equals_int(m.errors, 1);
+  fail_unless(g_error_matches(m.error, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE), "%s",
+              m.error->message);
+  clear_messages(&m);
+  fail_unless_equals_int(gst_harness_buffers_received(hh), 0);
+  teardown_bus(hh, bus);
+
+  /* With max-errors=10 the 11th broken frame in a row is fatal: at most
+   * max-errors warnings before the error, however long the garbage. */
+  hh = dec_harness_bus(BYTESTREAM_CAPS, &bus);
+  g_object_set(hh->element, "max-errors", 10, NULL);
+  fail_unless_equals_int(gst_harness_push(hh, gst_buffer_new_wrapped_bytes(g_bytes_ref(bytes))),
+                         GST_FLOW_ERROR);
+  pop_messages(bus, &m);
+  fail_unless(m.warnings <= 10 + 1, "%u warnings", m.warnings);
+  fail_unless_equals_int(m.errors, 1);
+  fail_unless(strstr(m.error->message, "Corrupt Codec63 frame") != NULL, "%s", m.error->message);
+  clear_messages(&m);
+  teardown_bus(hh, bus);
+  g_bytes_unref(bytes);
+}
+GST_END_TEST;
+
+/* Frame starts separated by kilobytes of junk: one error count per frame
+ * start the framer resynchronised on, none for the junk bytes, whatever the
+ * chunking. With max-errors=3, three broken frames are tolerated (EOS then
+ * fails only because nothing decoded); a fourth is fatal. Returns the first
+ * flow that was not OK (the pushing stops there), then EOS is sent. */
+static GstFlowReturn push_junk_frames(GstHarness *hh, guint n_starts)
+{
+  static const gsize chunks[] = {1, 7, 4096, 3};
+  GRand *rand = g_rand_new_with_seed(5050);
+  GByteArray *data = g_byte_array_new();
+  GstFlowReturn ret = GST_FLOW_OK;
+  gsize len, pos = 0;
+  GBytes *bytes;
+  guint i, j;
+
+  for (i = 0; i < n_starts; i++) {
+    static const guint8 start[] = {0xff, 0xd8, 0xff, 0xdb};
+
+    g_byte_array_append(data, start, sizeof start);
+    for (j = 0; j < 20000; j++) {
+      guint8 b = (guint8)g_rand_int_range(rand, 0, 256);
+      /* any bytes, but no further frame start */
+      if (b == 0xd8 && data->data[data->len - 1] == 0xff) b = 0;
+      g_byte_array_append(data, &b, 1);
+    }
+  }
+  bytes = g_byte_array_free_to_bytes(data);
+  len = g_bytes_get_size(bytes);
+  for (i = 0; pos < len && ret == GST_FLOW_OK; i++) {
+    gsize n = MIN(chunks[i % G_N_ELEMENTS(chunks)], len - pos);
+
+    ret = gst_harness_push(hh, gst_buffer_new_wrapped_bytes(g_bytes_new_from_bytes(bytes, pos, n)));
+    pos += n;
+  }
+  gst_harness_push_event(hh, gst_event_new_eos());
+  g_bytes_unref(bytes);
+  g_rand_free(rand);
+  return ret;
+}
+
+GST_START_TEST(test_dec_garbage_error_per_resync)
+{
+  GstBus *bus;
+  GstHarness *hh = dec_harness_bus(BYTESTREAM_CAPS, &bus);
+  BusMessages m;
+
+  g_object_set(hh->element, "max-errors", 3, NULL);
+  fail_unless_equals_int(push_junk_frames(hh, 3), GST_FLOW_OK);
+  pop_messages(bus, &m);
+  fail_unless_equals_int(m.errors, 1);
+  fail_unless(strstr(m.error->message, "No frame could be decoded") != NULL, "%s",
+              m.error->message);
+  clear_messages(&m);
+  teardown_bus(hh, bus);
+
+  hh = dec_harness_bus(BYTESTREAM_CAPS, &bus);
+  g_object_set(hh->element, "max-errors", 3, NULL);
+  /* the fourth frame ends at EOS or at a junk FF D9, whichever comes first */
+  push_junk_frames(hh, 4);
+  pop_messages(bus, &m);
+  fail_unless_equals_int(m.errors, 1);
+  fail_unless(strstr(m.error->message, "Corrupt Codec63 frame") != NULL, "%s", m.error->message);
+  clear_messages(&m);
+  teardown_bus(hh, bus);
+}
+GST_END_TEST;
+
+/* Input that yields no picture at all ends in one error at EOS, so
+ * gst-launch-1.0 fails instead of writing an empty file: */
+static void check_nothing_decoded(GstHarness *hh, GstBus *bus)
+{
+  BusMessages m;
+
+  fail_unless_equals_int(gst_harness_buffers_received(hh), 0);
+  pop_messages(bus, &m);
+  fail_unless_equals_int(m.errors, 1);
+  fail_unless(g_error_matches(m.error, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE), "%s",
+              m.error->message);
+  fail_unless(strstr(m.error->message, "No frame could be decoded") != NULL, "%s",
+              m.error->message);
+  clear_messages(&m);
+  teardown_bus(hh, bus);
+}
+
+GST_START_TEST(test_dec_nothing_decoded)
+{
+  GPtrArray *frames = load_frames(K7_STREAM);
+  GstBus *bus;
+  GstHarness *hh;
+  guint n;
+
+  /* only delta frames (a stream cut after its last keyframe) */
+  hh = dec_harness_bus(PACKETIZED_CAPS, &bus);
+  for (n = 1; n < 7; n++)
+    fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[n]), n), GST_FLOW_OK);
+  gst_harness_push_event(hh, gst_event_new_eos());
+  check_nothing_decoded(hh, bus);
+
+  /* only corrupt frames: the first half of each */
+  hh = dec_harness_bus(PACKETIZED_CAPS, &bus);
+  for (n = 0; n < 5; n++) {
+    GBytes *half =
+        g_bytes_new_from_bytes(frames->pdata[n], 0, g_bytes_get_size(frames->pdata[n]) / 2);
+    fail_unless_equals_int(push_frame(hh, half, n), GST_FLOW_OK);
+  }
+  gst_harness_push_event(hh, gst_event_new_eos());
+  check_nothing_decoded(hh, bus);
+
+  /* a byte stream without any frame */
+  hh = dec_harness_bus(BYTESTREAM_CAPS, &bus);
+  {
+    static const gsize chunks[] = {4096};
+    guint8 junk[10000];
+    GBytes *bytes;
+
+    for (n = 0; n < sizeof junk; n++)
+      junk[n] = (guint8)(n * 7 + 1);
+    bytes = g_bytes_new(junk, sizeof junk);
+    push_chunked(hh, bytes, chunks, 1);
+    g_bytes_unref(bytes);
+  }
+  check_nothing_decoded(hh, bus);
+  g_ptr_array_unref(frames);
+}
+GST_END_TEST;
+
+/* An empty stream is no error: there was nothing to decode. */
+GST_START_TEST(test_dec_empty_stream)
+{
+  GstBus *bus;
+  GstHarness *hh = dec_harness_bus(BYTESTREAM_CAPS, &bus);
+  BusMessages m;
+
+  gst_harness_play(hh);
+  gst_harness_push_event(hh, gst_event_new_eos());
+  pop_messages(bus, &m);
+  fail_unless_equals_int(m.errors, 0);
+  fail_unless_equals_int(m.warnings, 0);
+  teardown_bus(hh, bus);
+}
+GST_END_TEST;
+
+/* Downstream proposes an allocator that fails: an error naming the
+ * picture size that could not be allocated, no crash. */
+GST_START_TEST(test_dec_alloc_failure)
+{
+  GPtrArray *frames = load_frames(K7_STREAM);
+  GstBus *bus;
+  GstHarness *hh = dec_harness_bus(PACKETIZED_CAPS, &bus);
+  BusMessages m;
+
+  gst_harness_set_propose_allocator(hh, c63check_failing_allocator_new(), NULL);
+  fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[0]), 0), GST_FLOW_ERROR);
+  fail_unless_equals_int(gst_harness_buffers_received(hh), 0);
+  pop_messages(bus, &m);
+  fail_unless_equals_int(m.errors, 1);
+  fail_unless(g_error_matches(m.error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NO_SPACE_LEFT), "%s",
+              m.error->message);
+  fail_unless(strstr(m.error->message, "352x288") != NULL, "%s", m.error->message);
+  clear_messages(&m);
+  teardown_bus(hh, bus);
+  g_ptr_array_unref(frames);
+}
+GST_END_TEST;
+
+/* With nothing proposed downstream, output pictures come from the
+ * decoder's own pool; its memory must come from an allocation that can
+ * fail. (GStreamer 1.22's default system allocator takes its blocks from
+ * g_malloc and aborts the process when memory runs out.) */
+GST_START_TEST(test_dec_output_memory_can_fail)
+{
+  GPtrArray *frames = load_frames(K7_STREAM);
+  GstHarness *hh = dec_harness(PACKETIZED_CAPS);
+  GstBufferPool *pool;
+  GstStructure *config;
+  GstAllocator *allocator = NULL;
+  GstAllocationParams params;
+  GstMemory *mem;
+
+  fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[0]), 0), GST_FLOW_OK);
+  gst_buffer_unref(gst_harness_pull(hh));
+  pool = gst_video_decoder_get_buffer_pool(GST_VIDEO_DECODER(hh->element));
+  fail_unless(pool != NULL);
+  config = gst_buffer_pool_get_config(pool);
+  fail_unless(gst_buffer_pool_config_get_allocator(config, &allocator, &params));
+  /* 1 PiB: refused, not fatal */
+  mem = gst_allocator_alloc(allocator, (gsize)1 << 50, &params);
+  fail_unless(mem == NULL);
+  /* and ordinary sizes still work, with the requested alignment */
+  params.align = 63;
+  mem = gst_allocator_alloc(allocator, 1000, &params);
+  fail_unless(mem != NULL);
+  {
+    GstMapInfo map;
+    fail_unless(gst_memory_map(mem, &map, GST_MAP_WRITE));
+    fail_unless_equals_int(map.size, 1000);
+    fail_unless_equals_int((guintptr)map.data & 63, 0);
+    memset(map.data, 0x5a, map.size);
+    gst_memory_unmap(mem, &map);
+  }
+  gst_memory_unref(mem);
+  /* prefix and padding, zeroed on request */
+  params.prefix = 16;
+  params.padding = 8;
+  params.flags = GST_MEMORY_FLAG_ZERO_PREFIXED | GST_MEMORY_FLAG_ZERO_PADDED;
+  mem = gst_allocator_alloc(allocator, 1000, &params);
+  fail_unless(mem != NULL);
+  {
+    gsize offset, maxsize, i;
+    GstMapInfo map;
+
+    fail_unless_equals_int(gst_memory_get_sizes(mem, &offset, &maxsize), 1000);
+    fail_unless_equals_int(offset, 16);
+    fail_unless(maxsize >= 16 + 1000 + 8);
+    gst_memory_resize(mem, -16, 16 + 1000 + 8);
+    fail_unless(gst_memory_map(mem, &map, GST_MAP_READ));
+    fail_unless_equals_int((guintptr)map.data & 63, 0);
+    for (i = 0; i < 16; i++)
+      fail_unless_equals_int(map.data[i], 0);
+    for (i = 16 + 1000; i < map.size; i++)
+      fail_unless_equals_int(map.data[i], 0);
+    gst_memory_unmap(mem, &map);
+  }
+  gst_memory_unref(mem);
+  gst_structure_free(config);
+  gst_object_unref(pool);
+  gst_harness_teardown(hh);
+  g_ptr_array_unref(frames);
+}
+GST_END_TEST;
+
 static Suite *c63dec_suite(void)
 {
   Suite *s = suite_create("c63dec");
@@ -434,6 +758,12 @@ static Suite *c63dec_suite(void)
   tcase_add_test(tc, test_dec_size_change);
   tcase_add_test(tc, test_dec_size_change_bytestream);
   tcase_add_test(tc, test_dec_truncated_at_eos);
+  tcase_add_test(tc, test_dec_garbage_warnings_bounded);
+  tcase_add_test(tc, test_dec_garbage_error_per_resync);
+  tcase_add_test(tc, test_dec_nothing_decoded);
+  tcase_add_test(tc, test_dec_empty_stream);
+  tcase_add_test(tc, test_dec_alloc_failure);
+  tcase_add_test(tc, test_dec_output_memory_can_fail);
   return s;
 }
 

@@ -1,6 +1,7 @@
 /* GstHarness tests of c63enc: caps, flags, timestamps, properties changed
  * mid-stream, force-key-unit, EOS drain, size change, strided input,
- * allocation. c63cudaenc.c runs the shared ones on the CUDA element.
+ * allocation, input without a framerate, a failing downstream allocator.
+ * c63cudaenc.c runs the shared ones on the CUDA element.
  *
  * Copyright (C) 2026 gst-c63 contributors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -15,6 +16,12 @@
 GST_START_TEST(test_enc_caps)
 {
   c63check_enc_caps("c63enc");
+}
+GST_END_TEST;
+
+GST_START_TEST(test_enc_no_framerate)
+{
+  c63check_enc_no_framerate("c63enc");
 }
 GST_END_TEST;
 
@@ -72,6 +79,12 @@ GST_START_TEST(test_enc_allocation)
 }
 GST_END_TEST;
 
+GST_START_TEST(test_enc_failing_allocator)
+{
+  c63check_enc_failing_allocator("c63enc");
+}
+GST_END_TEST;
+
 GST_START_TEST(test_enc_flush)
 {
   c63check_enc_flush("c63enc");
@@ -121,6 +134,7 @@ static Suite *c63enc_suite(void)
   tcase_add_test(tc, test_enc_latency);
   tcase_add_test(tc, test_enc_pool_input);
   tcase_add_test(tc, test_enc_caps);
+  tcase_add_test(tc, test_enc_no_framerate);
   tcase_add_test(tc, test_enc_flags_timestamps);
   tcase_add_test(tc, test_enc_keyframe_interval_edges);
   tcase_add_test(tc, test_enc_quality_mid_stream);
@@ -131,6 +145,7 @@ static Suite *c63enc_suite(void)
   tcase_add_test(tc, test_enc_strided_input);
   tcase_add_test(tc, test_enc_allocation);
   tcase_add_test(tc, test_enc_flush);
+  tcase_add_test(tc, test_enc_failing_allocator);
   tcase_add_test(tc, test_enc_bad_caps);
   tcase_add_test(tc, test_enc_properties);
   return s;
