@@ -203,7 +203,26 @@ typedef struct c63_decoded_picture {
 } c63_decoded_picture;
 
 /* Create a decoder into *out; C63_ERR_NOMEM leaves *out NULL. */
+typedef struct c63_dec_params {
+  c63_backend_kind backend; /* reconstruction: C63_BACKEND_CPU (default) or C63_BACKEND_CUDA */
+  int device_id;            /* CUDA device ordinal */
+  int threads;              /* CPU threads: 0 = one per core (up to 16) */
+} c63_dec_params;
+
+/* CPU backend, one thread per core, device 0. */
+void c63_dec_params_init(c63_dec_params *p);
+
+/* Create a decoder. The CUDA backend keeps the reference frame on the GPU
+ * and gives the same pictures as the CPU one. On failure *out is NULL and
+ * msg (if not NULL) says why: C63_ERR_NO_DEVICE when CUDA was asked for and
+ * no device is usable. */
+int c63_decoder_new_with_params(const c63_dec_params *p, c63_decoder **out, char *msg,
+                                size_t msg_size);
+/* The same with c63_dec_params_init's defaults. */
 int c63_decoder_new(c63_decoder **out);
+
+/* Name of the reconstruction backend ("cpu", "cuda"); "none" for NULL. */
+const char *c63_decoder_backend_name(const c63_decoder *dec);
 void c63_decoder_free(c63_decoder *dec);
 
 /* Forget the reference frame: the next frame must be a keyframe. Does

@@ -1,16 +1,22 @@
-/* The decoder object: header parsing, entropy decoding, and reconstruction
- * with the same DSP functions as the encoder, so encoder and decoder agree
- * bit for bit.
+/* The decoder object: header parsing and entropy decoding here, and
+ * reconstruction through a decoding backend (decode_backend.h): the CPU
+ * one, or the CUDA one with the reference resident on the GPU. Both give
+ * the same bytes.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "c63-config.h"
 #include "c63.h"
+#include "decode_backend.h"
 #include "dsp.h"
 #include "entropy.h"
 #include "geometry.h"
 #include "threadpool.h"
+#if HAVE_CUDA
+#include "../cuda/c63_cuda.h"
+#endif
 
 #include <unistd.h>
 
@@ -22,25 +28,26 @@ struct c63_decoder {
   /* The last DQT's tables: a frame without DQT keeps them, as in the
    * reference (whose tables start all zero). */
   uint8_t quant[3][64];
-  int ref; /* index of the reference in recon[] */
-  uint8_t *recon[2][3], *pred[3];
   int16_t *coeffs[3];
   c63_mv *mvs[3];
-  c63_threadpool *pool; /* reconstruction runs in stripes of block rows */
-  c63_stripes stripes;
-  const c63_frame_header *hdr; /* the frame being reconstructed */
+  c63_threadpool *pool; /* shared with the backend */
+  const c63_decode_backend_ops *ops;
+  c63_decode_backend *be;
   char err[256];
 };
+
+void c63_dec_params_init(c63_dec_params *p)
+{
+  if (!p) return;
+  memset(p, 0, sizeof(*p));
+  p->backend = C63_BACKEND_CPU;
+}
 
 static void free_buffers(c63_decoder *dec)
 {
   for (int c = 0; c < 3; c++) {
-    free(dec->recon[0][c]);
-    free(dec->recon[1][c]);
-    free(dec->pred[c]);
     free(dec->coeffs[c]);
     free(dec->mvs[c]);
-    dec->recon[0][c] = dec->recon[1][c] = dec->pred[c] = NULL;
     dec->coeffs[c] = NULL;
     dec->mvs[c] = NULL;
   }
@@ -50,26 +57,22 @@ static void free_buffers(c63_decoder *dec)
 }
 
 /* Buffers for a picture size. They are kept when a smaller picture comes
- * (a stream alternating sizes reallocates only up to its largest), so the
- * planes of a size are laid out in buffers sized for the largest seen. */
+ * (a stream alternating sizes reallocates only up to its largest). */
 static int alloc_buffers(c63_decoder *dec, int width, int height)
 {
   c63_geometry g;
   c63_geometry_init(&g, width, height);
   const size_t luma = (size_t)g.pad_w[0] * g.pad_h[0];
   dec->have_ref = 0;
+  dec->allocated = 0;
   if (luma > dec->capacity) {
     free_buffers(dec);
     for (int c = 0; c < 3; c++) {
-      /* chroma planes are a quarter of the luma plane at most */
+      /* chroma planes are a quarter of the luma plane */
       size_t px = c ? luma / 4 : luma;
-      dec->recon[0][c] = calloc(1, px);
-      dec->recon[1][c] = calloc(1, px);
-      dec->pred[c] = calloc(1, px);
       dec->coeffs[c] = calloc(px, sizeof(int16_t));
       dec->mvs[c] = calloc(px / 64, sizeof(c63_mv));
-      if (!dec->recon[0][c] || !dec->recon[1][c] || !dec->pred[c] || !dec->coeffs[c] ||
-          !dec->mvs[c]) {
+      if (!dec->coeffs[c] || !dec->mvs[c]) {
         free_buffers(dec);
         snprintf(dec->err, sizeof(dec->err), "out of memory for a %dx%d picture", width, height);
         return C63_ERR_NOMEM;
@@ -77,8 +80,9 @@ static int alloc_buffers(c63_decoder *dec, int width, int height)
     }
     dec->capacity = luma;
   }
+  int r = dec->ops->resize(dec->be, &g, dec->err, sizeof(dec->err));
+  if (r) return r;
   dec->g = g;
-  c63_stripes_init(&dec->stripes, &dec->g, c63_threadpool_size(dec->pool));
   dec->allocated = 1;
   return C63_OK;
 }
@@ -93,25 +97,67 @@ static size_t min_data_bytes(int width, int height)
   return ((size_t)g.mcus_w * g.mcus_h * 6 * 5) / 8;
 }
 
-int c63_decoder_new(c63_decoder **out)
+static const c63_decode_backend_ops *decode_backend_ops(c63_backend_kind kind)
+{
+#if HAVE_CUDA
+  if (kind == C63_BACKEND_CUDA) return &c63_decode_backend_cuda;
+#endif
+  return kind == C63_BACKEND_CPU ? &c63_decode_backend_cpu : NULL;
+}
+
+int c63_decoder_new_with_params(const c63_dec_params *p, c63_decoder **out, char *msg,
+                                size_t msg_size)
 {
   if (!out) return C63_ERR_INVALID_ARG;
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  c63_decoder *dec = calloc(1, sizeof(*dec));
   *out = NULL;
+  if (!p) return C63_ERR_INVALID_ARG;
+  if (p->threads < 0 || p->threads > 256 || p->device_id < 0) {
+    if (msg && msg_size)
+      snprintf(msg, msg_size, "thread count %d or device id %d out of range", p->threads,
+               p->device_id);
+    return C63_ERR_INVALID_ARG;
+  }
+  if (p->backend != C63_BACKEND_CPU && p->backend != C63_BACKEND_CUDA) {
+    if (msg && msg_size) snprintf(msg, msg_size, "unknown backend %d", (int)p->backend);
+    return C63_ERR_INVALID_ARG;
+  }
+  if (!c63_backend_available(p->backend, p->device_id, msg, msg_size))
+    return p->backend == C63_BACKEND_CUDA ? C63_ERR_NO_DEVICE : C63_ERR_UNSUPPORTED;
+  c63_decoder *dec = calloc(1, sizeof(*dec));
   if (!dec) return C63_ERR_NOMEM;
-  dec->pool = c63_threadpool_new(cores < 1 ? 1 : cores > 16 ? 16 : (int)cores);
+  int threads = p->threads;
+  if (threads == 0) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    threads = cores < 1 ? 1 : cores > 16 ? 16 : (int)cores;
+  }
+  dec->ops = decode_backend_ops(p->backend);
+  dec->pool = c63_threadpool_new(threads);
   if (!dec->pool) {
     free(dec);
+    if (msg && msg_size) snprintf(msg, msg_size, "out of memory creating %d threads", threads);
     return C63_ERR_NOMEM;
+  }
+  int r = dec->ops->create(p->device_id, dec->pool, &dec->be, msg, msg_size);
+  if (r) {
+    c63_threadpool_free(dec->pool);
+    free(dec);
+    return r;
   }
   *out = dec;
   return C63_OK;
 }
 
+int c63_decoder_new(c63_decoder **out)
+{
+  c63_dec_params p;
+  c63_dec_params_init(&p);
+  return c63_decoder_new_with_params(&p, out, NULL, 0);
+}
+
 void c63_decoder_free(c63_decoder *dec)
 {
   if (!dec) return;
+  if (dec->be) dec->ops->destroy(dec->be);
   free_buffers(dec);
   c63_threadpool_free(dec->pool);
   free(dec);
@@ -129,25 +175,10 @@ const char *c63_decoder_error(const c63_decoder *dec)
   return dec->err;
 }
 
-/* Prediction and reconstruction of one stripe of block rows. Vectors are
- * relative to each block, so the stripe's prediction comes from the
- * reference offset by the same rows (validated vectors stay in the plane). */
-static void reconstruct_stripe(void *arg, int i)
+const char *c63_decoder_backend_name(const c63_decoder *dec)
 {
-  c63_decoder *dec = arg;
-  int c, by0, by1;
-  c63_stripe_rows(&dec->stripes, &dec->g, i, &c, &by0, &by1);
-  const int w = dec->g.pad_w[c], rows_h = (by1 - by0) * 8;
-  const size_t off = (size_t)by0 * 8 * w, blk = (size_t)by0 * dec->g.blocks_w[c];
-  const uint8_t *pred = NULL;
-  if (!dec->hdr->keyframe) {
-    /* blocks with use_mv = 0 get a zero prediction */
-    c63_dsp_c.motion_compensate(dec->recon[dec->ref][c] + off, w, rows_h, dec->mvs[c] + blk,
-                                dec->pred[c] + off);
-    pred = dec->pred[c] + off;
-  }
-  c63_dsp_c.dequant_idct_recon(dec->coeffs[c] + blk * 64, pred, w, rows_h, dec->quant[c],
-                               dec->recon[!dec->ref][c] + off);
+  if (!dec) return "none";
+  return dec->ops->name;
 }
 
 int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size, c63_decoded_picture *out)
@@ -185,17 +216,21 @@ int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size, c63_d
                          dec->mvs, dec->err, sizeof(dec->err));
   if (r) goto fail;
 
-  int next = !dec->ref;
-  dec->hdr = &hdr;
-  c63_threadpool_run(dec->pool, reconstruct_stripe, dec, c63_stripes_total(&dec->stripes));
-  dec->hdr = NULL;
-  dec->ref = next;
+  c63_decode_job job;
+  memset(&job, 0, sizeof(job));
+  job.keyframe = hdr.keyframe;
+  memcpy(job.quant, dec->quant, sizeof(job.quant));
+  for (int c = 0; c < 3; c++) {
+    job.coeffs[c] = dec->coeffs[c];
+    job.mvs[c] = dec->mvs[c];
+  }
+  if ((r = dec->ops->reconstruct(dec->be, &job, dec->err, sizeof(dec->err)))) goto fail;
   dec->have_ref = 1;
 
   if (out) {
     for (int c = 0; c < 3; c++) {
-      out->data[c] = dec->recon[next][c];
-      out->stride[c] = dec->g.pad_w[c];
+      out->data[c] = job.out[c];
+      out->stride[c] = job.out_stride[c];
     }
     out->width = hdr.width;
     out->height = hdr.height;

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "../c63/backend.h"
+#include "../c63/decode_backend.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -14,6 +15,8 @@ extern "C" {
 
 /* The CUDA backend (c63_backend_ops: create/destroy/submit/collect). */
 extern const c63_backend_ops c63_backend_cuda;
+/* The CUDA decoding backend (c63_decode_backend_ops). */
+extern const c63_decode_backend_ops c63_decode_backend_cuda;
 
 /* Number of usable CUDA devices; 0 with a message when there is no driver or
  * no device. Never aborts. */

@@ -212,6 +212,19 @@ expect_usage "must not be negative" "$ENC" -f -3 -w 176 -h 144 -o "$T/x.c63" "$Y
 expect_error "cannot open" "$ENC" -w 176 -h 144 -o "$T/x.c63" "$T/does-not-exist.yuv"
 expect_error "cannot open" "$ENC" -w 176 -h 144 -o "$T/no/such/dir/x.c63" "$YUV/pan_176x144.yuv"
 expect_usage "expected an input and an output" "$DEC"
+expect_usage "unknown backend 'gpu'" "$DEC" --backend gpu "$CONF/pan_176x144.c63" "$T/x.yuv"
+expect_usage "is not a device number" "$DEC" --device -1 "$CONF/pan_176x144.c63" "$T/x.yuv"
+# --backend cpu is the default's bytes; cuda gives the same pictures or says why not
+"$DEC" "$CONF/pan_176x144.c63" "$T/default.yuv" 2>/dev/null
+"$DEC" --backend cpu "$CONF/pan_176x144.c63" "$T/cpu.yuv" 2>/dev/null
+same "$T/default.yuv" "$T/cpu.yuv" "c63-dec --backend cpu decodes as the default"
+if "$DEC" --backend cuda "$CONF/pan_176x144.c63" "$T/cuda.yuv" 2>"$T/err"; then
+  same "$T/cpu.yuv" "$T/cuda.yuv" "c63-dec --backend cuda decodes as the CPU"
+elif grep -q "cannot create the decoder: ." "$T/err"; then
+  echo "ok: c63-dec --backend cuda without a device: $(cat "$T/err")"
+else
+  fail "c63-dec --backend cuda failed without a reason: $(cat "$T/err")"
+fi
 expect_usage "expected an input and an output" "$DEC" "$s"
 expect_usage "unknown option --bogus" "$DEC" --bogus "$s" "$T/x.yuv"
 expect_error "cannot open" "$DEC" "$T/does-not-exist.c63" "$T/x.yuv"

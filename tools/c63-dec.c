@@ -40,8 +40,11 @@ static void usage(FILE *out)
           "were corrupt or missing (an empty stream included) or on I/O errors, 2 on\n"
           "bad arguments (the output being the input included).\n"
           "\n"
-          "      --quiet   only report errors\n"
-          "      --help    show this text\n",
+          "      --backend cpu|cuda  reconstruct on the CPU (default) or the GPU, with\n"
+          "                          the same pictures\n"
+          "      --device N          CUDA device (default 0)\n"
+          "      --quiet             only report errors\n"
+          "      --help              show this text\n",
           prog);
 }
 
@@ -134,8 +137,11 @@ int main(int argc, char **argv)
   static const struct option long_opts[] = {
       {"quiet", no_argument, NULL, 'Q'},
       {"help", no_argument, NULL, 'H'},
+      {"backend", required_argument, NULL, 'B'},
+      {"device", required_argument, NULL, 'D'},
       {NULL, 0, NULL, 0},
   };
+  c63_dec_params params;
   const char *in_path, *out_path;
   int quiet = 0, opt, status = 1, ret;
   c63_decoder *dec = NULL;
@@ -149,6 +155,7 @@ int main(int argc, char **argv)
 
   memset(&r, 0, sizeof r);
   memset(&out, 0, sizeof out);
+  c63_dec_params_init(&params);
   opterr = 0;
   while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
     switch (opt) {
@@ -158,6 +165,21 @@ int main(int argc, char **argv)
     case 'H':
       usage(stdout);
       return 0;
+    case 'B':
+      if (!strcmp(optarg, "cpu") || !strcmp(optarg, "cuda")) {
+        params.backend = optarg[1] == 'p' ? C63_BACKEND_CPU : C63_BACKEND_CUDA;
+        break;
+      }
+      fprintf(stderr, "%s: unknown backend '%s' (expected cpu or cuda)\n\n", prog, optarg);
+      usage(stderr);
+      return 2;
+    case 'D':
+      if (cli_parse_int(optarg, &params.device_id) != 0 || params.device_id < 0) {
+        fprintf(stderr, "%s: '%s' is not a device number\n\n", prog, optarg);
+        usage(stderr);
+        return 2;
+      }
+      break;
     default:
       fprintf(stderr, "%s: unknown option %s\n\n", prog, argv[optind - 1]);
       usage(stderr);
@@ -172,8 +194,9 @@ int main(int argc, char **argv)
   in_path = argv[optind];
   out_path = argv[optind + 1];
 
-  if (c63_decoder_new(&dec) != C63_OK) {
-    fprintf(stderr, "%s: cannot create the decoder (out of memory)\n", prog);
+  msg[0] = '\0';
+  if (c63_decoder_new_with_params(&params, &dec, msg, sizeof msg) != C63_OK) {
+    fprintf(stderr, "%s: cannot create the decoder: %s\n", prog, msg[0] ? msg : "out of memory");
     return 1;
   }
   r.f = cli_open(prog, in_path, "rb", stdin);

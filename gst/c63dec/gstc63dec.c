@@ -92,17 +92,58 @@ static void gst_c63_try_allocator_init(GstC63TryAllocator *allocator)
 
 /* ---- The decoder --------------------------------------------------------- */
 
+/* Where pictures are reconstructed: "auto" takes the GPU when one is
+ * usable; every choice gives the same pictures. */
+enum { BACKEND_AUTO, BACKEND_CPU, BACKEND_CUDA };
+enum { PROP_0, PROP_BACKEND, PROP_DEVICE_ID };
+#define DEFAULT_BACKEND BACKEND_AUTO
+#define DEFAULT_DEVICE_ID 0
+
+static GType gst_c63_dec_backend_get_type(void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {BACKEND_AUTO, "The GPU when a CUDA device is usable, else the CPU", "auto"},
+      {BACKEND_CPU, "The CPU, on one thread per core", "cpu"},
+      {BACKEND_CUDA, "The GPU, the reference frame resident on it", "cuda"},
+      {0, NULL, NULL},
+  };
+  if (g_once_init_enter(&type))
+    g_once_init_leave(&type, g_enum_register_static("GstC63DecBackend", values));
+  return type;
+}
+
 static gboolean gst_c63_dec_start(GstVideoDecoder *vdec)
 {
   GstC63Dec *self = GST_C63_DEC(vdec);
-  int status = c63_decoder_new(&self->dec);
+  c63_dec_params params;
+  char msg[256] = "";
+  int status;
 
-  if (status != C63_OK) {
-    GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
-                      ("Could not create the Codec63 decoder: %s", c63_status_string(status)),
+  c63_dec_params_init(&params);
+  GST_OBJECT_LOCK(self);
+  params.device_id = self->device_id;
+  params.backend = self->backend == BACKEND_CPU ? C63_BACKEND_CPU : C63_BACKEND_CUDA;
+  if (self->backend == BACKEND_AUTO &&
+      !c63_backend_available(C63_BACKEND_CUDA, params.device_id, NULL, 0))
+    params.backend = C63_BACKEND_CPU;
+  GST_OBJECT_UNLOCK(self);
+  status = c63_decoder_new_with_params(&params, &self->dec, msg, sizeof msg);
+  if (status == C63_ERR_NO_DEVICE) {
+    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND,
+                      ("No usable CUDA device %d for backend=cuda: %s. Use backend=cpu or auto.",
+                       params.device_id, msg),
                       (NULL));
     return FALSE;
   }
+  if (status != C63_OK) {
+    GST_ELEMENT_ERROR(
+        self, RESOURCE, NO_SPACE_LEFT,
+        ("Could not create the Codec63 decoder: %s", msg[0] ? msg : c63_status_string(status)),
+        (NULL));
+    return FALSE;
+  }
+  GST_INFO_OBJECT(self, "reconstructing on the %s backend", c63_decoder_backend_name(self->dec));
   gst_c63_framer_reset(&self->framer);
   self->bytes_in = self->bytes_skipped = 0;
   self->frames_in = self->frames_out = self->frames_corrupt = self->frames_no_ref = 0;
@@ -404,12 +445,69 @@ static void gst_c63_dec_finalize(GObject *object)
   G_OBJECT_CLASS(gst_c63_dec_parent_class)->finalize(object);
 }
 
+static void gst_c63_dec_set_property(GObject *object, guint prop_id, const GValue *value,
+                                     GParamSpec *pspec)
+{
+  GstC63Dec *self = GST_C63_DEC(object);
+
+  GST_OBJECT_LOCK(self);
+  switch (prop_id) {
+  case PROP_BACKEND:
+    self->backend = g_value_get_enum(value);
+    break;
+  case PROP_DEVICE_ID:
+    self->device_id = g_value_get_int(value);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void gst_c63_dec_get_property(GObject *object, guint prop_id, GValue *value,
+                                     GParamSpec *pspec)
+{
+  GstC63Dec *self = GST_C63_DEC(object);
+
+  GST_OBJECT_LOCK(self);
+  switch (prop_id) {
+  case PROP_BACKEND:
+    g_value_set_enum(value, self->backend);
+    break;
+  case PROP_DEVICE_ID:
+    g_value_set_int(value, self->device_id);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
 static void gst_c63_dec_class_init(GstC63DecClass *klass)
 {
   GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
   GstVideoDecoderClass *vdec_class = GST_VIDEO_DECODER_CLASS(klass);
+  GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
 
-  G_OBJECT_CLASS(klass)->finalize = gst_c63_dec_finalize;
+  gobject_class->finalize = gst_c63_dec_finalize;
+  gobject_class->set_property = gst_c63_dec_set_property;
+  gobject_class->get_property = gst_c63_dec_get_property;
+  g_object_class_install_property(
+      gobject_class, PROP_BACKEND,
+      g_param_spec_enum("backend", "Backend",
+                        "Where pictures are reconstructed: auto (the GPU when a CUDA device is "
+                        "usable), cpu or cuda; the pictures are the same. Read when the "
+                        "element starts",
+                        gst_c63_dec_backend_get_type(), DEFAULT_BACKEND,
+                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property(
+      gobject_class, PROP_DEVICE_ID,
+      g_param_spec_int("cuda-device-id", "CUDA device",
+                       "CUDA device ordinal for backend=cuda or auto (0..1024, default 0)", 0, 1024,
+                       DEFAULT_DEVICE_ID,
+                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);
@@ -434,6 +532,8 @@ static void gst_c63_dec_init(GstC63Dec *self)
 {
   GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
 
+  self->backend = DEFAULT_BACKEND;
+  self->device_id = DEFAULT_DEVICE_ID;
   gst_c63_framer_init(&self->framer);
   self->try_mem = gst_object_ref_sink(g_object_new(gst_c63_try_allocator_get_type(), NULL));
   gst_video_decoder_set_packetized(vdec, FALSE);

@@ -22,6 +22,8 @@ struct _GstC63Dec {
 
   c63_decoder *dec;
   GstVideoCodecState *input_state;
+  gint backend;          /* GstC63DecBackend: the property, read at start */
+  gint device_id;        /* CUDA device for the cuda backend */
   GstC63Framer framer;   /* byte-stream input only */
   GstAllocator *try_mem; /* system memory that may fail, for output pictures */
 

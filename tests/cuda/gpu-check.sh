@@ -39,10 +39,15 @@ step odd-sizes "$bin/test_cuda_encode" odd-sizes
 step long "$bin/test_cuda_encode" long
 step pinned "$bin/test_cuda_encode" pinned
 step api "$bin/test_cuda_encode" api
+step decode "$bin/test_cuda_decode"
 if [ -f "$bin/libgstc63.so" ] && [ -x "$bin/check-c63cudaenc" ]; then
   GST_PLUGIN_PATH=$bin step gst-c63cudaenc "$bin/check-c63cudaenc"
   GST_PLUGIN_PATH=$bin CK_FORK=no step memcheck-gst-c63cudaenc timeout 300 compute-sanitizer \
     --tool memcheck --error-exitcode 9 "$bin/check-c63cudaenc"
+fi
+if [ -f "$bin/libgstc63.so" ] && [ -x "$bin/check-c63dec" ]; then
+  # backend=auto: the decoder element reconstructs on the GPU here
+  GST_PLUGIN_PATH=$bin step gst-c63dec "$bin/check-c63dec"
 fi
 if command -v compute-sanitizer > /dev/null; then
   export C63_TEST_QUICK=1
@@ -54,6 +59,10 @@ if command -v compute-sanitizer > /dev/null; then
   done
   step memcheck-pinned timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$bin/test_cuda_encode" pinned
+  step memcheck-decode timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$bin/test_cuda_decode"
+  step racecheck-decode timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$bin/test_cuda_decode"
   step synccheck-conformance timeout 150 compute-sanitizer --tool synccheck --error-exitcode 9 \
     "$bin/test_cuda_encode" conformance
   step memcheck-conformance timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
@@ -97,6 +106,16 @@ PY
     "$bin/c63-enc" --backend cuda -w 1920 -h 1080 -o "$shm/out.c63" "$shm/in.yuv" 2>&1 | tail -1
   done > "$out/enc-file.log"
   cat "$out/enc-file.log"
+  if [ -x "$bin/c63-dec" ]; then
+    for b in cpu cuda cpu cuda cpu cuda; do
+      t0=$(date +%s.%N)
+      "$bin/c63-dec" --quiet --backend $b "$shm/out.c63" "$shm/dec-$b.yuv" 2>/dev/null
+      t1=$(date +%s.%N)
+      echo "c63-dec --backend $b: 600 frames in $(echo "$t0 $t1" | awk '{printf "%.3f s, %.1f fps", $2 - $1, 600 / ($2 - $1)}')"
+    done > "$out/dec-file.log"
+    cmp "$shm/dec-cpu.yuv" "$shm/dec-cuda.yuv" && echo "c63-dec: cpu and cuda outputs identical" >> "$out/dec-file.log"
+    cat "$out/dec-file.log"
+  fi
   rm -rf "$shm"
 fi
 if [ -f "$bin/libgstc63.so" ] && command -v gst-launch-1.0 > /dev/null; then

@@ -13,6 +13,7 @@
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
 
+#include "c63.h"
 #include "c63check.h"
 
 #define FRAME_DURATION (GST_SECOND / 25)
@@ -293,6 +294,59 @@ GST_START_TEST(test_dec_markers_in_dqt)
   static const gsize one[] = {1}, mixed[] = {7, 4096, 3, 300};
   check_markers_in_dqt(one, 1);
   check_markers_in_dqt(mixed, G_N_ELEMENTS(mixed));
+}
+GST_END_TEST;
+
+/* backend=cpu and backend=cuda give the same pictures; without a usable
+ * CUDA device, cuda fails to start with an error and auto takes the CPU. */
+static gchar *decode_k7_with(const gchar *backend)
+{
+  GPtrArray *frames = load_frames(K7_STREAM);
+  gchar *desc = g_strdup_printf("c63dec backend=%s", backend);
+  GstHarness *hh = gst_harness_new_parse(desc);
+  gchar *sha;
+  guint n;
+
+  gst_harness_set_src_caps_str(hh, PACKETIZED_CAPS);
+  for (n = 0; n < frames->len; n++)
+    fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[n]), n), GST_FLOW_OK);
+  sha = pull_pictures(hh, NULL, NULL, NULL);
+  g_ptr_array_unref(frames);
+  g_free(desc);
+  gst_harness_teardown(hh);
+  return sha;
+}
+
+GST_START_TEST(test_dec_backends)
+{
+  const C63Vector *v = c63check_vector(K7_STREAM);
+  gchar *cpu = decode_k7_with("cpu"), *other;
+
+  fail_unless_equals_string(cpu, v->decoded_sha256);
+  other = decode_k7_with("auto");
+  fail_unless_equals_string(other, cpu);
+  g_free(other);
+  if (c63_backend_available(C63_BACKEND_CUDA, 0, NULL, 0)) {
+    other = decode_k7_with("cuda");
+    fail_unless_equals_string(other, cpu);
+    g_free(other);
+  } else {
+    /* cuda without a device: the element does not start, and says why */
+    GstElement *dec = gst_element_factory_make("c63dec", NULL);
+    GstBus *bus = gst_bus_new();
+    GstMessage *msg;
+
+    gst_element_set_bus(dec, bus);
+    gst_util_set_object_arg(G_OBJECT(dec), "backend", "cuda");
+    fail_unless_equals_int(gst_element_set_state(dec, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+    msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+    fail_unless(msg != NULL, "no error message");
+    gst_message_unref(msg);
+    gst_element_set_state(dec, GST_STATE_NULL);
+    gst_object_unref(dec);
+    gst_object_unref(bus);
+  }
+  g_free(cpu);
 }
 GST_END_TEST;
 
@@ -752,6 +806,7 @@ static Suite *c63dec_suite(void)
   tcase_add_test(tc, test_dec_bytestream_chunks);
   tcase_add_test(tc, test_dec_bytestream_junk);
   tcase_add_test(tc, test_dec_markers_in_dqt);
+  tcase_add_test(tc, test_dec_backends);
   tcase_add_test(tc, test_dec_skip_until_keyframe);
   tcase_add_test(tc, test_dec_corrupt_recovery);
   tcase_add_test(tc, test_dec_corrupt_fatal);

@@ -1,0 +1,123 @@
+/* The CUDA decoding backend against the CPU one, picture for picture: the
+ * conformance streams, synthetic streams at odd sizes with frequent and
+ * rare keyframes, a stream that changes size at keyframes (buffers kept and
+ * reused), and a stream whose frames hold vectors in keyframes. Without a
+ * CUDA device it prints SKIP and exits 77.
+ *
+ * Speed: c63-dec --backend cuda (docs/performance.md); never asserted here.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "c63.h"
+#include "c63_cuda.h"
+#include "synth.h"
+#include "tutil.h"
+
+/* Decode every frame of a stream with one backend; append the pictures. */
+static int decode_with(c63_backend_kind kind, const uint8_t *s, size_t len, tu_buf *pics,
+                       const char *what)
+{
+  c63_dec_params p;
+  c63_decoder *dec;
+  char msg[256];
+  size_t pos = 0;
+  int n = 0;
+  c63_dec_params_init(&p);
+  p.backend = kind;
+  int r = c63_decoder_new_with_params(&p, &dec, msg, sizeof msg);
+  TU_CHECK(r == C63_OK, "%s: decoder: %s", what, msg);
+  if (r) return -1;
+  TU_CHECK(!strcmp(c63_decoder_backend_name(dec), kind == C63_BACKEND_CUDA ? "cuda" : "cpu"),
+           "%s: backend %s", what, c63_decoder_backend_name(dec));
+  while (pos < len) {
+    c63_frame_header hdr;
+    c63_decoded_picture pic;
+    if (c63_parse_frame_header(s + pos, len - pos, &hdr, msg, sizeof msg) != C63_OK) break;
+    r = c63_decoder_decode(dec, s + pos, hdr.frame_size, &pic);
+    TU_CHECK(r == C63_OK, "%s: frame %d: %s", what, n, c63_decoder_error(dec));
+    if (r) break;
+    tu_append_picture(pics, &pic);
+    pos += hdr.frame_size;
+    n++;
+  }
+  c63_decoder_free(dec);
+  return n;
+}
+
+static void compare(const char *what, const uint8_t *s, size_t len)
+{
+  tu_buf cpu = {0}, gpu = {0};
+  int a = decode_with(C63_BACKEND_CPU, s, len, &cpu, what);
+  int b = decode_with(C63_BACKEND_CUDA, s, len, &gpu, what);
+  int ok = a > 0 && a == b && cpu.size == gpu.size && memcmp(cpu.data, gpu.data, cpu.size) == 0;
+  TU_CHECK(ok, "%s: CUDA pictures differ from the CPU's (%d / %d frames)", what, a, b);
+  printf("%-44s %4d frames  %s\n", what, a, ok ? "identical" : "DIFFERENT");
+  tu_buf_free(&cpu);
+  tu_buf_free(&gpu);
+}
+
+static void synthetic(int w, int h, int frames, int kfi, int quality, tu_buf *out)
+{
+  const size_t fsize = tu_i420_size(w, h);
+  uint8_t *yuv = malloc(fsize * frames);
+  c63_enc_params p;
+  char msg[256];
+  for (int t = 0; t < frames; t++)
+    synth_frame(yuv + fsize * t, w, h, t);
+  c63_enc_params_init(&p);
+  p.width = w;
+  p.height = h;
+  p.keyframe_interval = kfi;
+  p.quality = quality;
+  TU_CHECK(tu_encode(&p, yuv, frames, out, msg, sizeof msg) == C63_OK, "encode: %s", msg);
+  free(yuv);
+}
+
+int main(void)
+{
+  char msg[256];
+  if (c63_cuda_device_count(msg, sizeof msg) <= 0) {
+    printf("SKIP: %s\n", msg);
+    return 77;
+  }
+  /* the golden streams */
+  tu_manifest_row rows[32];
+  int n = tu_read_manifest(rows, 32);
+  TU_CHECK(n > 0, "cannot read the conformance manifest");
+  for (int i = 0; i < n; i++) {
+    char path[1024];
+    size_t len;
+    tu_data_path(path, sizeof path, rows[i].stream);
+    uint8_t *s = tu_read_file(path, &len);
+    if (s) compare(rows[i].stream, s, len);
+    free(s);
+  }
+  /* synthetic streams at odd sizes, and a size change at keyframes */
+  static const int sizes[][4] = {{8, 8, 3, 25},     {33, 17, 2, 50},   {100, 75, 5, 10},
+                                 {650, 488, 4, 25}, {1282, 722, 3, 1}, {1920, 1080, 100, 25}};
+  tu_buf all = {0};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    tu_buf s = {0};
+    char what[64];
+    synthetic(sizes[i][0], sizes[i][1], 12, sizes[i][2], sizes[i][3], &s);
+    snprintf(what, sizeof what, "synthetic %dx%d k%d q%d", sizes[i][0], sizes[i][1], sizes[i][2],
+             sizes[i][3]);
+    compare(what, s.data, s.size);
+    tu_buf_append(&all, s.data, s.size);
+    tu_buf_free(&s);
+  }
+  compare("all of them in one stream (sizes change)", all.data, all.size);
+  tu_buf_free(&all);
+
+  /* a missing device is an error with a message, not a crash */
+  c63_dec_params p;
+  c63_decoder *dec = NULL;
+  c63_dec_params_init(&p);
+  p.backend = C63_BACKEND_CUDA;
+  p.device_id = 1000;
+  int r = c63_decoder_new_with_params(&p, &dec, msg, sizeof msg);
+  TU_CHECK(r == C63_ERR_NO_DEVICE && dec == NULL && msg[0], "device 1000: %d (%s)", r, msg);
+  return tu_finish("test_cuda_decode");
+}
