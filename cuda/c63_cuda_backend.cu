@@ -155,43 +155,18 @@ void release(c63_backend *be)
 
 void init_layout(c63_backend *be, const c63_geometry *g)
 {
-  c63_cu_planes &P = be->planes;
-  P.n = 3;
-  size_t pix = 0, in = 0;
-  int blocks = 0;
+  const c63_cu_planes &P = be->planes;
+  be->frame_bytes = c63_cu_planes_init(g, &be->planes);
+  size_t in = 0;
   for (int p = 0; p < 3; p++) {
-    c63_cu_plane &pl = P.p[p];
-    pl.w = g->pad_w[p];
-    pl.h = g->pad_h[p];
-    pl.bw = g->blocks_w[p];
-    pl.bh = g->blocks_h[p];
-    pl.pix_off = (int)pix;
-    pl.blk_off = blocks;
-    pl.ac_limit = c63_ac_limit(p);
     be->in_off[p] = in;
-    pix += (size_t)pl.w * pl.h;
     in += (size_t)g->pic_w[p] * g->pic_h[p];
-    blocks += pl.bw * pl.bh;
   }
-  P.total_blocks = blocks;
-  be->frame_bytes = pix;
   be->in_bytes = in;
-  be->mv_offset = ((size_t)blocks * 64 * sizeof(int16_t) + 255) & ~(size_t)255;
+  be->mv_offset = ((size_t)P.total_blocks * 64 * sizeof(int16_t) + 255) & ~(size_t)255;
   /* Coded frames rarely reach the raw frame's size; twice that covers
    * noise at quality 50, and anything larger takes the slow path. */
   be->out_capacity = (2 * be->frame_bytes + 4096) & ~(size_t)15;
-}
-
-c63_cu_entropy_geometry entropy_geometry(const c63_backend *be)
-{
-  c63_cu_entropy_geometry G;
-  G.blocks = be->g.mcus_w * be->g.mcus_h * 6;
-  G.mcus_w = be->g.mcus_w;
-  for (int p = 0; p < 3; p++) {
-    G.blocks_w[p] = be->planes.p[p].bw;
-    G.blk_off[p] = be->planes.p[p].blk_off;
-  }
-  return G;
 }
 
 cudaError_t alloc_slot(c63_backend *be, slot &s, size_t payload_bytes, const char **what)
@@ -265,7 +240,7 @@ int cu_create(const c63_geometry *g, int device_id, c63_threadpool *pool, c63_ba
   if (err == cudaSuccess) err = cudaMalloc(&be->d_out, out_bytes);
   if (err == cudaSuccess) {
     what = "allocating the entropy coder's device buffers";
-    err = c63_cu_entropy_create(entropy_geometry(be), &be->entropy);
+    err = c63_cu_entropy_create(c63_cu_entropy_layout(g), &be->entropy);
   }
   for (int i = 0; i < kSlots && err == cudaSuccess; i++)
     err = alloc_slot(be, be->slots[i], c63_cu_entropy_max_payload(be->entropy), &what);

@@ -88,23 +88,8 @@ int cu_resize(c63_decode_backend *be, const c63_geometry *g, char *msg, size_t m
 {
   cudaError_t err = cudaSetDevice(be->device);
   if (err != cudaSuccess) return c63_cu_error(err, "selecting the CUDA device", msg, msg_size);
-  c63_cu_planes &P = be->planes;
-  memset(&P, 0, sizeof P);
-  P.n = 3;
-  size_t pix = 0;
-  int blocks = 0;
-  for (int p = 0; p < 3; p++) {
-    c63_cu_plane &pl = P.p[p];
-    pl.w = g->pad_w[p];
-    pl.h = g->pad_h[p];
-    pl.bw = g->blocks_w[p];
-    pl.bh = g->blocks_h[p];
-    pl.pix_off = (int)pix;
-    pl.blk_off = blocks;
-    pix += (size_t)pl.w * pl.h;
-    blocks += pl.bw * pl.bh;
-  }
-  P.total_blocks = blocks;
+  const size_t pix = c63_cu_planes_init(g, &be->planes);
+  const int blocks = be->planes.total_blocks;
   be->g = *g;
   be->frame_bytes = pix;
   be->blocks = (size_t)blocks;

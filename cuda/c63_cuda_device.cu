@@ -3,6 +3,7 @@
  * an error code, which we turn into a message: never an abort.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdio.h>
+#include <string.h>
 
 #include "c63/c63.h"
 #include "cuda/c63_cuda.h"
@@ -60,4 +61,40 @@ extern "C" int c63_cuda_device_count(char *msg, size_t msg_size)
   }
   if (msg && msg_size) msg[0] = '\0';
   return count;
+}
+
+size_t c63_cu_planes_init(const c63_geometry *g, c63_cu_planes *P)
+{
+  memset(P, 0, sizeof *P);
+  P->n = 3;
+  size_t pix = 0;
+  int blocks = 0;
+  for (int p = 0; p < 3; p++) {
+    c63_cu_plane &pl = P->p[p];
+    pl.w = g->pad_w[p];
+    pl.h = g->pad_h[p];
+    pl.bw = g->blocks_w[p];
+    pl.bh = g->blocks_h[p];
+    pl.pix_off = (int)pix;
+    pl.blk_off = blocks;
+    pl.ac_limit = c63_ac_limit(p);
+    pix += (size_t)pl.w * pl.h;
+    blocks += pl.bw * pl.bh;
+  }
+  P->total_blocks = blocks;
+  return pix;
+}
+
+c63_cu_entropy_geometry c63_cu_entropy_layout(const c63_geometry *g)
+{
+  c63_cu_planes P;
+  c63_cu_planes_init(g, &P);
+  c63_cu_entropy_geometry G;
+  G.blocks = g->mcus_w * g->mcus_h * 6;
+  G.mcus_w = g->mcus_w;
+  for (int p = 0; p < 3; p++) {
+    G.blocks_w[p] = P.p[p].bw;
+    G.blk_off[p] = P.p[p].blk_off;
+  }
+  return G;
 }

@@ -182,20 +182,6 @@ struct entropy_holder {
   }
 };
 
-c63_cu_entropy_geometry frame_entropy_geometry(const c63_geometry &g)
-{
-  c63_cu_entropy_geometry G;
-  G.blocks = g.mcus_w * g.mcus_h * 6;
-  G.mcus_w = g.mcus_w;
-  int off = 0;
-  for (int p = 0; p < 3; p++) {
-    G.blocks_w[p] = g.blocks_w[p];
-    G.blk_off[p] = off;
-    off += g.blocks_w[p] * g.blocks_h[p];
-  }
-  return G;
-}
-
 cudaError_t download_payload(const uint8_t *d_payload, const uint32_t *d_size, uint8_t *out,
                              size_t capacity, size_t *size, bool *fits)
 {
@@ -220,7 +206,7 @@ extern "C" int c63_cuda_entropy_encode(int width, int height, const int16_t *con
   }
   c63_geometry g;
   c63_geometry_init(&g, width, height);
-  const c63_cu_entropy_geometry G = frame_entropy_geometry(g);
+  const c63_cu_entropy_geometry G = c63_cu_entropy_layout(&g);
   entropy_holder h;
   scratch sc;
   int16_t *d_coeffs;

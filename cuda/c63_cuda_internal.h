@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "c63/dsp.h"
+#include "c63/geometry.h"
 
 /* One padded plane inside a frame buffer. Frames keep their planes back to
  * back (Y, U, V); coefficients and vectors are indexed by a global block
@@ -30,6 +31,11 @@ struct c63_cu_planes {
   int total_blocks;
   c63_cu_plane p[3];
 };
+
+/* The planes of a geometry back to back (Y, U, V), blocks numbered through
+ * them in the same order; quantisers and ranges left zero. Returns the
+ * frame's padded size in bytes. */
+size_t c63_cu_planes_init(const struct c63_geometry *g, c63_cu_planes *P);
 
 /* Largest byte size of a frame that a plane offset may address. */
 #define C63_CU_MAX_FRAME_BYTES (3 * 8192 * 8192)
@@ -74,6 +80,9 @@ struct c63_cu_entropy_geometry {
   int blk_off[3];
 };
 struct c63_cu_entropy;
+
+/* The entropy coder's view of a geometry laid out by c63_cu_planes_init. */
+c63_cu_entropy_geometry c63_cu_entropy_layout(const struct c63_geometry *g);
 
 cudaError_t c63_cu_entropy_create(const c63_cu_entropy_geometry &g, c63_cu_entropy **out);
 void c63_cu_entropy_destroy(c63_cu_entropy *e);

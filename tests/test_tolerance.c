@@ -51,24 +51,9 @@ static size_t marker(const frames *f, int i, uint8_t m)
 static int decode_all(const uint8_t *s, size_t len, tu_buf *pics, const char *what)
 {
   c63_decoder *dec;
-  size_t pos = 0;
-  int n = 0;
   c63_decoder_new(&dec);
   pics->size = 0;
-  while (pos < len) {
-    c63_frame_header hdr;
-    char msg[256];
-    c63_decoded_picture pic;
-    int r = c63_parse_frame_header(s + pos, len - pos, &hdr, msg, sizeof msg);
-    TU_CHECK(r == C63_OK, "%s: frame %d does not parse: %s", what, n, msg);
-    if (r) break;
-    r = c63_decoder_decode(dec, s + pos, hdr.frame_size, &pic);
-    TU_CHECK(r == C63_OK, "%s: frame %d does not decode: %s", what, n, c63_decoder_error(dec));
-    if (r) break;
-    tu_append_picture(pics, &pic);
-    pos += hdr.frame_size;
-    n++;
-  }
+  int n = tu_decode_frames(dec, s, len, pics, what);
   c63_decoder_free(dec);
   return n;
 }

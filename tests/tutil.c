@@ -274,3 +274,25 @@ uint64_t tu_rand(uint64_t *state)
   *state = x;
   return x * 0x2545f4914f6cdd1dull;
 }
+
+int tu_decode_frames(c63_decoder *dec, const uint8_t *stream, size_t len, tu_buf *pics,
+                     const char *what)
+{
+  size_t pos = 0;
+  int n = 0;
+  while (pos < len) {
+    c63_frame_header hdr;
+    char msg[256];
+    c63_decoded_picture pic;
+    int r = c63_parse_frame_header(stream + pos, len - pos, &hdr, msg, sizeof msg);
+    TU_CHECK(r == C63_OK, "%s: frame %d does not parse: %s", what, n, msg);
+    if (r) break;
+    r = c63_decoder_decode(dec, stream + pos, hdr.frame_size, &pic);
+    TU_CHECK(r == C63_OK, "%s: frame %d does not decode: %s", what, n, c63_decoder_error(dec));
+    if (r) break;
+    tu_append_picture(pics, &pic);
+    pos += hdr.frame_size;
+    n++;
+  }
+  return n;
+}

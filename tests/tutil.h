@@ -80,6 +80,13 @@ typedef struct tu_decode_result {
  * are appended to it as tight I420. */
 void tu_decode_stream(const uint8_t *stream, size_t len, tu_buf *out, tu_decode_result *res);
 
+/* Decode every frame of stream[0..len) on dec, split with
+ * c63_parse_frame_header; every frame must parse and decode (a failed check
+ * names `what` and the frame). Appends the pictures to pics as tight I420;
+ * returns the frames decoded. */
+int tu_decode_frames(c63_decoder *dec, const uint8_t *stream, size_t len, tu_buf *pics,
+                     const char *what);
+
 /* Copy a decoded picture as tight I420 (width x height planes). */
 void tu_append_picture(tu_buf *out, const c63_decoded_picture *pic);
 

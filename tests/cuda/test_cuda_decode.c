@@ -22,8 +22,6 @@ static int decode_with(c63_backend_kind kind, const uint8_t *s, size_t len, tu_b
   c63_dec_params p;
   c63_decoder *dec;
   char msg[256];
-  size_t pos = 0;
-  int n = 0;
   c63_dec_params_init(&p);
   p.backend = kind;
   int r = c63_decoder_new_with_params(&p, &dec, msg, sizeof msg);
@@ -31,17 +29,7 @@ static int decode_with(c63_backend_kind kind, const uint8_t *s, size_t len, tu_b
   if (r) return -1;
   TU_CHECK(!strcmp(c63_decoder_backend_name(dec), kind == C63_BACKEND_CUDA ? "cuda" : "cpu"),
            "%s: backend %s", what, c63_decoder_backend_name(dec));
-  while (pos < len) {
-    c63_frame_header hdr;
-    c63_decoded_picture pic;
-    if (c63_parse_frame_header(s + pos, len - pos, &hdr, msg, sizeof msg) != C63_OK) break;
-    r = c63_decoder_decode(dec, s + pos, hdr.frame_size, &pic);
-    TU_CHECK(r == C63_OK, "%s: frame %d: %s", what, n, c63_decoder_error(dec));
-    if (r) break;
-    tu_append_picture(pics, &pic);
-    pos += hdr.frame_size;
-    n++;
-  }
+  int n = tu_decode_frames(dec, s, len, pics, what);
   c63_decoder_free(dec);
   return n;
 }

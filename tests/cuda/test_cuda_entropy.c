@@ -19,16 +19,14 @@
 #include "entropy.h"
 #include "geometry.h"
 #include "threadpool.h"
+#include "tutil.h"
 
 static uint64_t rng_state;
 static int failures, checks;
 
 static uint32_t rnd(void)
 {
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return (uint32_t)((rng_state * 2685821657736338717ull) >> 32);
+  return (uint32_t)(tu_rand(&rng_state) >> 32);
 }
 
 static int rnd_range(int lo, int hi) /* inclusive */
