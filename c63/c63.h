@@ -200,9 +200,9 @@ typedef struct c63_decoded_picture {
   int stride[3];
   int width, height;
   int keyframe;
+  int64_t user; /* the value sent with the frame (c63_decoder_send_packet) */
 } c63_decoded_picture;
 
-/* Create a decoder into *out; C63_ERR_NOMEM leaves *out NULL. */
 typedef struct c63_dec_params {
   c63_backend_kind backend; /* reconstruction: C63_BACKEND_CPU (default) or C63_BACKEND_CUDA */
   int device_id;            /* CUDA device ordinal */
@@ -240,6 +240,21 @@ int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size,
 /* The message of the last failure, or "" if none; a static message when dec
  * is NULL. */
 const char *c63_decoder_error(const c63_decoder *dec);
+
+/* Send and receive: frames are parsed and entropy-decoded several at a
+ * time on the decoder's threads (parsing does not depend on pixels), then
+ * reconstructed in order. Send one frame (SOI..EOI, copied) tagged with
+ * user, or NULL to drain; C63_ERR_AGAIN when pictures must be received
+ * first. c63_decoder_reset between sends applies from the next frame sent.
+ * Receive gives the frames in order: C63_OK with a picture, or the frame's
+ * own failure status (pic->user says which frame; decoding goes on with the
+ * next, from a keyframe); C63_ERR_AGAIN when more frames must be sent;
+ * C63_ERR_EOF once drained (the decoder then accepts frames again).
+ * c63_decoder_decode must not be mixed with frames in flight. */
+int c63_decoder_send_packet(c63_decoder *dec, const uint8_t *data, size_t size, int64_t user);
+int c63_decoder_receive_picture(c63_decoder *dec, c63_decoded_picture *pic);
+/* Frames the decoder holds before the first picture comes out. */
+int c63_decoder_delay(const c63_decoder *dec);
 
 /* Plane sizes of an I420 picture, as this library lays them out. */
 static inline int c63_chroma_size(int luma)

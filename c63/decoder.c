@@ -20,6 +20,27 @@
 
 #include <unistd.h>
 
+/* Frames parsed and entropy-decoded together at most (and the decoder's
+ * delay): enough for every thread of the pool. */
+#define MAX_QUEUE 16
+
+/* One frame on its way: its bytes (copied for send, borrowed for decode),
+ * then its header, coefficients and vectors, or the failure. */
+typedef struct dec_slot {
+  const uint8_t *data;
+  size_t size;
+  c63_bytebuf copy;
+  int64_t user;
+  int reset_before;
+  int decoded, status;
+  char err[256];
+  c63_frame_header hdr;
+  c63_geometry g;
+  size_t capacity; /* pixels of padded luma the buffers hold */
+  int16_t *coeffs[3];
+  c63_mv *mvs[3];
+} dec_slot;
+
 struct c63_decoder {
   c63_geometry g;
   int allocated;   /* buffers hold g */
@@ -28,8 +49,12 @@ struct c63_decoder {
   /* The last DQT's tables: a frame without DQT keeps them, as in the
    * reference (whose tables start all zero). */
   uint8_t quant[3][64];
-  int16_t *coeffs[3];
-  c63_mv *mvs[3];
+  /* Frames in flight, head first; slot buffers only grow. */
+  dec_slot slots[MAX_QUEUE];
+  int head, count, depth;
+  int todo[MAX_QUEUE]; /* slots the entropy tasks decode */
+  int draining;
+  int reset_next;       /* c63_decoder_reset: the next frame sent starts afresh */
   c63_threadpool *pool; /* shared with the backend */
   const c63_decode_backend_ops *ops;
   c63_decode_backend *be;
@@ -43,47 +68,36 @@ void c63_dec_params_init(c63_dec_params *p)
   p->backend = C63_BACKEND_CPU;
 }
 
-static void free_buffers(c63_decoder *dec)
+static void free_slot(dec_slot *sl)
 {
   for (int c = 0; c < 3; c++) {
-    free(dec->coeffs[c]);
-    free(dec->mvs[c]);
-    dec->coeffs[c] = NULL;
-    dec->mvs[c] = NULL;
+    free(sl->coeffs[c]);
+    free(sl->mvs[c]);
+    sl->coeffs[c] = NULL;
+    sl->mvs[c] = NULL;
   }
-  dec->allocated = 0;
-  dec->capacity = 0;
-  dec->have_ref = 0;
+  sl->capacity = 0;
 }
 
-/* Buffers for a picture size. They are kept when a smaller picture comes
- * (a stream alternating sizes reallocates only up to its largest). */
-static int alloc_buffers(c63_decoder *dec, int width, int height)
+/* A slot's buffers for a geometry; kept when a smaller picture comes (a
+ * stream alternating sizes reallocates only up to its largest). */
+static int slot_buffers(dec_slot *sl, const c63_geometry *g)
 {
-  c63_geometry g;
-  c63_geometry_init(&g, width, height);
-  const size_t luma = (size_t)g.pad_w[0] * g.pad_h[0];
-  dec->have_ref = 0;
-  dec->allocated = 0;
-  if (luma > dec->capacity) {
-    free_buffers(dec);
-    for (int c = 0; c < 3; c++) {
-      /* chroma planes are a quarter of the luma plane */
-      size_t px = c ? luma / 4 : luma;
-      dec->coeffs[c] = calloc(px, sizeof(int16_t));
-      dec->mvs[c] = calloc(px / 64, sizeof(c63_mv));
-      if (!dec->coeffs[c] || !dec->mvs[c]) {
-        free_buffers(dec);
-        snprintf(dec->err, sizeof(dec->err), "out of memory for a %dx%d picture", width, height);
-        return C63_ERR_NOMEM;
-      }
+  const size_t luma = (size_t)g->pad_w[0] * g->pad_h[0];
+  if (luma <= sl->capacity) return C63_OK;
+  free_slot(sl);
+  for (int c = 0; c < 3; c++) {
+    /* chroma planes are a quarter of the luma plane */
+    size_t px = c ? luma / 4 : luma;
+    sl->coeffs[c] = malloc(px * sizeof(int16_t));
+    sl->mvs[c] = malloc(px / 64 * sizeof(c63_mv));
+    if (!sl->coeffs[c] || !sl->mvs[c]) {
+      free_slot(sl);
+      snprintf(sl->err, sizeof(sl->err), "out of memory for a %dx%d picture", g->width, g->height);
+      return C63_ERR_NOMEM;
     }
-    dec->capacity = luma;
   }
-  int r = dec->ops->resize(dec->be, &g, dec->err, sizeof(dec->err));
-  if (r) return r;
-  dec->g = g;
-  dec->allocated = 1;
+  sl->capacity = luma;
   return C63_OK;
 }
 
@@ -131,6 +145,7 @@ int c63_decoder_new_with_params(const c63_dec_params *p, c63_decoder **out, char
     threads = cores < 1 ? 1 : cores > 16 ? 16 : (int)cores;
   }
   dec->ops = decode_backend_ops(p->backend);
+  dec->depth = threads < MAX_QUEUE ? threads : MAX_QUEUE;
   dec->pool = c63_threadpool_new(threads);
   if (!dec->pool) {
     free(dec);
@@ -158,7 +173,10 @@ void c63_decoder_free(c63_decoder *dec)
 {
   if (!dec) return;
   if (dec->be) dec->ops->destroy(dec->be);
-  free_buffers(dec);
+  for (int i = 0; i < MAX_QUEUE; i++) {
+    free_slot(&dec->slots[i]);
+    c63_bytebuf_free(&dec->slots[i].copy);
+  }
   c63_threadpool_free(dec->pool);
   free(dec);
 }
@@ -166,7 +184,10 @@ void c63_decoder_free(c63_decoder *dec)
 void c63_decoder_reset(c63_decoder *dec)
 {
   if (!dec) return;
-  dec->have_ref = 0;
+  /* Frames already in flight keep their reference: the reset takes effect
+   * with the next frame sent. */
+  if (dec->count == 0) dec->have_ref = 0;
+  dec->reset_next = 1;
 }
 
 const char *c63_decoder_error(const c63_decoder *dec)
@@ -181,65 +202,170 @@ const char *c63_decoder_backend_name(const c63_decoder *dec)
   return dec->ops->name;
 }
 
-int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size, c63_decoded_picture *out)
+/* Parse and entropy-decode a slot: it touches nothing else, so slots of
+ * several frames run at once. */
+static void entropy_stage(dec_slot *sl)
 {
-  c63_frame_header hdr;
-  int r;
-
-  if (!dec) return C63_ERR_INVALID_ARG;
-  dec->err[0] = '\0';
-  if (!data) {
-    snprintf(dec->err, sizeof(dec->err), "no data");
-    return C63_ERR_INVALID_ARG;
-  }
-  if ((r = c63_parse_frame_header(data, size, &hdr, dec->err, sizeof(dec->err)))) goto fail;
-
-  if (hdr.data_size < min_data_bytes(hdr.width, hdr.height)) {
-    snprintf(dec->err, sizeof(dec->err),
+  c63_frame_header *hdr = &sl->hdr;
+  sl->err[0] = '\0';
+  sl->decoded = 1;
+  if ((sl->status = c63_parse_frame_header(sl->data, sl->size, hdr, sl->err, sizeof(sl->err))))
+    return;
+  if (hdr->data_size < min_data_bytes(hdr->width, hdr->height)) {
+    snprintf(sl->err, sizeof(sl->err),
              "%zu bytes of frame data cannot hold a %dx%d picture (at least %zu needed)",
-             hdr.data_size, hdr.width, hdr.height, min_data_bytes(hdr.width, hdr.height));
-    r = C63_ERR_TRUNCATED;
+             hdr->data_size, hdr->width, hdr->height, min_data_bytes(hdr->width, hdr->height));
+    sl->status = C63_ERR_TRUNCATED;
+    return;
+  }
+  c63_geometry_init(&sl->g, hdr->width, hdr->height);
+  if ((sl->status = slot_buffers(sl, &sl->g))) return;
+  sl->status = c63_entropy_decode(sl->data + hdr->data_offset, hdr->data_size, &sl->g,
+                                  hdr->keyframe, sl->coeffs, sl->mvs, sl->err, sizeof(sl->err));
+}
+
+/* Reconstruct the head slot's frame, in order (the reference, the
+ * quantiser tables and the picture size carry over from frame to frame). */
+static int reconstruct_stage(c63_decoder *dec, dec_slot *sl, c63_decoded_picture *out)
+{
+  const c63_frame_header *hdr = &sl->hdr;
+  int r = sl->status;
+  if (sl->reset_before) dec->have_ref = 0;
+  if (r) {
+    memcpy(dec->err, sl->err, sizeof(dec->err));
     goto fail;
   }
-  if (hdr.has_quant) memcpy(dec->quant, hdr.quant, sizeof(dec->quant));
-  int resized = !dec->allocated || hdr.width != dec->g.width || hdr.height != dec->g.height;
-  if (!hdr.keyframe && (resized || !dec->have_ref)) {
+  if (hdr->has_quant) memcpy(dec->quant, hdr->quant, sizeof(dec->quant));
+  int resized = !dec->allocated || hdr->width != dec->g.width || hdr->height != dec->g.height;
+  if (!hdr->keyframe && (resized || !dec->have_ref)) {
     snprintf(dec->err, sizeof(dec->err),
              resized ? "delta frame changes the picture size without a keyframe"
                      : "delta frame without a preceding keyframe");
     r = C63_ERR_NO_REFERENCE;
     goto fail;
   }
-  if (resized && (r = alloc_buffers(dec, hdr.width, hdr.height))) goto fail;
-
-  r = c63_entropy_decode(data + hdr.data_offset, hdr.data_size, &dec->g, hdr.keyframe, dec->coeffs,
-                         dec->mvs, dec->err, sizeof(dec->err));
-  if (r) goto fail;
+  if (resized) {
+    dec->allocated = 0;
+    if ((r = dec->ops->resize(dec->be, &sl->g, dec->err, sizeof(dec->err)))) goto fail;
+    dec->g = sl->g;
+    dec->allocated = 1;
+  }
 
   c63_decode_job job;
   memset(&job, 0, sizeof(job));
-  job.keyframe = hdr.keyframe;
+  job.keyframe = hdr->keyframe;
   memcpy(job.quant, dec->quant, sizeof(job.quant));
   for (int c = 0; c < 3; c++) {
-    job.coeffs[c] = dec->coeffs[c];
-    job.mvs[c] = dec->mvs[c];
+    job.coeffs[c] = sl->coeffs[c];
+    job.mvs[c] = sl->mvs[c];
   }
   if ((r = dec->ops->reconstruct(dec->be, &job, dec->err, sizeof(dec->err)))) goto fail;
   dec->have_ref = 1;
-
   if (out) {
     for (int c = 0; c < 3; c++) {
       out->data[c] = job.out[c];
       out->stride[c] = job.out_stride[c];
     }
-    out->width = hdr.width;
-    out->height = hdr.height;
-    out->keyframe = hdr.keyframe;
+    out->width = hdr->width;
+    out->height = hdr->height;
+    out->keyframe = hdr->keyframe;
+    out->user = sl->user;
   }
   return C63_OK;
 
 fail:
   /* Resume at the next keyframe: the reference is no longer trustworthy. */
   dec->have_ref = 0;
+  if (out) {
+    memset(out, 0, sizeof(*out));
+    out->user = sl->user;
+  }
   return r;
+}
+
+int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size, c63_decoded_picture *out)
+{
+  if (!dec) return C63_ERR_INVALID_ARG;
+  dec->err[0] = '\0';
+  if (!data) {
+    snprintf(dec->err, sizeof(dec->err), "no data");
+    return C63_ERR_INVALID_ARG;
+  }
+  if (dec->count) {
+    snprintf(dec->err, sizeof(dec->err), "frames sent with c63_decoder_send_packet are in flight");
+    return C63_ERR_AGAIN;
+  }
+  /* One frame straight from the caller's bytes, in the head slot. */
+  dec_slot *sl = &dec->slots[dec->head];
+  sl->data = data;
+  sl->size = size;
+  sl->user = 0;
+  sl->reset_before = dec->reset_next;
+  dec->reset_next = 0;
+  entropy_stage(sl);
+  return reconstruct_stage(dec, sl, out);
+}
+
+int c63_decoder_send_packet(c63_decoder *dec, const uint8_t *data, size_t size, int64_t user)
+{
+  if (!dec) return C63_ERR_INVALID_ARG;
+  if (!data) {
+    dec->draining = 1;
+    return C63_OK;
+  }
+  if (dec->draining || dec->count == dec->depth) return C63_ERR_AGAIN;
+  dec_slot *sl = &dec->slots[(dec->head + dec->count) % MAX_QUEUE];
+  sl->copy.size = 0;
+  c63_bytebuf_put(&sl->copy, data, size);
+  if (sl->copy.failed) {
+    sl->copy.failed = 0;
+    snprintf(dec->err, sizeof(dec->err), "out of memory for a %zu-byte frame", size);
+    return C63_ERR_NOMEM;
+  }
+  sl->data = sl->copy.data;
+  sl->size = size;
+  sl->user = user;
+  sl->decoded = 0;
+  sl->reset_before = dec->reset_next;
+  dec->reset_next = 0;
+  dec->count++;
+  return C63_OK;
+}
+
+static void entropy_task(void *arg, int i)
+{
+  c63_decoder *dec = arg;
+  entropy_stage(&dec->slots[dec->todo[i]]);
+}
+
+int c63_decoder_receive_picture(c63_decoder *dec, c63_decoded_picture *pic)
+{
+  if (!dec || !pic) return C63_ERR_INVALID_ARG;
+  if (dec->count == 0) {
+    if (!dec->draining) return C63_ERR_AGAIN;
+    dec->draining = 0;
+    return C63_ERR_EOF;
+  }
+  if (dec->count < dec->depth && !dec->draining) return C63_ERR_AGAIN;
+  dec_slot *sl = &dec->slots[dec->head];
+  if (!sl->decoded) {
+    /* Entropy-decode every frame in flight at once. */
+    int pending = 0;
+    for (int k = 0; k < dec->count; k++) {
+      const int i = (dec->head + k) % MAX_QUEUE;
+      if (!dec->slots[i].decoded) dec->todo[pending++] = i;
+    }
+    c63_threadpool_run(dec->pool, entropy_task, dec, pending);
+  }
+  dec->err[0] = '\0';
+  int r = reconstruct_stage(dec, sl, pic);
+  dec->head = (dec->head + 1) % MAX_QUEUE;
+  dec->count--;
+  return r;
+}
+
+int c63_decoder_delay(const c63_decoder *dec)
+{
+  if (!dec) return C63_ERR_INVALID_ARG;
+  return dec->depth - 1;
 }

@@ -1,0 +1,160 @@
+/* The decoder's send/receive API: the same pictures and statuses, in the
+ * same order, as c63_decoder_decode frame by frame, for any thread count
+ * (frames are entropy-decoded several at a time), with the user values
+ * passed through, corrupt frames reported in their place, resets applied
+ * from the next frame sent, AGAIN when full and EOF after draining.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tutil.h"
+
+#define W 64
+#define H 48
+#define FRAMES 30
+
+typedef struct result {
+  int status;
+  int64_t user;
+  tu_buf pic;
+} result;
+
+/* Frame boundaries of a stream. */
+static int split(const tu_buf *s, size_t *off, size_t *size)
+{
+  size_t pos = 0;
+  int n = 0;
+  while (pos < s->size && n < FRAMES) {
+    c63_frame_header hdr;
+    if (c63_parse_frame_header(s->data + pos, s->size - pos, &hdr, NULL, 0) != C63_OK) break;
+    off[n] = pos;
+    size[n++] = hdr.frame_size;
+    pos += hdr.frame_size;
+  }
+  return n;
+}
+
+/* Frame by frame with c63_decoder_decode; reset before frame reset_at. */
+static void sequential(const tu_buf *s, const size_t *off, const size_t *size, int n, int reset_at,
+                       result *out)
+{
+  c63_decoder *dec;
+  c63_decoder_new(&dec);
+  for (int i = 0; i < n; i++) {
+    c63_decoded_picture pic;
+    if (i == reset_at) c63_decoder_reset(dec);
+    out[i].status = c63_decoder_decode(dec, s->data + off[i], size[i], &pic);
+    out[i].user = i;
+    out[i].pic.size = 0;
+    if (out[i].status == C63_OK) tu_append_picture(&out[i].pic, &pic);
+  }
+  c63_decoder_free(dec);
+}
+
+static int receive_all(c63_decoder *dec, result *got, int *n)
+{
+  for (;;) {
+    c63_decoded_picture pic;
+    int r = c63_decoder_receive_picture(dec, &pic);
+    if (r == C63_ERR_AGAIN || r == C63_ERR_EOF) return r;
+    TU_CHECK(*n < FRAMES, "more pictures than frames");
+    if (*n >= FRAMES) return r;
+    got[*n].status = r;
+    got[*n].user = pic.user;
+    got[*n].pic.size = 0;
+    if (r == C63_OK) tu_append_picture(&got[*n].pic, &pic);
+    (*n)++;
+  }
+}
+
+static void send_receive(const tu_buf *s, const size_t *off, const size_t *size, int n, int threads,
+                         int reset_at, const result *want, const char *what)
+{
+  c63_dec_params p;
+  c63_decoder *dec;
+  result got[FRAMES];
+  int received = 0, again = 0;
+  memset(got, 0, sizeof got);
+  c63_dec_params_init(&p);
+  p.threads = threads;
+  TU_CHECK(c63_decoder_new_with_params(&p, &dec, NULL, 0) == C63_OK, "%s: decoder", what);
+  TU_CHECK(c63_decoder_delay(dec) == (threads < 16 ? threads : 16) - 1, "%s: delay %d", what,
+           c63_decoder_delay(dec));
+  for (int i = 0; i < n; i++) {
+    if (i == reset_at) c63_decoder_reset(dec);
+    int r;
+    while ((r = c63_decoder_send_packet(dec, s->data + off[i], size[i], i)) == C63_ERR_AGAIN) {
+      again++;
+      receive_all(dec, got, &received);
+    }
+    TU_CHECK(r == C63_OK, "%s: send %d: %d", what, i, r);
+  }
+  TU_CHECK(c63_decoder_send_packet(dec, NULL, 0, 0) == C63_OK, "%s: drain", what);
+  TU_CHECK(receive_all(dec, got, &received) == C63_ERR_EOF, "%s: no EOF after draining", what);
+  TU_CHECK(received == n, "%s: %d pictures for %d frames", what, received, n);
+  TU_CHECK(again > 0, "%s: send never asked to receive first", what);
+  for (int i = 0; i < received && i < n; i++) {
+    TU_CHECK(got[i].user == i, "%s: picture %d carries user %lld", what, i, (long long)got[i].user);
+    TU_CHECK(got[i].status == want[i].status, "%s: frame %d: status %d, frame by frame %d", what, i,
+             got[i].status, want[i].status);
+    TU_CHECK(got[i].pic.size == want[i].pic.size &&
+                 memcmp(got[i].pic.data, want[i].pic.data, got[i].pic.size) == 0,
+             "%s: frame %d: picture differs", what, i);
+  }
+  /* drained: the decoder takes frames again */
+  TU_CHECK(c63_decoder_send_packet(dec, s->data + off[0], size[0], 99) == C63_OK,
+           "%s: send after EOF", what);
+  c63_decoder_free(dec);
+  for (int i = 0; i < FRAMES; i++)
+    tu_buf_free(&got[i].pic);
+  printf("  %-46s %d frames, %d AGAIN\n", what, received, again);
+}
+
+int main(void)
+{
+  c63_enc_params p;
+  tu_buf s = {0};
+  char msg[256];
+  size_t off[FRAMES], size[FRAMES];
+  uint8_t *yuv = malloc(tu_i420_size(W, H) * FRAMES);
+  for (int t = 0; t < FRAMES; t++)
+    for (size_t i = 0; i < tu_i420_size(W, H); i++)
+      yuv[t * tu_i420_size(W, H) + i] = (uint8_t)(i * 7 + (i / W) * (size_t)(t + 3));
+  c63_enc_params_init(&p);
+  p.width = W;
+  p.height = H;
+  p.keyframe_interval = 7;
+  TU_CHECK(tu_encode(&p, yuv, FRAMES, &s, msg, sizeof msg) == C63_OK, "encode: %s", msg);
+  int n = split(&s, off, size);
+  TU_CHECK(n == FRAMES, "%d frames", n);
+  /* frame 10 (a delta frame) corrupt: frames 10..13 fail, 14 is a keyframe */
+  s.data[off[10] + size[10] / 2] ^= 0x5a;
+  s.data[off[10] + size[10] / 2 + 1] ^= 0xa5;
+
+  result want[FRAMES], want_reset[FRAMES];
+  memset(want, 0, sizeof want);
+  memset(want_reset, 0, sizeof want_reset);
+  sequential(&s, off, size, n, -1, want);
+  sequential(&s, off, size, n, 20, want_reset);
+  int bad = 0;
+  for (int i = 0; i < n; i++)
+    bad += want[i].status != C63_OK;
+  TU_CHECK(bad > 0, "the corrupted frame decoded: the test needs a failure");
+  TU_CHECK(want_reset[20].status == C63_ERR_NO_REFERENCE, "reset before a delta frame");
+  printf("send/receive against frame by frame (%d failures among %d frames):\n", bad, n);
+  static const int threads[] = {1, 2, 5, 16};
+  for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+    char what[64];
+    snprintf(what, sizeof what, "%d threads", threads[t]);
+    send_receive(&s, off, size, n, threads[t], -1, want, what);
+    snprintf(what, sizeof what, "%d threads, reset before frame 20", threads[t]);
+    send_receive(&s, off, size, n, threads[t], 20, want_reset, what);
+  }
+  for (int i = 0; i < FRAMES; i++) {
+    tu_buf_free(&want[i].pic);
+    tu_buf_free(&want_reset[i].pic);
+  }
+  free(yuv);
+  tu_buf_free(&s);
+  return tu_finish("test_decode_api");
+}
