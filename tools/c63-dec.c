@@ -132,6 +132,81 @@ static int write_picture(const c63_decoded_picture *pic, cli_output *out)
   return 0;
 }
 
+/* Frames are sent to the decoder, which parses and entropy-decodes several
+ * at once, and come back in order: a frame's result is reported when it is
+ * received, so messages about the bytes between frames wait until every
+ * frame sent before them has been received (drain). */
+#define OFFSET_RING 64 /* more than the decoder keeps in flight */
+
+typedef struct decode_state {
+  c63_decoder *dec;
+  cli_output *out;
+  long frames, bad_frames;
+  int last_w, last_h;
+  skip_run noref;
+  unsigned long long offset[OFFSET_RING]; /* of frame n at [n % OFFSET_RING] */
+  int write_failed;
+} decode_state;
+
+/* Report one received frame, and write its picture. */
+static void take_result(decode_state *st, int ret, const c63_decoded_picture *pic)
+{
+  const long n = (long)pic->user;
+  if (ret == C63_OK) {
+    flush_skip_run(&st->noref);
+    if (st->frames > 0 && (pic->width != st->last_w || pic->height != st->last_h))
+      fprintf(stderr, "%s: frame %ld: size changes from %dx%d to %dx%d\n", prog, n, st->last_w,
+              st->last_h, pic->width, pic->height);
+    st->last_w = pic->width;
+    st->last_h = pic->height;
+    if (!st->write_failed && write_picture(pic, st->out) != 0) st->write_failed = 1;
+    st->frames++;
+  } else if (ret == C63_ERR_NO_REFERENCE) {
+    if (st->noref.count++ == 0) st->noref.first = n;
+    st->bad_frames++;
+  } else {
+    flush_skip_run(&st->noref);
+    fprintf(stderr, "%s: frame %ld at offset %llu: %s (skipped)\n", prog, n,
+            st->offset[n % OFFSET_RING], c63_decoder_error(st->dec));
+    st->bad_frames++;
+  }
+}
+
+/* Receive what the decoder has ready. Returns the last receive status. */
+static int receive_ready(decode_state *st)
+{
+  for (;;) {
+    c63_decoded_picture pic;
+    int ret = c63_decoder_receive_picture(st->dec, &pic);
+    if (ret == C63_ERR_AGAIN || ret == C63_ERR_EOF) return ret;
+    take_result(st, ret, &pic);
+  }
+}
+
+static void send_frame(decode_state *st, const uint8_t *data, size_t size, long n,
+                       unsigned long long offset)
+{
+  st->offset[n % OFFSET_RING] = offset;
+  int ret;
+  while ((ret = c63_decoder_send_packet(st->dec, data, size, n)) == C63_ERR_AGAIN)
+    receive_ready(st);
+  if (ret != C63_OK) { /* out of memory copying the frame: it is lost */
+    flush_skip_run(&st->noref);
+    fprintf(stderr, "%s: frame %ld at offset %llu: %s (skipped)\n", prog, n, offset,
+            c63_decoder_error(st->dec));
+    st->bad_frames++;
+    c63_decoder_reset(st->dec);
+  }
+}
+
+/* Receive every frame sent so far. */
+static void drain(decode_state *st)
+{
+  c63_decoder_send_packet(st->dec, NULL, 0, 0);
+  while (receive_ready(st) != C63_ERR_EOF) {
+  }
+}
+
 int main(int argc, char **argv)
 {
   static const struct option long_opts[] = {
@@ -147,10 +222,9 @@ int main(int argc, char **argv)
   c63_decoder *dec = NULL;
   reader r;
   cli_output out;
-  long frames = 0, bad_frames = 0, frame_index = 0;
+  long frame_index = 0;
+  decode_state st;
   unsigned long long skipped = 0, total_skipped = 0;
-  int last_w = 0, last_h = 0;
-  skip_run noref = {0, 0};
   char msg[256];
 
   memset(&r, 0, sizeof r);
@@ -206,11 +280,15 @@ int main(int argc, char **argv)
     status = ret;
     goto done;
   }
+  memset(&st, 0, sizeof st);
+  st.dec = dec;
+  st.out = &out;
 
   for (;;) {
     c63_frame_header hdr;
-    c63_decoded_picture pic;
     size_t avail = r.len - r.pos, start, limit;
+
+    if (st.write_failed) goto done;
 
     if (avail == 0) {
       if (r.eof) break;
@@ -239,7 +317,8 @@ int main(int argc, char **argv)
       continue;
     }
     if (skipped > 0) {
-      flush_skip_run(&noref);
+      drain(&st);
+      flush_skip_run(&st.noref);
       fprintf(stderr, "%s: skipped %llu bytes of unusable data before offset %llu\n", prog, skipped,
               r.consumed);
       skipped = 0;
@@ -252,10 +331,11 @@ int main(int argc, char **argv)
                                 hdr.height > 0 ? hdr.height : C63_MAX_SIZE);
     if (ret == C63_ERR_TRUNCATED && avail < limit) {
       if (r.eof) {
-        flush_skip_run(&noref);
+        drain(&st);
+        flush_skip_run(&st.noref);
         fprintf(stderr, "%s: frame %ld at offset %llu: stream ends inside the frame (%zu bytes)\n",
                 prog, frame_index, r.consumed, avail);
-        bad_frames++;
+        st.bad_frames++;
         reader_skip(&r, avail);
         break;
       }
@@ -267,9 +347,10 @@ int main(int argc, char **argv)
                "no end of frame marker within %zu bytes, the most a %dx%d frame can take", limit,
                hdr.width, hdr.height);
     if (ret != C63_OK) {
-      flush_skip_run(&noref);
+      drain(&st);
+      flush_skip_run(&st.noref);
       fprintf(stderr, "%s: frame %ld at offset %llu: %s\n", prog, frame_index, r.consumed, msg);
-      bad_frames++;
+      st.bad_frames++;
       frame_index++;
       /* Step over this SOI so the search finds the next frame. */
       reader_skip(&r, 2);
@@ -277,30 +358,14 @@ int main(int argc, char **argv)
       continue;
     }
 
-    ret = c63_decoder_decode(dec, r.buf + r.pos, hdr.frame_size, &pic);
-    if (ret == C63_OK) {
-      flush_skip_run(&noref);
-      if (frames > 0 && (pic.width != last_w || pic.height != last_h))
-        fprintf(stderr, "%s: frame %ld: size changes from %dx%d to %dx%d\n", prog, frame_index,
-                last_w, last_h, pic.width, pic.height);
-      last_w = pic.width;
-      last_h = pic.height;
-      if (write_picture(&pic, &out) != 0) goto done;
-      frames++;
-    } else if (ret == C63_ERR_NO_REFERENCE) {
-      if (noref.count++ == 0) noref.first = frame_index;
-      bad_frames++;
-    } else {
-      flush_skip_run(&noref);
-      fprintf(stderr, "%s: frame %ld at offset %llu: %s (skipped)\n", prog, frame_index, r.consumed,
-              c63_decoder_error(dec));
-      bad_frames++;
-    }
+    send_frame(&st, r.buf + r.pos, hdr.frame_size, frame_index, r.consumed);
     frame_index++;
     reader_skip(&r, hdr.frame_size);
   }
 
-  flush_skip_run(&noref);
+  drain(&st);
+  flush_skip_run(&st.noref);
+  if (st.write_failed) goto done;
   if (r.error) {
     /* The output would look like the whole stream: leave none. */
     fprintf(stderr, "%s: error reading %s: %s\n", prog, in_path, strerror(r.error_code));
@@ -308,7 +373,7 @@ int main(int argc, char **argv)
   }
   if (skipped > 0)
     fprintf(stderr, "%s: skipped %llu bytes of unusable data at the end\n", prog, skipped);
-  if (frames == 0) {
+  if (st.frames == 0) {
     /* An empty output would pass for a result (an empty or wrong input
      * file): leave none, and fail even when the stream was empty. */
     fprintf(stderr, "%s: no frame decoded from %s%s\n", prog, in_path,
@@ -319,12 +384,12 @@ int main(int argc, char **argv)
   /* The frame count is always reported: callers rely on it. Frames that
    * decoded are kept when others were corrupt, as a player would show them;
    * the exit status says the stream was not clean. */
-  fprintf(stderr, "%s: decoded %ld frames", prog, frames);
-  if (!quiet && frames > 0) fprintf(stderr, " of %dx%d", last_w, last_h);
-  if (bad_frames > 0)
-    fprintf(stderr, ", %ld frames skipped (corrupt, or without their reference)", bad_frames);
+  fprintf(stderr, "%s: decoded %ld frames", prog, st.frames);
+  if (!quiet && st.frames > 0) fprintf(stderr, " of %dx%d", st.last_w, st.last_h);
+  if (st.bad_frames > 0)
+    fprintf(stderr, ", %ld frames skipped (corrupt, or without their reference)", st.bad_frames);
   fprintf(stderr, "\n");
-  status = frames == 0 || bad_frames > 0 || total_skipped > 0 ? 1 : 0;
+  status = st.frames == 0 || st.bad_frames > 0 || total_skipped > 0 ? 1 : 0;
   goto done;
 
 nomem:
