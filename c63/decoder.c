@@ -37,6 +37,7 @@ typedef struct dec_slot {
   c63_frame_header hdr;
   c63_geometry g;
   size_t capacity; /* pixels of padded luma the buffers hold */
+  int pinned;      /* the buffers are picture memory (for a GPU backend) */
   int16_t *coeffs[3];
   c63_mv *mvs[3];
 } dec_slot;
@@ -53,6 +54,7 @@ struct c63_decoder {
   dec_slot slots[MAX_QUEUE];
   int head, count, depth;
   int todo[MAX_QUEUE]; /* slots the entropy tasks decode */
+  int pinned_slots;    /* slot buffers in picture memory, for a GPU backend */
   int draining;
   int reset_next;       /* c63_decoder_reset: the next frame sent starts afresh */
   c63_threadpool *pool; /* shared with the backend */
@@ -71,8 +73,13 @@ void c63_dec_params_init(c63_dec_params *p)
 static void free_slot(dec_slot *sl)
 {
   for (int c = 0; c < 3; c++) {
-    free(sl->coeffs[c]);
-    free(sl->mvs[c]);
+    if (sl->pinned) {
+      c63_picture_memory_free(sl->coeffs[c]);
+      c63_picture_memory_free(sl->mvs[c]);
+    } else {
+      free(sl->coeffs[c]);
+      free(sl->mvs[c]);
+    }
     sl->coeffs[c] = NULL;
     sl->mvs[c] = NULL;
   }
@@ -80,17 +87,22 @@ static void free_slot(dec_slot *sl)
 }
 
 /* A slot's buffers for a geometry; kept when a smaller picture comes (a
- * stream alternating sizes reallocates only up to its largest). */
-static int slot_buffers(dec_slot *sl, const c63_geometry *g)
+ * stream alternating sizes reallocates only up to its largest). For a GPU
+ * backend (pinned) they are picture memory, page-locked, so it uploads them
+ * without copying them first; page-locked memory is scarce, so the CPU
+ * backend's are plain. */
+static int slot_buffers(dec_slot *sl, const c63_geometry *g, int pinned)
 {
   const size_t luma = (size_t)g->pad_w[0] * g->pad_h[0];
   if (luma <= sl->capacity) return C63_OK;
   free_slot(sl);
+  sl->pinned = pinned;
+  void *(*alloc)(size_t) = pinned ? c63_picture_memory_alloc : malloc;
   for (int c = 0; c < 3; c++) {
     /* chroma planes are a quarter of the luma plane */
     size_t px = c ? luma / 4 : luma;
-    sl->coeffs[c] = malloc(px * sizeof(int16_t));
-    sl->mvs[c] = malloc(px / 64 * sizeof(c63_mv));
+    sl->coeffs[c] = alloc(px * sizeof(int16_t));
+    sl->mvs[c] = alloc(px / 64 * sizeof(c63_mv));
     if (!sl->coeffs[c] || !sl->mvs[c]) {
       free_slot(sl);
       snprintf(sl->err, sizeof(sl->err), "out of memory for a %dx%d picture", g->width, g->height);
@@ -145,6 +157,7 @@ int c63_decoder_new_with_params(const c63_dec_params *p, c63_decoder **out, char
     threads = cores < 1 ? 1 : cores > 16 ? 16 : (int)cores;
   }
   dec->ops = decode_backend_ops(p->backend);
+  dec->pinned_slots = p->backend == C63_BACKEND_CUDA;
   dec->depth = threads < MAX_QUEUE ? threads : MAX_QUEUE;
   dec->pool = c63_threadpool_new(threads);
   if (!dec->pool) {
@@ -204,7 +217,7 @@ const char *c63_decoder_backend_name(const c63_decoder *dec)
 
 /* Parse and entropy-decode a slot: it touches nothing else, so slots of
  * several frames run at once. */
-static void entropy_stage(dec_slot *sl)
+static void entropy_stage(dec_slot *sl, int pinned)
 {
   c63_frame_header *hdr = &sl->hdr;
   sl->err[0] = '\0';
@@ -219,7 +232,7 @@ static void entropy_stage(dec_slot *sl)
     return;
   }
   c63_geometry_init(&sl->g, hdr->width, hdr->height);
-  if ((sl->status = slot_buffers(sl, &sl->g))) return;
+  if ((sl->status = slot_buffers(sl, &sl->g, pinned))) return;
   sl->status = c63_entropy_decode(sl->data + hdr->data_offset, hdr->data_size, &sl->g,
                                   hdr->keyframe, sl->coeffs, sl->mvs, sl->err, sizeof(sl->err));
 }
@@ -302,7 +315,7 @@ int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size, c63_d
   sl->user = 0;
   sl->reset_before = dec->reset_next;
   dec->reset_next = 0;
-  entropy_stage(sl);
+  entropy_stage(sl, dec->pinned_slots);
   return reconstruct_stage(dec, sl, out);
 }
 
@@ -335,7 +348,7 @@ int c63_decoder_send_packet(c63_decoder *dec, const uint8_t *data, size_t size, 
 static void entropy_task(void *arg, int i)
 {
   c63_decoder *dec = arg;
-  entropy_stage(&dec->slots[dec->todo[i]]);
+  entropy_stage(&dec->slots[dec->todo[i]], dec->pinned_slots);
 }
 
 int c63_decoder_receive_picture(c63_decoder *dec, c63_decoded_picture *pic)

@@ -5,8 +5,9 @@
  *
  * Device buffers and pinned host buffers are allocated for the largest
  * geometry seen and kept; nothing is allocated per frame. Per frame: the
- * coefficients and vectors go up (from pinned staging), one kernel, the
- * padded picture comes down into pinned memory the caller reads.
+ * coefficients and vectors go up straight from the decoder's buffers
+ * (page-locked picture memory), one kernel, the padded picture comes down
+ * into pinned memory the caller reads.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +17,6 @@
 #include "cuda/c63_cuda.h"
 #include "cuda/c63_cuda_internal.h"
 
-extern "C" {
-#include "c63/threadpool.h"
-}
-
 struct c63_decode_backend {
   int device;
   cudaStream_t stream;
@@ -27,11 +24,10 @@ struct c63_decode_backend {
   c63_cu_planes planes;
   size_t frame_bytes, blocks;   /* of the current geometry */
   size_t cap_bytes, cap_blocks; /* what the buffers hold */
-  int16_t *d_coeffs, *h_coeffs;
-  c63_mv *d_mvs, *h_mvs;
+  int16_t *d_coeffs;
+  c63_mv *d_mvs;
   uint8_t *d_rec[2], *h_out;
   int rec; /* index of the latest reconstruction */
-  c63_threadpool *pool;
 };
 
 namespace
@@ -43,17 +39,14 @@ void free_buffers(c63_decode_backend *be)
   cudaFree(be->d_mvs);
   cudaFree(be->d_rec[0]);
   cudaFree(be->d_rec[1]);
-  cudaFreeHost(be->h_coeffs);
-  cudaFreeHost(be->h_mvs);
   cudaFreeHost(be->h_out);
-  be->d_coeffs = be->h_coeffs = nullptr;
-  be->d_mvs = be->h_mvs = nullptr;
+  be->d_coeffs = nullptr;
+  be->d_mvs = nullptr;
   be->d_rec[0] = be->d_rec[1] = be->h_out = nullptr;
   be->cap_bytes = be->cap_blocks = 0;
 }
 
-int cu_create(int device_id, c63_threadpool *pool, c63_decode_backend **out, char *msg,
-              size_t msg_size)
+int cu_create(int device_id, c63_threadpool *, c63_decode_backend **out, char *msg, size_t msg_size)
 {
   *out = nullptr;
   cudaError_t err = cudaSetDevice(device_id);
@@ -64,7 +57,6 @@ int cu_create(int device_id, c63_threadpool *pool, c63_decode_backend **out, cha
     return C63_ERR_NOMEM;
   }
   be->device = device_id;
-  be->pool = pool;
   err = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking);
   if (err != cudaSuccess) {
     free(be);
@@ -103,11 +95,8 @@ int cu_resize(c63_decode_backend *be, const c63_geometry *g, char *msg, size_t m
     err = cudaMalloc(&be->d_rec[i], pix);
   if (err == cudaSuccess) {
     what = "allocating pinned host buffers";
-    err = cudaHostAlloc(&be->h_coeffs, (size_t)blocks * 64 * sizeof(int16_t), cudaHostAllocDefault);
+    err = cudaHostAlloc(&be->h_out, pix, cudaHostAllocDefault);
   }
-  if (err == cudaSuccess)
-    err = cudaHostAlloc(&be->h_mvs, (size_t)blocks * sizeof(c63_mv), cudaHostAllocDefault);
-  if (err == cudaSuccess) err = cudaHostAlloc(&be->h_out, pix, cudaHostAllocDefault);
   if (err != cudaSuccess) {
     char cuda_msg[256];
     int status = c63_cu_error(err, what, cuda_msg, sizeof cuda_msg);
@@ -122,29 +111,10 @@ int cu_resize(c63_decode_backend *be, const c63_geometry *g, char *msg, size_t m
   return C63_OK;
 }
 
-/* Gather the planes' coefficients and vectors into pinned staging, one
- * plane per task. */
-struct stage_task {
-  c63_decode_backend *be;
-  const c63_decode_job *job;
-};
-
-void stage_plane(void *arg, int p)
-{
-  const stage_task *t = static_cast<const stage_task *>(arg);
-  const c63_cu_plane &pl = t->be->planes.p[p];
-  const size_t n = (size_t)pl.bw * pl.bh;
-  memcpy(t->be->h_coeffs + (size_t)pl.blk_off * 64, t->job->coeffs[p], n * 64 * sizeof(int16_t));
-  memcpy(t->be->h_mvs + pl.blk_off, t->job->mvs[p], n * sizeof(c63_mv));
-}
-
 int cu_reconstruct(c63_decode_backend *be, c63_decode_job *job, char *msg, size_t msg_size)
 {
   cudaError_t err = cudaSetDevice(be->device);
   if (err != cudaSuccess) return c63_cu_error(err, "selecting the CUDA device", msg, msg_size);
-  stage_task task = {be, job};
-  c63_threadpool_run(be->pool, stage_plane, &task, 3);
-
   c63_cu_planes P = be->planes;
   for (int p = 0; p < 3; p++)
     memcpy(P.p[p].quant, job->quant[p], 64);
@@ -153,11 +123,14 @@ int cu_reconstruct(c63_decode_backend *be, c63_decode_job *job, char *msg, size_
   const c63_mv *mvs = job->keyframe ? nullptr : be->d_mvs;
   cudaStream_t st = be->stream;
   const char *what = "uploading coefficients";
-  err = cudaMemcpyAsync(be->d_coeffs, be->h_coeffs, be->blocks * 64 * sizeof(int16_t),
-                        cudaMemcpyHostToDevice, st);
-  if (err == cudaSuccess)
-    err = cudaMemcpyAsync(be->d_mvs, be->h_mvs, be->blocks * sizeof(c63_mv), cudaMemcpyHostToDevice,
-                          st);
+  for (int p = 0; p < 3 && err == cudaSuccess; p++) {
+    const size_t n = (size_t)P.p[p].bw * P.p[p].bh;
+    err = cudaMemcpyAsync(be->d_coeffs + (size_t)P.p[p].blk_off * 64, job->coeffs[p],
+                          n * 64 * sizeof(int16_t), cudaMemcpyHostToDevice, st);
+    if (err == cudaSuccess)
+      err = cudaMemcpyAsync(be->d_mvs + P.p[p].blk_off, job->mvs[p], n * sizeof(c63_mv),
+                            cudaMemcpyHostToDevice, st);
+  }
   if (err == cudaSuccess) {
     what = "reconstruction";
     err = c63_cu_dequant_idct_recon(be->d_coeffs, ref, mvs, P, be->d_rec[next], st);
