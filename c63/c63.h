@@ -241,9 +241,9 @@ int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size,
  * is NULL. */
 const char *c63_decoder_error(const c63_decoder *dec);
 
-/* Send and receive: frames are parsed and entropy-decoded several at a
- * time on the decoder's threads (parsing does not depend on pixels), then
- * reconstructed in order. Send one frame (SOI..EOI, copied) tagged with
+/* Send and receive: each frame sent is parsed and entropy-decoded on one of
+ * the decoder's threads while earlier ones are (parsing does not depend on
+ * pixels), then reconstructed in order. Send one frame (SOI..EOI, copied) tagged with
  * user, or NULL to drain; C63_ERR_AGAIN when pictures must be received
  * first. c63_decoder_reset between sends applies from the next frame sent.
  * Receive gives the frames in order: C63_OK with a picture, or the frame's
@@ -255,6 +255,10 @@ int c63_decoder_send_packet(c63_decoder *dec, const uint8_t *data, size_t size, 
 int c63_decoder_receive_picture(c63_decoder *dec, c63_decoded_picture *pic);
 /* Frames the decoder holds before the first picture comes out. */
 int c63_decoder_delay(const c63_decoder *dec);
+/* Drop every frame in flight without returning it (a seek), and the
+ * reference: the next frame sent must be a keyframe. Does nothing when dec
+ * is NULL. */
+void c63_decoder_flush(c63_decoder *dec);
 
 /* Plane sizes of an I420 picture, as this library lays them out. */
 static inline int c63_chroma_size(int luma)

@@ -1,5 +1,5 @@
 /* The decoding backend interface: reconstruction of a frame from its
- * entropy-decoded coefficients and vectors, with the reference frame kept
+ * entropy-decoded coefficients (sparse.h) and vectors, with the reference frame kept
  * by the backend (a GPU backend keeps it resident on the device). The
  * decoder does the parsing and entropy decoding, like the encoder's
  * backend.h the other way round.
@@ -12,6 +12,7 @@
 
 #include "dsp.h"
 #include "geometry.h"
+#include "sparse.h"
 #include "threadpool.h"
 
 #ifdef __cplusplus
@@ -19,28 +20,40 @@ extern "C" {
 #endif
 
 typedef struct c63_decode_job {
-  int keyframe; /* predicted from nothing; otherwise from the last reconstruction */
+  int keyframe; /* predicted from nothing; otherwise from the frame submitted before */
   uint8_t quant[3][64];
-  const int16_t *coeffs[3]; /* per plane, layouts as in dsp.h */
-  const c63_mv *mvs[3];
-  /* Set by reconstruct: the padded planes of the picture, in memory the
-   * backend owns, valid until its next call. */
+  /* The frame's non-zero coefficients and its vectors; they stay in place
+   * until the job is collected. */
+  const c63_sparse_frame *coeffs;
+  /* Set by collect: the padded planes of the picture, in memory the
+   * backend owns, valid until its next collect. */
   const uint8_t *out[3];
   int out_stride[3];
 } c63_decode_job;
 
 typedef struct c63_decode_backend c63_decode_backend;
 
+/* Frames are submitted and collected in order, at most `depth` submitted
+ * and not yet collected, so a GPU backend reconstructs one frame while the
+ * caller uses the previous picture. */
 typedef struct c63_decode_backend_ops {
   const char *name;
+  int depth;
+  /* Whether the sparse coefficients should be picture memory (page-locked
+   * when the CUDA backend is built), which a GPU uploads by DMA. */
+  int pinned_input;
   /* pool: the decoder's CPU threads, which the backend may use. */
   int (*create)(int device_id, c63_threadpool *pool, c63_decode_backend **out, char *msg,
                 size_t msg_size);
   void (*destroy)(c63_decode_backend *be);
   /* Prepare for pictures of geometry g (buffers are kept for smaller ones);
-   * the reference is dropped. */
+   * the reference is dropped. Only with nothing submitted. */
   int (*resize)(c63_decode_backend *be, const c63_geometry *g, char *msg, size_t msg_size);
-  int (*reconstruct)(c63_decode_backend *be, c63_decode_job *job, char *msg, size_t msg_size);
+  /* Start reconstructing a frame (predicted from the last one submitted). */
+  int (*submit)(c63_decode_backend *be, const c63_decode_job *job, char *msg, size_t msg_size);
+  /* Finish the oldest submitted frame and set its job's out. A failure
+   * leaves the reference undefined: the decoder resumes at a keyframe. */
+  int (*collect)(c63_decode_backend *be, c63_decode_job *job, char *msg, size_t msg_size);
 } c63_decode_backend_ops;
 
 extern const c63_decode_backend_ops c63_decode_backend_cpu;

@@ -2,6 +2,12 @@
  * reconstruction through a decoding backend (decode_backend.h): the CPU
  * one, or the CUDA one with the reference resident on the GPU. Both give
  * the same bytes.
+ *
+ * Frames sent go straight to the thread pool, each parsed and
+ * entropy-decoded by a background task of its own (that work does not
+ * depend on pixels); receiving takes them in order and hands them to the
+ * backend, a frame ahead where the backend can (the GPU reconstructs the
+ * next frame while the caller uses this one).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +19,7 @@
 #include "dsp.h"
 #include "entropy.h"
 #include "geometry.h"
+#include "sparse.h"
 #include "threadpool.h"
 #if HAVE_CUDA
 #include "../cuda/c63_cuda.h"
@@ -20,9 +27,11 @@
 
 #include <unistd.h>
 
-/* Frames parsed and entropy-decoded together at most (and the decoder's
- * delay): enough for every thread of the pool. */
-#define MAX_QUEUE 16
+/* Frames in flight at most: one being entropy-decoded per thread (up to
+ * 16), and the backend's. */
+#define MAX_QUEUE 20
+
+enum { SLOT_SENT, SLOT_DECODED, SLOT_SUBMITTED, SLOT_FAILED };
 
 /* One frame on its way: its bytes (copied for send, borrowed for decode),
  * then its header, coefficients and vectors, or the failure. */
@@ -32,29 +41,28 @@ typedef struct dec_slot {
   c63_bytebuf copy;
   int64_t user;
   int reset_before;
-  int decoded, status;
+  int pinned; /* coefficients in picture memory (for a GPU backend) */
+  c63_task task;
+  int queued; /* the task was submitted and not yet waited for */
+  int stage, status;
   char err[256];
   c63_frame_header hdr;
   c63_geometry g;
-  size_t capacity; /* pixels of padded luma the buffers hold */
-  int pinned;      /* the buffers are picture memory (for a GPU backend) */
-  int16_t *coeffs[3];
-  c63_mv *mvs[3];
+  c63_sparse_frame coeffs;
+  c63_decode_job job;
 } dec_slot;
 
 struct c63_decoder {
   c63_geometry g;
-  int allocated;   /* buffers hold g */
-  size_t capacity; /* pixels of padded luma the buffers hold (they only grow) */
-  int have_ref;
+  int allocated; /* the backend holds g */
+  int have_ref;  /* the last frame submitted can be predicted from */
   /* The last DQT's tables: a frame without DQT keeps them, as in the
    * reference (whose tables start all zero). */
   uint8_t quant[3][64];
-  /* Frames in flight, head first; slot buffers only grow. */
+  /* Frames in flight, head first. */
   dec_slot slots[MAX_QUEUE];
   int head, count, depth;
-  int todo[MAX_QUEUE]; /* slots the entropy tasks decode */
-  int pinned_slots;    /* slot buffers in picture memory, for a GPU backend */
+  int submitted; /* slots from head on that the backend has */
   int draining;
   int reset_next;       /* c63_decoder_reset: the next frame sent starts afresh */
   c63_threadpool *pool; /* shared with the backend */
@@ -68,49 +76,6 @@ void c63_dec_params_init(c63_dec_params *p)
   if (!p) return;
   memset(p, 0, sizeof(*p));
   p->backend = C63_BACKEND_CPU;
-}
-
-static void free_slot(dec_slot *sl)
-{
-  for (int c = 0; c < 3; c++) {
-    if (sl->pinned) {
-      c63_picture_memory_free(sl->coeffs[c]);
-      c63_picture_memory_free(sl->mvs[c]);
-    } else {
-      free(sl->coeffs[c]);
-      free(sl->mvs[c]);
-    }
-    sl->coeffs[c] = NULL;
-    sl->mvs[c] = NULL;
-  }
-  sl->capacity = 0;
-}
-
-/* A slot's buffers for a geometry; kept when a smaller picture comes (a
- * stream alternating sizes reallocates only up to its largest). For a GPU
- * backend (pinned) they are picture memory, page-locked, so it uploads them
- * without copying them first; page-locked memory is scarce, so the CPU
- * backend's are plain. */
-static int slot_buffers(dec_slot *sl, const c63_geometry *g, int pinned)
-{
-  const size_t luma = (size_t)g->pad_w[0] * g->pad_h[0];
-  if (luma <= sl->capacity) return C63_OK;
-  free_slot(sl);
-  sl->pinned = pinned;
-  void *(*alloc)(size_t) = pinned ? c63_picture_memory_alloc : malloc;
-  for (int c = 0; c < 3; c++) {
-    /* chroma planes are a quarter of the luma plane */
-    size_t px = c ? luma / 4 : luma;
-    sl->coeffs[c] = alloc(px * sizeof(int16_t));
-    sl->mvs[c] = alloc(px / 64 * sizeof(c63_mv));
-    if (!sl->coeffs[c] || !sl->mvs[c]) {
-      free_slot(sl);
-      snprintf(sl->err, sizeof(sl->err), "out of memory for a %dx%d picture", g->width, g->height);
-      return C63_ERR_NOMEM;
-    }
-  }
-  sl->capacity = luma;
-  return C63_OK;
 }
 
 /* Fewest bytes of entropy-coded data a frame of this geometry can have:
@@ -157,8 +122,8 @@ int c63_decoder_new_with_params(const c63_dec_params *p, c63_decoder **out, char
     threads = cores < 1 ? 1 : cores > 16 ? 16 : (int)cores;
   }
   dec->ops = decode_backend_ops(p->backend);
-  dec->pinned_slots = p->backend == C63_BACKEND_CUDA;
-  dec->depth = threads < MAX_QUEUE ? threads : MAX_QUEUE;
+  dec->depth = threads + dec->ops->depth;
+  if (dec->depth > MAX_QUEUE) dec->depth = MAX_QUEUE;
   dec->pool = c63_threadpool_new(threads);
   if (!dec->pool) {
     free(dec);
@@ -185,9 +150,10 @@ int c63_decoder_new(c63_decoder **out)
 void c63_decoder_free(c63_decoder *dec)
 {
   if (!dec) return;
+  c63_decoder_flush(dec);
   if (dec->be) dec->ops->destroy(dec->be);
   for (int i = 0; i < MAX_QUEUE; i++) {
-    free_slot(&dec->slots[i]);
+    c63_sparse_frame_free(&dec->slots[i].coeffs);
     c63_bytebuf_free(&dec->slots[i].copy);
   }
   c63_threadpool_free(dec->pool);
@@ -217,11 +183,11 @@ const char *c63_decoder_backend_name(const c63_decoder *dec)
 
 /* Parse and entropy-decode a slot: it touches nothing else, so slots of
  * several frames run at once. */
-static void entropy_stage(dec_slot *sl, int pinned)
+static void entropy_stage(dec_slot *sl)
 {
   c63_frame_header *hdr = &sl->hdr;
   sl->err[0] = '\0';
-  sl->decoded = 1;
+  sl->stage = SLOT_FAILED;
   if ((sl->status = c63_parse_frame_header(sl->data, sl->size, hdr, sl->err, sizeof(sl->err))))
     return;
   if (hdr->data_size < min_data_bytes(hdr->width, hdr->height)) {
@@ -232,66 +198,130 @@ static void entropy_stage(dec_slot *sl, int pinned)
     return;
   }
   c63_geometry_init(&sl->g, hdr->width, hdr->height);
-  if ((sl->status = slot_buffers(sl, &sl->g, pinned))) return;
+  sl->status =
+      c63_sparse_frame_reserve(&sl->coeffs, c63_frame_blocks(&sl->g),
+                               c63_sparse_entries_bound(&sl->g, hdr->data_size), sl->pinned);
+  if (sl->status) {
+    snprintf(sl->err, sizeof(sl->err), "out of memory for a %dx%d picture", hdr->width,
+             hdr->height);
+    return;
+  }
   sl->status = c63_entropy_decode(sl->data + hdr->data_offset, hdr->data_size, &sl->g,
-                                  hdr->keyframe, sl->coeffs, sl->mvs, sl->err, sizeof(sl->err));
+                                  hdr->keyframe, &sl->coeffs, sl->err, sizeof(sl->err));
+  if (!sl->status) sl->stage = SLOT_DECODED;
 }
 
-/* Reconstruct the head slot's frame, in order (the reference, the
- * quantiser tables and the picture size carry over from frame to frame). */
-static int reconstruct_stage(c63_decoder *dec, dec_slot *sl, c63_decoded_picture *out)
+static void entropy_task(void *arg)
+{
+  entropy_stage(arg);
+}
+
+/* Wait for a slot's entropy decoding. */
+static void wait_entropy(c63_decoder *dec, dec_slot *sl)
+{
+  if (!sl->queued) return;
+  c63_task_wait(dec->pool, &sl->task);
+  sl->queued = 0;
+}
+
+/* A failed frame: the reference is no longer trustworthy, so decoding
+ * resumes at the next keyframe. */
+static int slot_fail(c63_decoder *dec, dec_slot *sl, int status)
+{
+  sl->stage = SLOT_FAILED;
+  sl->status = status;
+  dec->have_ref = 0;
+  return status;
+}
+
+/* Hand a decoded frame to the backend, in order (the reference, the
+ * quantiser tables and the picture size carry over from frame to frame).
+ * A picture size change needs the backend idle: returns C63_ERR_AGAIN
+ * while frames before it are still submitted. */
+static int submit_slot(c63_decoder *dec, dec_slot *sl)
 {
   const c63_frame_header *hdr = &sl->hdr;
-  int r = sl->status;
-  if (sl->reset_before) dec->have_ref = 0;
-  if (r) {
-    memcpy(dec->err, sl->err, sizeof(dec->err));
-    goto fail;
+  if (sl->stage == SLOT_FAILED) {
+    dec->have_ref = 0;
+    return sl->status;
   }
-  if (hdr->has_quant) memcpy(dec->quant, hdr->quant, sizeof(dec->quant));
   int resized = !dec->allocated || hdr->width != dec->g.width || hdr->height != dec->g.height;
+  if (resized && hdr->keyframe && dec->submitted) return C63_ERR_AGAIN;
+  if (sl->reset_before) dec->have_ref = 0;
+  if (hdr->has_quant) memcpy(dec->quant, hdr->quant, sizeof(dec->quant));
   if (!hdr->keyframe && (resized || !dec->have_ref)) {
-    snprintf(dec->err, sizeof(dec->err),
+    snprintf(sl->err, sizeof(sl->err),
              resized ? "delta frame changes the picture size without a keyframe"
                      : "delta frame without a preceding keyframe");
-    r = C63_ERR_NO_REFERENCE;
-    goto fail;
+    return slot_fail(dec, sl, C63_ERR_NO_REFERENCE);
   }
+  int r;
   if (resized) {
     dec->allocated = 0;
-    if ((r = dec->ops->resize(dec->be, &sl->g, dec->err, sizeof(dec->err)))) goto fail;
+    if ((r = dec->ops->resize(dec->be, &sl->g, sl->err, sizeof(sl->err))))
+      return slot_fail(dec, sl, r);
     dec->g = sl->g;
     dec->allocated = 1;
   }
-
-  c63_decode_job job;
-  memset(&job, 0, sizeof(job));
-  job.keyframe = hdr->keyframe;
-  memcpy(job.quant, dec->quant, sizeof(job.quant));
-  for (int c = 0; c < 3; c++) {
-    job.coeffs[c] = sl->coeffs[c];
-    job.mvs[c] = sl->mvs[c];
-  }
-  if ((r = dec->ops->reconstruct(dec->be, &job, dec->err, sizeof(dec->err)))) goto fail;
+  c63_decode_job *job = &sl->job;
+  memset(job, 0, sizeof(*job));
+  job->keyframe = hdr->keyframe;
+  memcpy(job->quant, dec->quant, sizeof(job->quant));
+  job->coeffs = &sl->coeffs;
+  if ((r = dec->ops->submit(dec->be, job, sl->err, sizeof(sl->err)))) return slot_fail(dec, sl, r);
+  sl->stage = SLOT_SUBMITTED;
   dec->have_ref = 1;
-  if (out) {
-    for (int c = 0; c < 3; c++) {
-      out->data[c] = job.out[c];
-      out->stride[c] = job.out_stride[c];
-    }
-    out->width = hdr->width;
-    out->height = hdr->height;
-    out->keyframe = hdr->keyframe;
-    out->user = sl->user;
-  }
+  dec->submitted++;
   return C63_OK;
+}
 
-fail:
-  /* Resume at the next keyframe: the reference is no longer trustworthy. */
-  dec->have_ref = 0;
+/* Submit the frames after the head whose entropy decoding is done, as far
+ * as the backend takes them: it then works on them while the caller uses
+ * the head's picture. Never waits. */
+static void submit_ahead(c63_decoder *dec)
+{
+  for (int k = dec->submitted; k < dec->count && dec->submitted < dec->ops->depth; k++) {
+    dec_slot *sl = &dec->slots[(dec->head + k) % MAX_QUEUE];
+    if (sl->queued) {
+      if (!c63_task_done(dec->pool, &sl->task)) return;
+      wait_entropy(dec, sl);
+    }
+    /* A failure is reported when the frame is received; the frames after
+     * it wait until then. */
+    if (sl->stage == SLOT_FAILED || submit_slot(dec, sl) != C63_OK) return;
+  }
+}
+
+/* Take the head slot's picture (submitting it first if needed). */
+static int finish_head(c63_decoder *dec, c63_decoded_picture *out)
+{
+  dec_slot *sl = &dec->slots[dec->head];
+  int r = C63_OK;
+  wait_entropy(dec, sl);
+  if (sl->stage != SLOT_SUBMITTED) {
+    /* Nothing is submitted ahead of a slot that was not: the backend is
+     * idle, so a size change can go through. */
+    r = submit_slot(dec, sl);
+  }
+  if (sl->stage == SLOT_SUBMITTED) {
+    submit_ahead(dec);
+    r = dec->ops->collect(dec->be, &sl->job, sl->err, sizeof(sl->err));
+    dec->submitted--;
+    if (r) slot_fail(dec, sl, r);
+  }
+  memcpy(dec->err, sl->err, sizeof(dec->err));
   if (out) {
     memset(out, 0, sizeof(*out));
     out->user = sl->user;
+    if (r == C63_OK) {
+      for (int c = 0; c < 3; c++) {
+        out->data[c] = sl->job.out[c];
+        out->stride[c] = sl->job.out_stride[c];
+      }
+      out->width = sl->hdr.width;
+      out->height = sl->hdr.height;
+      out->keyframe = sl->hdr.keyframe;
+    }
   }
   return r;
 }
@@ -313,10 +343,11 @@ int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size, c63_d
   sl->data = data;
   sl->size = size;
   sl->user = 0;
+  sl->pinned = dec->ops->pinned_input;
   sl->reset_before = dec->reset_next;
   dec->reset_next = 0;
-  entropy_stage(sl, dec->pinned_slots);
-  return reconstruct_stage(dec, sl, out);
+  entropy_stage(sl);
+  return finish_head(dec, out);
 }
 
 int c63_decoder_send_packet(c63_decoder *dec, const uint8_t *data, size_t size, int64_t user)
@@ -338,17 +369,14 @@ int c63_decoder_send_packet(c63_decoder *dec, const uint8_t *data, size_t size, 
   sl->data = sl->copy.data;
   sl->size = size;
   sl->user = user;
-  sl->decoded = 0;
+  sl->pinned = dec->ops->pinned_input;
+  sl->stage = SLOT_SENT;
   sl->reset_before = dec->reset_next;
   dec->reset_next = 0;
+  sl->queued = 1;
+  c63_threadpool_submit(dec->pool, &sl->task, entropy_task, sl);
   dec->count++;
   return C63_OK;
-}
-
-static void entropy_task(void *arg, int i)
-{
-  c63_decoder *dec = arg;
-  entropy_stage(&dec->slots[dec->todo[i]], dec->pinned_slots);
 }
 
 int c63_decoder_receive_picture(c63_decoder *dec, c63_decoded_picture *pic)
@@ -360,21 +388,27 @@ int c63_decoder_receive_picture(c63_decoder *dec, c63_decoded_picture *pic)
     return C63_ERR_EOF;
   }
   if (dec->count < dec->depth && !dec->draining) return C63_ERR_AGAIN;
-  dec_slot *sl = &dec->slots[dec->head];
-  if (!sl->decoded) {
-    /* Entropy-decode every frame in flight at once. */
-    int pending = 0;
-    for (int k = 0; k < dec->count; k++) {
-      const int i = (dec->head + k) % MAX_QUEUE;
-      if (!dec->slots[i].decoded) dec->todo[pending++] = i;
-    }
-    c63_threadpool_run(dec->pool, entropy_task, dec, pending);
-  }
   dec->err[0] = '\0';
-  int r = reconstruct_stage(dec, sl, pic);
+  int r = finish_head(dec, pic);
   dec->head = (dec->head + 1) % MAX_QUEUE;
   dec->count--;
   return r;
+}
+
+void c63_decoder_flush(c63_decoder *dec)
+{
+  if (!dec) return;
+  /* Background tasks use the slots: let them finish; collect what the
+   * backend has, so it is idle. */
+  for (int k = 0; k < dec->count; k++) {
+    dec_slot *sl = &dec->slots[(dec->head + k) % MAX_QUEUE];
+    wait_entropy(dec, sl);
+    if (sl->stage == SLOT_SUBMITTED) dec->ops->collect(dec->be, &sl->job, sl->err, sizeof(sl->err));
+  }
+  dec->head = dec->count = dec->submitted = 0;
+  dec->draining = 0;
+  dec->have_ref = 0;
+  dec->reset_next = 0;
 }
 
 int c63_decoder_delay(const c63_decoder *dec)

@@ -9,6 +9,7 @@
 #include "bitwriter.h"
 #include "dsp.h"
 #include "geometry.h"
+#include "sparse.h"
 #include "threadpool.h"
 
 /* Worst case of one block without stuffing: flags and vectors 26 bits, DC
@@ -26,10 +27,11 @@ void c63_entropy_encoder_free(c63_entropy_encoder *ee);
 int c63_entropy_encode(c63_entropy_encoder *ee, c63_bytebuf *out, const int16_t *const coeffs[3],
                        const c63_mv *const mvs[3]);
 
-/* Decode a frame's entropy-coded data (stuffed, up to EOI) into coefficients
- * and vectors, validating every code, value and vector. Returns C63_OK or a
- * status with msg set. */
+/* Decode a frame's entropy-coded data (stuffed, up to EOI) into its
+ * non-zero coefficients and its vectors (f, reserved for the frame's blocks
+ * and c63_sparse_entries_bound entries), validating every code, value and
+ * vector. Returns C63_OK or a status with msg set. */
 int c63_entropy_decode(const uint8_t *data, size_t size, const c63_geometry *g, int keyframe,
-                       int16_t *const coeffs[3], c63_mv *const mvs[3], char *msg, size_t msg_size);
+                       c63_sparse_frame *f, char *msg, size_t msg_size);
 
 #endif

@@ -8,6 +8,7 @@
 #include "bitreader.h"
 #include "c63.h"
 #include "entropy.h"
+#include "sparse.h"
 #include "tables.h"
 
 /* Returns the symbol, or -1 for a bit pattern that is no code. */
@@ -60,13 +61,14 @@ static int get_mv_component(decode_ctx *d, int8_t *v)
   return C63_OK;
 }
 
-/* One block. mvs is the plane's vectors, all zero before the frame: the
- * reference decodes into a zeroed array, and a reused vector is the one of
- * the block before this one in the plane's raster order whether that block
- * was decoded yet or not (at the left edge of the second luma row of an MCU
- * row it was not: zero), had a vector or not (then zero). */
+/* One block, appended to f's entries. mvs is the plane's vectors, all zero
+ * before the frame: the reference decodes into a zeroed array, and a reused
+ * vector is the one of the block before this one in the plane's raster
+ * order whether that block was decoded yet or not (at the left edge of the
+ * second luma row of an MCU row it was not: zero), had a vector or not
+ * (then zero). */
 static int get_block(decode_ctx *d, const c63_geometry *g, int c, int bx, int by, int keyframe,
-                     int16_t *blk, c63_mv *mvs, size_t idx, int *prev_dc)
+                     c63_sparse_frame *f, size_t blk, c63_mv *mvs, size_t idx, int *prev_dc)
 {
   int chroma = c != 0, r;
   c63_mv *mv = &mvs[idx];
@@ -90,12 +92,16 @@ static int get_block(decode_ctx *d, const c63_geometry *g, int c, int bx, int by
            mv->y, c, bx, by);
   }
 
-  memset(blk, 0, 64 * sizeof(*blk));
+  /* A block adds at most 64 entries; c63_sparse_entries_bound sizes the
+   * array so that this never fails on a frame of the bound's size. */
+  if (f->entries_cap - f->n_entries < 64)
+    FAIL(C63_ERR_BITSTREAM, "more coefficients than frame data of this size can code");
+  uint32_t *e = f->entries + f->n_entries, *e0 = e;
   int size = decode_symbol(&d->br, &d->tabs[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0]);
   if (size < 0) FAIL(C63_ERR_BITSTREAM, "invalid DC code (plane %d block %d,%d)", c, bx, by);
   /* The reference keeps DC values in int16_t. */
   *prev_dc = (int16_t)(*prev_dc + get_value(&d->br, size));
-  blk[0] = (int16_t)*prev_dc;
+  if (*prev_dc) *e++ = c63_sparse_entry(0, *prev_dc);
 
   const c63_huff_dec *act = &d->tabs[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0];
   for (int i = 1; i < 64;) {
@@ -112,30 +118,43 @@ static int get_block(decode_ctx *d, const c63_geometry *g, int c, int bx, int by
     i += run;
     if (i > 63)
       FAIL(C63_ERR_BITSTREAM, "AC coefficients beyond 63 (plane %d block %d,%d)", c, bx, by);
-    blk[i++] = (int16_t)get_value(&d->br, size);
+    /* size >= 1: never zero */
+    *e++ = c63_sparse_entry(i++, get_value(&d->br, size));
   }
   if (c63_br_overrun(&d->br))
     FAIL(C63_ERR_TRUNCATED, "frame data ends inside block %d,%d of plane %d", bx, by, c);
+  f->start[blk] = (uint32_t)f->n_entries;
+  f->count[blk] = (uint8_t)(e - e0);
+  f->n_entries += (size_t)(e - e0);
   return C63_OK;
 }
 
 int c63_entropy_decode(const uint8_t *data, size_t size, const c63_geometry *g, int keyframe,
-                       int16_t *const coeffs[3], c63_mv *const mvs[3], char *msg, size_t msg_size)
+                       c63_sparse_frame *f, char *msg, size_t msg_size)
 {
   decode_ctx ctx = {.tabs = c63_huff_dec_tables(), .msg = msg, .msg_size = msg_size};
   decode_ctx *d = &ctx;
   int prev_dc[3] = {0, 0, 0}, r;
+  size_t plane_off[3];
+  c63_mv *mvs[3];
 
+  if (f->blocks_cap < c63_frame_blocks(g))
+    FAIL(C63_ERR_INVALID_ARG, "coefficient buffers too small for a %dx%d picture", g->width,
+         g->height);
   c63_br_init(&d->br, data, size);
-  for (int c = 0; c < 3; c++)
-    memset(mvs[c], 0, (size_t)g->blocks_w[c] * g->blocks_h[c] * sizeof(c63_mv));
+  f->n_entries = 0;
+  memset(f->mvs, 0, c63_frame_blocks(g) * sizeof(c63_mv));
+  for (int c = 0; c < 3; c++) {
+    plane_off[c] = c63_block_offset(g, c);
+    mvs[c] = f->mvs + plane_off[c];
+  }
   for (int my = 0; my < g->mcus_h; my++) {
     for (int mx = 0; mx < g->mcus_w; mx++) {
       for (int k = 0; k < 6; k++) {
         int c, bx, by;
         c63_mcu_block(mx, my, k, &c, &bx, &by);
         size_t idx = (size_t)by * g->blocks_w[c] + bx;
-        r = get_block(d, g, c, bx, by, keyframe, coeffs[c] + idx * 64, mvs[c], idx, &prev_dc[c]);
+        r = get_block(d, g, c, bx, by, keyframe, f, plane_off[c] + idx, mvs[c], idx, &prev_dc[c]);
         if (r) return r;
       }
     }

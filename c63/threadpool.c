@@ -1,5 +1,6 @@
 /* Fixed thread pool: workers wait on a condition variable for a batch of
  * tasks, take indices from a shared counter, and the caller takes part too.
+ * Between batches they run background tasks from a FIFO queue.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "threadpool.h"
 
@@ -16,7 +17,11 @@ struct c63_threadpool {
   int next, n, running; /* next task index, tasks in batch, tasks not finished */
   unsigned generation;
   int quit;
+  c63_task *queue_head, *queue_tail; /* background tasks not started */
+  pthread_cond_t task_done;
 };
+
+enum { TASK_QUEUED = 1, TASK_RUNNING, TASK_DONE };
 
 /* Take and run tasks of the current batch until none are left. Called with
  * the lock held; returns with it held. */
@@ -31,17 +36,42 @@ static void run_tasks(c63_threadpool *p)
   }
 }
 
+static c63_task *pop_task(c63_threadpool *p)
+{
+  c63_task *t = p->queue_head;
+  p->queue_head = t->next;
+  if (!p->queue_head) p->queue_tail = NULL;
+  t->next = NULL;
+  return t;
+}
+
+/* Run a background task taken off the queue. Called with the lock held;
+ * returns with it held. */
+static void run_task(c63_threadpool *p, c63_task *t)
+{
+  t->state = TASK_RUNNING;
+  pthread_mutex_unlock(&p->lock);
+  t->fn(t->arg);
+  pthread_mutex_lock(&p->lock);
+  t->state = TASK_DONE;
+  pthread_cond_broadcast(&p->task_done);
+}
+
 static void *worker(void *data)
 {
   c63_threadpool *p = data;
   unsigned seen = 0;
   pthread_mutex_lock(&p->lock);
   for (;;) {
-    while (!p->quit && p->generation == seen)
+    while (!p->quit && p->generation == seen && !p->queue_head)
       pthread_cond_wait(&p->work, &p->lock);
     if (p->quit) break;
-    seen = p->generation;
-    run_tasks(p);
+    if (p->generation != seen) {
+      seen = p->generation;
+      run_tasks(p);
+    } else {
+      run_task(p, pop_task(p));
+    }
   }
   pthread_mutex_unlock(&p->lock);
   return NULL;
@@ -54,6 +84,7 @@ c63_threadpool *c63_threadpool_new(int threads)
   pthread_mutex_init(&p->lock, NULL);
   pthread_cond_init(&p->work, NULL);
   pthread_cond_init(&p->done, NULL);
+  pthread_cond_init(&p->task_done, NULL);
   if (threads > 1) p->threads = calloc((size_t)threads - 1, sizeof(pthread_t));
   for (int i = 0; p->threads && i < threads - 1; i++) {
     if (pthread_create(&p->threads[i], NULL, worker, p) != 0) break;
@@ -74,6 +105,7 @@ void c63_threadpool_free(c63_threadpool *p)
   free(p->threads);
   pthread_cond_destroy(&p->work);
   pthread_cond_destroy(&p->done);
+  pthread_cond_destroy(&p->task_done);
   pthread_mutex_destroy(&p->lock);
   free(p);
 }
@@ -96,5 +128,49 @@ void c63_threadpool_run(c63_threadpool *p, void (*fn)(void *arg, int i), void *a
   run_tasks(p);
   while (p->running > 0)
     pthread_cond_wait(&p->done, &p->lock);
+  pthread_mutex_unlock(&p->lock);
+}
+
+void c63_threadpool_submit(c63_threadpool *p, c63_task *t, void (*fn)(void *arg), void *arg)
+{
+  t->fn = fn;
+  t->arg = arg;
+  t->next = NULL;
+  pthread_mutex_lock(&p->lock);
+  t->state = TASK_QUEUED;
+  if (p->queue_tail)
+    p->queue_tail->next = t;
+  else
+    p->queue_head = t;
+  p->queue_tail = t;
+  pthread_cond_signal(&p->work);
+  pthread_mutex_unlock(&p->lock);
+}
+
+int c63_task_done(c63_threadpool *p, c63_task *t)
+{
+  pthread_mutex_lock(&p->lock);
+  int done = t->state == TASK_DONE;
+  pthread_mutex_unlock(&p->lock);
+  return done;
+}
+
+void c63_task_wait(c63_threadpool *p, c63_task *t)
+{
+  pthread_mutex_lock(&p->lock);
+  if (t->state == TASK_QUEUED) {
+    /* Not started: take it out of the queue and run it here. */
+    c63_task **link = &p->queue_head, *prev = NULL;
+    while (*link != t) {
+      prev = *link;
+      link = &(*link)->next;
+    }
+    *link = t->next;
+    if (p->queue_tail == t) p->queue_tail = prev;
+    t->next = NULL;
+    run_task(p, t);
+  }
+  while (t->state == TASK_RUNNING)
+    pthread_cond_wait(&p->task_done, &p->lock);
   pthread_mutex_unlock(&p->lock);
 }

@@ -1,5 +1,8 @@
-/* A small fixed pool of worker threads that runs n independent tasks and
- * waits for them (used to entropy-code slices of a frame in parallel).
+/* A small fixed pool of worker threads. It runs batches of n independent
+ * tasks and waits for them (slices of a frame in parallel), and single tasks
+ * in the background (whole frames the decoder entropy-decodes while it
+ * reconstructs earlier ones). Batches go first: they are what a caller
+ * waits for.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef C63_THREADPOOL_H
 #define C63_THREADPOOL_H
@@ -16,8 +19,27 @@ c63_threadpool *c63_threadpool_new(int threads);
 void c63_threadpool_free(c63_threadpool *pool);
 int c63_threadpool_size(const c63_threadpool *pool);
 
-/* Run fn(arg, i) for i in 0..n-1 and return when all have finished. */
+/* Run fn(arg, i) for i in 0..n-1 and return when all have finished. One
+ * batch at a time: calls must not overlap. */
 void c63_threadpool_run(c63_threadpool *pool, void (*fn)(void *arg, int i), void *arg, int n);
+
+/* A background task. The caller owns the struct; it must stay in place
+ * until c63_task_wait has returned. The fields are the pool's. */
+typedef struct c63_task {
+  void (*fn)(void *arg);
+  void *arg;
+  struct c63_task *next;
+  int state;
+} c63_task;
+
+/* Queue fn(arg) for a worker thread (in submission order). */
+void c63_threadpool_submit(c63_threadpool *pool, c63_task *t, void (*fn)(void *arg), void *arg);
+/* Whether the task has finished (without waiting). */
+int c63_task_done(c63_threadpool *pool, c63_task *t);
+/* Wait until the task has finished; one that no worker has started yet
+ * runs on the calling thread (so a pool without workers still works). A
+ * task never submitted counts as finished. */
+void c63_task_wait(c63_threadpool *pool, c63_task *t);
 
 #ifdef __cplusplus
 }

@@ -5,9 +5,12 @@
  *
  * Device buffers and pinned host buffers are allocated for the largest
  * geometry seen and kept; nothing is allocated per frame. Per frame: the
- * coefficients and vectors go up straight from the decoder's buffers
- * (page-locked picture memory), one kernel, the padded picture comes down
- * into pinned memory the caller reads.
+ * sparse coefficients and the vectors go up straight from the decoder's
+ * page-locked buffers (well under 1 MB for a 1080p frame, where dense
+ * coefficients would be 6.3 MB), a kernel expands them, one kernel
+ * reconstructs, and the padded picture comes down into one of two pinned
+ * buffers. Two frames can be in flight, so the GPU reconstructs the next
+ * while the caller reads this one; one stream keeps them in order.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,18 @@
 #include "cuda/c63_cuda.h"
 #include "cuda/c63_cuda_internal.h"
 
+namespace
+{
+
+constexpr int kDepth = 2;
+
+struct out_buffer {
+  uint8_t *host;
+  cudaEvent_t ready;
+};
+
+} // namespace
+
 struct c63_decode_backend {
   int device;
   cudaStream_t stream;
@@ -24,26 +39,73 @@ struct c63_decode_backend {
   c63_cu_planes planes;
   size_t frame_bytes, blocks;   /* of the current geometry */
   size_t cap_bytes, cap_blocks; /* what the buffers hold */
-  int16_t *d_coeffs;
+  size_t cap_entries;
+  int16_t *d_coeffs; /* dense, expanded on the device */
+  uint32_t *d_start, *d_entries;
+  uint8_t *d_count;
   c63_mv *d_mvs;
-  uint8_t *d_rec[2], *h_out;
-  int rec; /* index of the latest reconstruction */
+  uint8_t *d_rec[2];
+  out_buffer out[kDepth];
+  int rec;                /* index of the latest reconstruction submitted */
+  int next_out, n_flight; /* output buffer of the next submit; frames not collected */
 };
 
 namespace
 {
 
+/* Four coefficient blocks per CUDA block: each thread clears one
+ * coefficient in shared memory, the block's entries land on theirs, and
+ * the block is written out whole (coalesced). Entries come from the
+ * decoder's own entropy decoder: indices below 64, starts in range. */
+__global__ void expand_sparse(const uint32_t *__restrict__ start, const uint8_t *__restrict__ count,
+                              const uint32_t *__restrict__ entries, int blocks,
+                              int16_t *__restrict__ dense)
+{
+  __shared__ int16_t s[4][64];
+  const int lb = threadIdx.x >> 6, k = threadIdx.x & 63;
+  const int b = blockIdx.x * 4 + lb;
+  s[lb][k] = 0;
+  __syncthreads();
+  if (b < blocks && k < count[b]) {
+    const uint32_t e = entries[start[b] + k];
+    s[lb][(e >> 16) & 63] = (int16_t)(uint16_t)e;
+  }
+  __syncthreads();
+  if (b < blocks) dense[(size_t)b * 64 + k] = s[lb][k];
+}
+
+void free_entries(c63_decode_backend *be)
+{
+  cudaFree(be->d_entries);
+  be->d_entries = nullptr;
+  be->cap_entries = 0;
+}
+
 void free_buffers(c63_decode_backend *be)
 {
   cudaFree(be->d_coeffs);
+  cudaFree(be->d_start);
+  cudaFree(be->d_count);
   cudaFree(be->d_mvs);
   cudaFree(be->d_rec[0]);
   cudaFree(be->d_rec[1]);
-  cudaFreeHost(be->h_out);
+  for (auto &o : be->out) {
+    cudaFreeHost(o.host);
+    o.host = nullptr;
+  }
   be->d_coeffs = nullptr;
+  be->d_start = nullptr;
+  be->d_count = nullptr;
   be->d_mvs = nullptr;
-  be->d_rec[0] = be->d_rec[1] = be->h_out = nullptr;
+  be->d_rec[0] = be->d_rec[1] = nullptr;
   be->cap_bytes = be->cap_blocks = 0;
+  free_entries(be);
+}
+
+void destroy_events(c63_decode_backend *be)
+{
+  for (auto &o : be->out)
+    if (o.ready) cudaEventDestroy(o.ready);
 }
 
 int cu_create(int device_id, c63_threadpool *, c63_decode_backend **out, char *msg, size_t msg_size)
@@ -58,7 +120,11 @@ int cu_create(int device_id, c63_threadpool *, c63_decode_backend **out, char *m
   }
   be->device = device_id;
   err = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking);
+  for (int i = 0; i < kDepth && err == cudaSuccess; i++)
+    err = cudaEventCreateWithFlags(&be->out[i].ready, cudaEventDisableTiming);
   if (err != cudaSuccess) {
+    destroy_events(be);
+    if (be->stream) cudaStreamDestroy(be->stream);
     free(be);
     return c63_cu_error(err, "creating a CUDA stream", msg, msg_size);
   }
@@ -72,8 +138,20 @@ void cu_destroy(c63_decode_backend *be)
   cudaSetDevice(be->device);
   cudaStreamSynchronize(be->stream);
   free_buffers(be);
+  destroy_events(be);
   cudaStreamDestroy(be->stream);
   free(be);
+}
+
+int alloc_failed(c63_decode_backend *be, cudaError_t err, const char *what, char *msg,
+                 size_t msg_size)
+{
+  char cuda_msg[256];
+  int status = c63_cu_error(err, what, cuda_msg, sizeof cuda_msg);
+  snprintf(msg, msg_size, "CUDA device %d: %s for %dx%d: %s", be->device, what, be->g.width,
+           be->g.height, cuda_msg);
+  cudaGetLastError();
+  return status;
 }
 
 int cu_resize(c63_decode_backend *be, const c63_geometry *g, char *msg, size_t msg_size)
@@ -90,19 +168,16 @@ int cu_resize(c63_decode_backend *be, const c63_geometry *g, char *msg, size_t m
   free_buffers(be);
   const char *what = "allocating device buffers";
   err = cudaMalloc(&be->d_coeffs, (size_t)blocks * 64 * sizeof(int16_t));
+  if (err == cudaSuccess) err = cudaMalloc(&be->d_start, (size_t)blocks * sizeof(uint32_t));
+  if (err == cudaSuccess) err = cudaMalloc(&be->d_count, (size_t)blocks);
   if (err == cudaSuccess) err = cudaMalloc(&be->d_mvs, (size_t)blocks * sizeof(c63_mv));
   for (int i = 0; i < 2 && err == cudaSuccess; i++)
     err = cudaMalloc(&be->d_rec[i], pix);
-  if (err == cudaSuccess) {
-    what = "allocating pinned host buffers";
-    err = cudaHostAlloc(&be->h_out, pix, cudaHostAllocDefault);
-  }
+  if (err == cudaSuccess) what = "allocating pinned host buffers";
+  for (int i = 0; i < kDepth && err == cudaSuccess; i++)
+    err = cudaHostAlloc(&be->out[i].host, pix, cudaHostAllocDefault);
   if (err != cudaSuccess) {
-    char cuda_msg[256];
-    int status = c63_cu_error(err, what, cuda_msg, sizeof cuda_msg);
-    snprintf(msg, msg_size, "CUDA device %d: %s for %dx%d: %s", be->device, what, g->width,
-             g->height, cuda_msg);
-    cudaGetLastError();
+    int status = alloc_failed(be, err, what, msg, msg_size);
     free_buffers(be);
     return status;
   }
@@ -111,40 +186,84 @@ int cu_resize(c63_decode_backend *be, const c63_geometry *g, char *msg, size_t m
   return C63_OK;
 }
 
-int cu_reconstruct(c63_decode_backend *be, c63_decode_job *job, char *msg, size_t msg_size)
+/* Room on the device for a frame's entries (they vary with the frame). */
+int reserve_entries(c63_decode_backend *be, size_t n, char *msg, size_t msg_size)
 {
+  if (n <= be->cap_entries) return C63_OK;
+  /* Frames in flight may still read the old array. */
+  cudaError_t err = cudaStreamSynchronize(be->stream);
+  if (err != cudaSuccess) return c63_cu_error(err, "reconstruction", msg, msg_size);
+  free_entries(be);
+  const size_t want = n + n / 4 + 4096; /* headroom: frames vary a little */
+  err = cudaMalloc(&be->d_entries, want * sizeof(uint32_t));
+  if (err != cudaSuccess) return alloc_failed(be, err, "allocating device buffers", msg, msg_size);
+  be->cap_entries = want;
+  return C63_OK;
+}
+
+int cu_submit(c63_decode_backend *be, const c63_decode_job *job, char *msg, size_t msg_size)
+{
+  if (be->n_flight == kDepth) {
+    snprintf(msg, msg_size, "more than %d frames submitted", kDepth);
+    return C63_ERR_INVALID_ARG;
+  }
   cudaError_t err = cudaSetDevice(be->device);
   if (err != cudaSuccess) return c63_cu_error(err, "selecting the CUDA device", msg, msg_size);
+  const c63_sparse_frame *sp = job->coeffs;
+  int r = reserve_entries(be, sp->n_entries, msg, msg_size);
+  if (r) return r;
   c63_cu_planes P = be->planes;
   for (int p = 0; p < 3; p++)
     memcpy(P.p[p].quant, job->quant[p], 64);
   const int next = be->rec ^ 1;
   const uint8_t *ref = job->keyframe ? nullptr : be->d_rec[be->rec];
   const c63_mv *mvs = job->keyframe ? nullptr : be->d_mvs;
+  const size_t nb = be->blocks;
   cudaStream_t st = be->stream;
+  out_buffer &o = be->out[be->next_out];
+
   const char *what = "uploading coefficients";
-  for (int p = 0; p < 3 && err == cudaSuccess; p++) {
-    const size_t n = (size_t)P.p[p].bw * P.p[p].bh;
-    err = cudaMemcpyAsync(be->d_coeffs + (size_t)P.p[p].blk_off * 64, job->coeffs[p],
-                          n * 64 * sizeof(int16_t), cudaMemcpyHostToDevice, st);
-    if (err == cudaSuccess)
-      err = cudaMemcpyAsync(be->d_mvs + P.p[p].blk_off, job->mvs[p], n * sizeof(c63_mv),
-                            cudaMemcpyHostToDevice, st);
-  }
+  err = cudaMemcpyAsync(be->d_start, sp->start, nb * sizeof(uint32_t), cudaMemcpyHostToDevice, st);
+  if (err == cudaSuccess)
+    err = cudaMemcpyAsync(be->d_count, sp->count, nb, cudaMemcpyHostToDevice, st);
+  if (err == cudaSuccess)
+    err = cudaMemcpyAsync(be->d_mvs, sp->mvs, nb * sizeof(c63_mv), cudaMemcpyHostToDevice, st);
+  if (err == cudaSuccess && sp->n_entries)
+    err = cudaMemcpyAsync(be->d_entries, sp->entries, sp->n_entries * sizeof(uint32_t),
+                          cudaMemcpyHostToDevice, st);
   if (err == cudaSuccess) {
     what = "reconstruction";
-    err = c63_cu_dequant_idct_recon(be->d_coeffs, ref, mvs, P, be->d_rec[next], st);
+    expand_sparse<<<(unsigned)((nb + 3) / 4), 256, 0, st>>>(be->d_start, be->d_count, be->d_entries,
+                                                            (int)nb, be->d_coeffs);
+    err = cudaGetLastError();
   }
+  if (err == cudaSuccess)
+    err = c63_cu_dequant_idct_recon(be->d_coeffs, ref, mvs, P, be->d_rec[next], st);
   if (err == cudaSuccess) {
     what = "downloading the picture";
-    err = cudaMemcpyAsync(be->h_out, be->d_rec[next], be->frame_bytes, cudaMemcpyDeviceToHost, st);
+    err = cudaMemcpyAsync(o.host, be->d_rec[next], be->frame_bytes, cudaMemcpyDeviceToHost, st);
   }
-  if (err == cudaSuccess) err = cudaStreamSynchronize(st);
+  if (err == cudaSuccess) err = cudaEventRecord(o.ready, st);
   if (err != cudaSuccess) return c63_cu_error(err, what, msg, msg_size);
   be->rec = next;
+  be->next_out = (be->next_out + 1) % kDepth;
+  be->n_flight++;
+  return C63_OK;
+}
+
+int cu_collect(c63_decode_backend *be, c63_decode_job *job, char *msg, size_t msg_size)
+{
+  if (be->n_flight == 0) {
+    snprintf(msg, msg_size, "no frame submitted");
+    return C63_ERR_INVALID_ARG;
+  }
+  const int i = (be->next_out + kDepth - be->n_flight) % kDepth;
+  be->n_flight--;
+  cudaError_t err = cudaEventSynchronize(be->out[i].ready);
+  if (err != cudaSuccess) return c63_cu_error(err, "reconstruction", msg, msg_size);
   for (int p = 0; p < 3; p++) {
-    job->out[p] = be->h_out + P.p[p].pix_off;
-    job->out_stride[p] = P.p[p].w;
+    job->out[p] = be->out[i].host + be->planes.p[p].pix_off;
+    job->out_stride[p] = be->planes.p[p].w;
   }
   return C63_OK;
 }
@@ -152,5 +271,5 @@ int cu_reconstruct(c63_decode_backend *be, c63_decode_job *job, char *msg, size_
 } // namespace
 
 extern "C" const c63_decode_backend_ops c63_decode_backend_cuda = {
-    "cuda", cu_create, cu_destroy, cu_resize, cu_reconstruct,
+    "cuda", kDepth, 1, cu_create, cu_destroy, cu_resize, cu_submit, cu_collect,
 };

@@ -2,7 +2,8 @@
  * same order, as c63_decoder_decode frame by frame, for any thread count
  * (frames are entropy-decoded several at a time), with the user values
  * passed through, corrupt frames reported in their place, resets applied
- * from the next frame sent, AGAIN when full and EOF after draining.
+ * from the next frame sent, AGAIN when full, EOF after draining, and
+ * frames in flight dropped by a flush.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,10 @@
 #define W 64
 #define H 48
 #define FRAMES 30
+
+/* The backend under test: the CPU, then the GPU when one is usable (the
+ * reference of frame-by-frame decoding stays the CPU's). */
+static c63_backend_kind backend = C63_BACKEND_CPU;
 
 typedef struct result {
   int status;
@@ -77,8 +82,11 @@ static void send_receive(const tu_buf *s, const size_t *off, const size_t *size,
   memset(got, 0, sizeof got);
   c63_dec_params_init(&p);
   p.threads = threads;
+  p.backend = backend;
   TU_CHECK(c63_decoder_new_with_params(&p, &dec, NULL, 0) == C63_OK, "%s: decoder", what);
-  TU_CHECK(c63_decoder_delay(dec) == (threads < 16 ? threads : 16) - 1, "%s: delay %d", what,
+  /* a frame per thread being entropy-decoded, and the backend's (the GPU
+   * reconstructs one ahead) */
+  TU_CHECK(c63_decoder_delay(dec) == threads + (backend == C63_BACKEND_CUDA), "%s: delay %d", what,
            c63_decoder_delay(dec));
   for (int i = 0; i < n; i++) {
     if (i == reset_at) c63_decoder_reset(dec);
@@ -108,6 +116,51 @@ static void send_receive(const tu_buf *s, const size_t *off, const size_t *size,
   for (int i = 0; i < FRAMES; i++)
     tu_buf_free(&got[i].pic);
   printf("  %-46s %d frames, %d AGAIN\n", what, received, again);
+}
+
+/* Flush drops the frames in flight and the reference: a delta frame sent
+ * next fails, a keyframe decodes as frame by frame. */
+static void flush(const tu_buf *s, const size_t *off, const size_t *size, int threads,
+                  const result *want)
+{
+  c63_dec_params p;
+  c63_decoder *dec;
+  c63_decoded_picture pic;
+  result got[FRAMES];
+  int received = 0;
+  memset(got, 0, sizeof got);
+  c63_dec_params_init(&p);
+  p.threads = threads;
+  p.backend = backend;
+  TU_CHECK(c63_decoder_new_with_params(&p, &dec, NULL, 0) == C63_OK, "flush: decoder");
+  /* frames 0..threads: the first is received, the others are in flight */
+  for (int i = 0; i <= threads; i++)
+    TU_CHECK(c63_decoder_send_packet(dec, s->data + off[i], size[i], i) == C63_OK, "flush: send");
+  TU_CHECK(c63_decoder_receive_picture(dec, &pic) == C63_OK && pic.user == 0, "flush: frame 0");
+  c63_decoder_flush(dec);
+  TU_CHECK(c63_decoder_receive_picture(dec, &pic) == C63_ERR_AGAIN, "flush: frames left");
+  static const int after[] = {3, 7, 8, 9, 10, 11, 12, 13}; /* 7 is a keyframe */
+  for (int k = 0; k < 8; k++) {
+    const int i = after[k];
+    while (c63_decoder_send_packet(dec, s->data + off[i], size[i], i) == C63_ERR_AGAIN)
+      receive_all(dec, got, &received);
+  }
+  c63_decoder_send_packet(dec, NULL, 0, 0);
+  TU_CHECK(receive_all(dec, got, &received) == C63_ERR_EOF, "flush: no EOF");
+  TU_CHECK(received == 8, "flush: %d pictures for 8 frames", received);
+  TU_CHECK(got[0].user == 3 && got[0].status == C63_ERR_NO_REFERENCE,
+           "flush: delta frame after a flush gave %d", got[0].status);
+  for (int k = 1; k < received && k < 8; k++) {
+    const result *w = &want[6 + k];
+    TU_CHECK(got[k].user == 6 + k && got[k].status == w->status && got[k].pic.size == w->pic.size &&
+                 memcmp(got[k].pic.data, w->pic.data, w->pic.size) == 0,
+             "flush: frame %d differs from frame by frame", 6 + k);
+  }
+  c63_decoder_flush(dec); /* nothing in flight: harmless */
+  c63_decoder_free(dec);
+  for (int i = 0; i < FRAMES; i++)
+    tu_buf_free(&got[i].pic);
+  printf("  flush with %d threads                          ok\n", threads);
 }
 
 int main(void)
@@ -141,15 +194,27 @@ int main(void)
     bad += want[i].status != C63_OK;
   TU_CHECK(bad > 0, "the corrupted frame decoded: the test needs a failure");
   TU_CHECK(want_reset[20].status == C63_ERR_NO_REFERENCE, "reset before a delta frame");
-  printf("send/receive against frame by frame (%d failures among %d frames):\n", bad, n);
   static const int threads[] = {1, 2, 5, 16};
-  for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
-    char what[64];
-    snprintf(what, sizeof what, "%d threads", threads[t]);
-    send_receive(&s, off, size, n, threads[t], -1, want, what);
-    snprintf(what, sizeof what, "%d threads, reset before frame 20", threads[t]);
-    send_receive(&s, off, size, n, threads[t], 20, want_reset, what);
+  for (int b = 0; b < 2; b++) {
+    backend = b ? C63_BACKEND_CUDA : C63_BACKEND_CPU;
+    if (backend == C63_BACKEND_CUDA && !c63_backend_available(backend, 0, NULL, 0)) {
+      printf("no usable CUDA device: the GPU backend is not tested here\n");
+      break;
+    }
+    printf("send/receive on the %s backend against frame by frame on the CPU (%d failures "
+           "among %d frames):\n",
+           b ? "cuda" : "cpu", bad, n);
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+      char what[64];
+      snprintf(what, sizeof what, "%d threads", threads[t]);
+      send_receive(&s, off, size, n, threads[t], -1, want, what);
+      snprintf(what, sizeof what, "%d threads, reset before frame 20", threads[t]);
+      send_receive(&s, off, size, n, threads[t], 20, want_reset, what);
+    }
+    flush(&s, off, size, 2, want);
+    flush(&s, off, size, 5, want);
   }
+  c63_decoder_flush(NULL);
   for (int i = 0; i < FRAMES; i++) {
     tu_buf_free(&want[i].pic);
     tu_buf_free(&want_reset[i].pic);

@@ -175,21 +175,23 @@ static void test_vectors_in_keyframe(const frames *f)
   c63_parse_frame_header(fr.data, fr.size, &hdr, msg, sizeof msg);
   c63_geometry_init(&g, W, H);
   int16_t *coeffs[3];
-  c63_mv *mvs[3];
   uint8_t *rec[3];
+  c63_sparse_frame sp = {0};
+  int r = c63_sparse_frame_reserve(&sp, c63_frame_blocks(&g),
+                                   c63_sparse_entries_bound(&g, hdr.data_size), 0);
+  TU_CHECK(r == C63_OK, "out of memory");
+  r = c63_entropy_decode(fr.data + hdr.data_offset, hdr.data_size, &g, 1, &sp, msg, sizeof msg);
+  TU_CHECK(r == C63_OK, "entropy decoding of the keyframe with vectors: %s", msg);
+  int vectors = 0;
+  for (size_t b = 0; b < c63_frame_blocks(&g); b++)
+    vectors += sp.mvs[b].use_mv;
   for (int c = 0; c < 3; c++) {
     size_t px = (size_t)g.pad_w[c] * g.pad_h[c];
     coeffs[c] = malloc(px * sizeof(int16_t));
-    mvs[c] = malloc(px / 64 * sizeof(c63_mv));
     rec[c] = malloc(px);
+    c63_sparse_expand(&sp, c63_block_offset(&g, c), px / 64, coeffs[c]);
   }
-  int r = c63_entropy_decode(fr.data + hdr.data_offset, hdr.data_size, &g, 1, coeffs, mvs, msg,
-                             sizeof msg);
-  TU_CHECK(r == C63_OK, "entropy decoding of the keyframe with vectors: %s", msg);
-  int vectors = 0;
-  for (int c = 0; c < 3; c++)
-    for (int b = 0; b < g.blocks_w[c] * g.blocks_h[c]; b++)
-      vectors += mvs[c][b].use_mv;
+  c63_sparse_frame_free(&sp);
   TU_CHECK(vectors > 0, "the delta frame used for the test has no vectors");
   tu_buf want = {0};
   tu_buf_append(&want, pics.data, pics.size); /* frames 0 and 2 as decoded */
@@ -206,7 +208,6 @@ static void test_vectors_in_keyframe(const frames *f)
   printf("  %-50s %s\n", "vectors in a keyframe, read and ignored", ok ? "ok" : "WRONG");
   for (int c = 0; c < 3; c++) {
     free(coeffs[c]);
-    free(mvs[c]);
     free(rec[c]);
   }
   tu_buf_free(&want);

@@ -275,6 +275,45 @@ uint64_t tu_rand(uint64_t *state)
   return x * 0x2545f4914f6cdd1dull;
 }
 
+/* Receive what the decoder gives; returns the last status. */
+static int receive_pictures(c63_decoder *dec, tu_buf *pics, int *n, const char *what)
+{
+  for (;;) {
+    c63_decoded_picture pic;
+    int r = c63_decoder_receive_picture(dec, &pic);
+    if (r == C63_ERR_AGAIN || r == C63_ERR_EOF) return r;
+    TU_CHECK(r == C63_OK, "%s: frame %lld does not decode: %s", what, (long long)pic.user,
+             c63_decoder_error(dec));
+    TU_CHECK(pic.user == *n, "%s: picture %d is frame %lld", what, *n, (long long)pic.user);
+    if (r) return r;
+    tu_append_picture(pics, &pic);
+    (*n)++;
+  }
+}
+
+int tu_decode_frames_sr(c63_decoder *dec, const uint8_t *stream, size_t len, tu_buf *pics,
+                        const char *what)
+{
+  size_t pos = 0;
+  int sent = 0, n = 0, r;
+  while (pos < len) {
+    c63_frame_header hdr;
+    char msg[256];
+    r = c63_parse_frame_header(stream + pos, len - pos, &hdr, msg, sizeof msg);
+    TU_CHECK(r == C63_OK, "%s: frame %d does not parse: %s", what, sent, msg);
+    if (r) break;
+    while ((r = c63_decoder_send_packet(dec, stream + pos, hdr.frame_size, sent)) == C63_ERR_AGAIN)
+      if ((r = receive_pictures(dec, pics, &n, what)) != C63_ERR_AGAIN) return n;
+    TU_CHECK(r == C63_OK, "%s: send %d: %d", what, sent, r);
+    pos += hdr.frame_size;
+    sent++;
+  }
+  c63_decoder_send_packet(dec, NULL, 0, 0);
+  r = receive_pictures(dec, pics, &n, what);
+  TU_CHECK(r == C63_ERR_EOF, "%s: no EOF after draining", what);
+  return n;
+}
+
 int tu_decode_frames(c63_decoder *dec, const uint8_t *stream, size_t len, tu_buf *pics,
                      const char *what)
 {

@@ -86,6 +86,10 @@ void tu_decode_stream(const uint8_t *stream, size_t len, tu_buf *out, tu_decode_
  * returns the frames decoded. */
 int tu_decode_frames(c63_decoder *dec, const uint8_t *stream, size_t len, tu_buf *pics,
                      const char *what);
+/* The same through c63_decoder_send_packet / receive_picture (frames in
+ * flight); every frame must decode, and come out in order. */
+int tu_decode_frames_sr(c63_decoder *dec, const uint8_t *stream, size_t len, tu_buf *pics,
+                        const char *what);
 
 /* Copy a decoded picture as tight I420 (width x height planes). */
 void tu_append_picture(tu_buf *out, const c63_decoded_picture *pic);

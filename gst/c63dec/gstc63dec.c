@@ -7,7 +7,11 @@
  * c63enc sends it) or a plain byte stream (filesrc, typefind), which the
  * parse step splits with GstC63Framer. The frame header carries the picture
  * size, so output caps follow the stream and are renegotiated when it
- * changes. Every corrupt frame is counted with GST_VIDEO_DECODER_ERROR,
+ * changes. Frames go through libc63's send/receive API: several are
+ * entropy-decoded at once on the decoder's threads while earlier ones are
+ * reconstructed, so pictures come out c63_decoder_delay() frames after their
+ * input (reported as latency), the rest at EOS (drain); a flush drops them.
+ * Every corrupt frame is counted with GST_VIDEO_DECODER_ERROR,
  * which honours the max-errors property; libc63 then drops its reference,
  * and delta frames are skipped until the next keyframe. A stream that
  * yields no picture at all ends in an error at EOS.
@@ -160,6 +164,24 @@ static gboolean gst_c63_dec_stop(GstVideoDecoder *vdec)
   return TRUE;
 }
 
+/* Pictures leave c63_decoder_delay() frames after their input: that many
+ * frame durations, at 25 fps when the input caps carry no framerate (a
+ * Codec63 stream has none of its own). */
+static void gst_c63_dec_update_latency(GstC63Dec *self)
+{
+  gint fps_n = 25, fps_d = 1;
+  GstClockTime latency;
+
+  if (self->input_state && GST_VIDEO_INFO_FPS_N(&self->input_state->info) > 0) {
+    fps_n = GST_VIDEO_INFO_FPS_N(&self->input_state->info);
+    fps_d = GST_VIDEO_INFO_FPS_D(&self->input_state->info);
+  }
+  latency = gst_util_uint64_scale(GST_SECOND, (guint64)c63_decoder_delay(self->dec) * fps_d, fps_n);
+  GST_DEBUG_OBJECT(self, "latency %" GST_TIME_FORMAT " (%d frames)", GST_TIME_ARGS(latency),
+                   c63_decoder_delay(self->dec));
+  gst_video_decoder_set_latency(GST_VIDEO_DECODER(self), latency, latency);
+}
+
 static gboolean gst_c63_dec_set_format(GstVideoDecoder *vdec, GstVideoCodecState *state)
 {
   GstC63Dec *self = GST_C63_DEC(vdec);
@@ -174,6 +196,7 @@ static gboolean gst_c63_dec_set_format(GstVideoDecoder *vdec, GstVideoCodecState
 
   g_clear_pointer(&self->input_state, gst_video_codec_state_unref);
   self->input_state = gst_video_codec_state_ref(state);
+  gst_c63_dec_update_latency(self);
   return TRUE;
 }
 
@@ -298,25 +321,18 @@ static GstFlowReturn gst_c63_dec_allocate_output(GstC63Dec *self, GstVideoCodecF
   return ret;
 }
 
-static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCodecFrame *frame)
+/* One picture (or failure) out of libc63, for the frame it was sent with. */
+static GstFlowReturn gst_c63_dec_output(GstC63Dec *self, int status, const c63_decoded_picture *pic)
 {
-  GstC63Dec *self = GST_C63_DEC(vdec);
-  c63_decoded_picture pic;
-  GstMapInfo map;
+  GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
+  GstVideoCodecFrame *frame = gst_video_decoder_get_frame(vdec, (int)pic->user);
   GstFlowReturn ret;
-  int status;
 
-  self->frames_in++;
-  self->bytes_in += gst_buffer_get_size(frame->input_buffer);
-  if (!gst_buffer_map(frame->input_buffer, &map, GST_MAP_READ)) {
-    gst_video_decoder_drop_frame(vdec, frame);
-    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Could not map the input buffer"), (NULL));
-    self->failed = TRUE;
-    return GST_FLOW_ERROR;
+  if (!frame) {
+    /* The base class let go of it (it cannot while we hold it in flight). */
+    GST_WARNING_OBJECT(self, "no frame %d for a decoded picture", (int)pic->user);
+    return GST_FLOW_OK;
   }
-  status = c63_decoder_decode(self->dec, map.data, map.size, &pic);
-  gst_buffer_unmap(frame->input_buffer, &map);
-
   if (status == C63_ERR_NO_REFERENCE) {
     /* A delta frame before the first keyframe (or after an error): there is
      * nothing to predict from, so it is skipped, not shown broken. */
@@ -335,7 +351,7 @@ static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCod
     }
     return gst_c63_dec_drop_corrupt(self, frame, status);
   }
-  if (!gst_c63_dec_ensure_output(self, pic.width, pic.height)) {
+  if (!gst_c63_dec_ensure_output(self, pic->width, pic->height)) {
     gst_video_decoder_drop_frame(vdec, frame);
     return GST_FLOW_NOT_NEGOTIATED;
   }
@@ -344,7 +360,7 @@ static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCod
     gst_video_decoder_drop_frame(vdec, frame);
     return ret;
   }
-  if (!gst_c63_dec_copy_picture(self, &pic, frame)) {
+  if (!gst_c63_dec_copy_picture(self, pic, frame)) {
     gst_video_decoder_drop_frame(vdec, frame);
     GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not map the output buffer"), (NULL));
     self->failed = TRUE;
@@ -355,6 +371,71 @@ static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCod
   return gst_video_decoder_finish_frame(vdec, frame);
 }
 
+/* Receive what libc63 has ready (everything, when draining). */
+static GstFlowReturn gst_c63_dec_receive(GstC63Dec *self)
+{
+  for (;;) {
+    c63_decoded_picture pic;
+    int status = c63_decoder_receive_picture(self->dec, &pic);
+    GstFlowReturn ret;
+
+    if (status == C63_ERR_AGAIN || status == C63_ERR_EOF) return GST_FLOW_OK;
+    ret = gst_c63_dec_output(self, status, &pic);
+    if (ret != GST_FLOW_OK) return ret;
+  }
+}
+
+static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCodecFrame *frame)
+{
+  GstC63Dec *self = GST_C63_DEC(vdec);
+  GstFlowReturn ret = GST_FLOW_OK;
+  GstMapInfo map;
+  int status;
+
+  self->frames_in++;
+  self->bytes_in += gst_buffer_get_size(frame->input_buffer);
+  if (!gst_buffer_map(frame->input_buffer, &map, GST_MAP_READ)) {
+    gst_video_decoder_drop_frame(vdec, frame);
+    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Could not map the input buffer"), (NULL));
+    self->failed = TRUE;
+    return GST_FLOW_ERROR;
+  }
+  /* libc63 copies the bytes; the base class keeps the frame in its list
+   * until the picture comes back tagged with its number. */
+  while ((status = c63_decoder_send_packet(self->dec, map.data, map.size,
+                                           frame->system_frame_number)) == C63_ERR_AGAIN &&
+         ret == GST_FLOW_OK) {
+    c63_decoded_picture pic;
+    status = c63_decoder_receive_picture(self->dec, &pic);
+    if (status != C63_ERR_AGAIN && status != C63_ERR_EOF)
+      ret = gst_c63_dec_output(self, status, &pic);
+  }
+  gst_buffer_unmap(frame->input_buffer, &map);
+  if (ret != GST_FLOW_OK) {
+    gst_video_decoder_release_frame(vdec, frame);
+    return ret;
+  }
+  if (status != C63_OK) {
+    gst_video_decoder_drop_frame(vdec, frame);
+    GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT, ("Out of memory decoding a frame"),
+                      ("%s", c63_decoder_error(self->dec)));
+    self->failed = TRUE;
+    return GST_FLOW_ERROR;
+  }
+  gst_video_codec_frame_unref(frame);
+  return gst_c63_dec_receive(self);
+}
+
+/* Send nothing more: every frame in flight comes out. */
+static GstFlowReturn gst_c63_dec_drain(GstVideoDecoder *vdec)
+{
+  GstC63Dec *self = GST_C63_DEC(vdec);
+
+  if (!self->dec) return GST_FLOW_OK;
+  c63_decoder_send_packet(self->dec, NULL, 0, 0);
+  return gst_c63_dec_receive(self);
+}
+
 /* At EOS: input that gave no picture at all is an error, not an empty
  * success (gst-launch-1.0 would exit 0 with an empty file). GstVideoDecoder
  * has a check of its own, but it misses streams whose frames were all
@@ -363,7 +444,9 @@ static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCod
 static GstFlowReturn gst_c63_dec_finish(GstVideoDecoder *vdec)
 {
   GstC63Dec *self = GST_C63_DEC(vdec);
+  GstFlowReturn ret = gst_c63_dec_drain(vdec);
 
+  if (ret != GST_FLOW_OK && ret != GST_FLOW_ERROR) return ret;
   if (self->failed) /* already reported */
     return GST_FLOW_ERROR;
   if (self->bytes_in == 0 || self->frames_out > 0) return GST_FLOW_OK;
@@ -389,8 +472,10 @@ static gboolean gst_c63_dec_flush(GstVideoDecoder *vdec)
 {
   GstC63Dec *self = GST_C63_DEC(vdec);
 
-  /* After a seek the next frame may be anything: wait for a keyframe. */
-  c63_decoder_reset(self->dec);
+  /* After a seek the next frame may be anything: drop the frames in
+   * flight (the base class drops its own records of them) and wait for a
+   * keyframe. */
+  c63_decoder_flush(self->dec);
   gst_c63_framer_reset(&self->framer);
   self->error_run = FALSE; /* a corrupt frame after the seek is news */
   return TRUE;
@@ -522,6 +607,7 @@ static void gst_c63_dec_class_init(GstC63DecClass *klass)
   vdec_class->parse = GST_DEBUG_FUNCPTR(gst_c63_dec_parse);
   vdec_class->handle_frame = GST_DEBUG_FUNCPTR(gst_c63_dec_handle_frame);
   vdec_class->finish = GST_DEBUG_FUNCPTR(gst_c63_dec_finish);
+  vdec_class->drain = GST_DEBUG_FUNCPTR(gst_c63_dec_drain);
   vdec_class->flush = GST_DEBUG_FUNCPTR(gst_c63_dec_flush);
   vdec_class->decide_allocation = GST_DEBUG_FUNCPTR(gst_c63_dec_decide_allocation);
 

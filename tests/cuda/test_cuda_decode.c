@@ -16,8 +16,8 @@
 #include "tutil.h"
 
 /* Decode every frame of a stream with one backend; append the pictures. */
-static int decode_with(c63_backend_kind kind, const uint8_t *s, size_t len, tu_buf *pics,
-                       const char *what)
+static int decode_with(c63_backend_kind kind, int send_receive, const uint8_t *s, size_t len,
+                       tu_buf *pics, const char *what)
 {
   c63_dec_params p;
   c63_decoder *dec;
@@ -29,21 +29,29 @@ static int decode_with(c63_backend_kind kind, const uint8_t *s, size_t len, tu_b
   if (r) return -1;
   TU_CHECK(!strcmp(c63_decoder_backend_name(dec), kind == C63_BACKEND_CUDA ? "cuda" : "cpu"),
            "%s: backend %s", what, c63_decoder_backend_name(dec));
-  int n = tu_decode_frames(dec, s, len, pics, what);
+  int n = send_receive ? tu_decode_frames_sr(dec, s, len, pics, what)
+                       : tu_decode_frames(dec, s, len, pics, what);
   c63_decoder_free(dec);
   return n;
 }
 
 static void compare(const char *what, const uint8_t *s, size_t len)
 {
-  tu_buf cpu = {0}, gpu = {0};
-  int a = decode_with(C63_BACKEND_CPU, s, len, &cpu, what);
-  int b = decode_with(C63_BACKEND_CUDA, s, len, &gpu, what);
+  tu_buf cpu = {0}, gpu = {0}, gpu_sr = {0};
+  int a = decode_with(C63_BACKEND_CPU, 0, s, len, &cpu, what);
+  int b = decode_with(C63_BACKEND_CUDA, 0, s, len, &gpu, what);
+  /* frames in flight: the GPU reconstructs one ahead */
+  int c = decode_with(C63_BACKEND_CUDA, 1, s, len, &gpu_sr, what);
   int ok = a > 0 && a == b && cpu.size == gpu.size && memcmp(cpu.data, gpu.data, cpu.size) == 0;
+  int ok_sr = a == c && cpu.size == gpu_sr.size && memcmp(cpu.data, gpu_sr.data, cpu.size) == 0;
   TU_CHECK(ok, "%s: CUDA pictures differ from the CPU's (%d / %d frames)", what, a, b);
-  printf("%-44s %4d frames  %s\n", what, a, ok ? "identical" : "DIFFERENT");
+  TU_CHECK(ok_sr, "%s: CUDA send/receive pictures differ from the CPU's (%d / %d frames)", what, a,
+           c);
+  printf("%-44s %4d frames  %s, send/receive %s\n", what, a, ok ? "identical" : "DIFFERENT",
+         ok_sr ? "identical" : "DIFFERENT");
   tu_buf_free(&cpu);
   tu_buf_free(&gpu);
+  tu_buf_free(&gpu_sr);
 }
 
 static void synthetic(int w, int h, int frames, int kfi, int quality, tu_buf *out)

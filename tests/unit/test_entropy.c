@@ -85,11 +85,28 @@ static void roundtrip(int width, int height, int keyframe)
     if (ref.data[i] == 0xff) CHECK_EQ(ref.data[i + 1], 0x00);
 
   char msg[256] = "";
-  int r = c63_entropy_decode(ref.data, ref.size, &g, keyframe, back, mvs_back, msg, sizeof(msg));
+  c63_sparse_frame sp = {0};
+  CHECK_EQ(c63_sparse_frame_reserve(&sp, c63_frame_blocks(&g),
+                                    c63_sparse_entries_bound(&g, ref.size), 0),
+           C63_OK);
+  int r = c63_entropy_decode(ref.data, ref.size, &g, keyframe, &sp, msg, sizeof(msg));
   if (r) fprintf(stderr, "decode %dx%d: %s\n", width, height, msg);
   CHECK_EQ(r, C63_OK);
+  /* only non-zero coefficients, in increasing zig-zag order per block */
+  size_t total = 0;
+  for (size_t b = 0; b < c63_frame_blocks(&g); b++) {
+    const uint32_t *e = sp.entries + sp.start[b];
+    for (int k = 0; k < sp.count[b]; k++) {
+      CHECK((int16_t)(uint16_t)e[k] != 0);
+      if (k) CHECK((e[k] >> 16) > (e[k - 1] >> 16));
+    }
+    total += sp.count[b];
+  }
+  CHECK_EQ(total, sp.n_entries);
   for (int c = 0; c < 3; c++) {
     size_t blocks = (size_t)g.blocks_w[c] * g.blocks_h[c];
+    c63_sparse_expand(&sp, c63_block_offset(&g, c), blocks, back[c]);
+    memcpy(mvs_back[c], sp.mvs + c63_block_offset(&g, c), blocks * sizeof(c63_mv));
     CHECK(memcmp(coeffs[c], back[c], blocks * 64 * sizeof(int16_t)) == 0);
     for (size_t b = 0; b < blocks; b++) {
       CHECK_EQ(mvs_back[c][b].use_mv, mvs[c][b].use_mv);
@@ -101,11 +118,12 @@ static void roundtrip(int width, int height, int keyframe)
   }
   /* every prefix but the whole is truncated data */
   for (size_t cut = 0; cut + 1 < ref.size; cut += ref.size / 17 + 1) {
-    r = c63_entropy_decode(ref.data, cut, &g, keyframe, back, mvs_back, msg, sizeof(msg));
+    r = c63_entropy_decode(ref.data, cut, &g, keyframe, &sp, msg, sizeof(msg));
     CHECK(r == C63_ERR_TRUNCATED || r == C63_ERR_BITSTREAM);
   }
 
   c63_bytebuf_free(&ref);
+  c63_sparse_frame_free(&sp);
   for (int c = 0; c < 3; c++) {
     free(coeffs[c]);
     free(back[c]);

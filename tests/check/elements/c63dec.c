@@ -49,6 +49,17 @@ static GstFlowReturn push_frame(GstHarness *hh, GBytes *frame, guint n)
   return gst_harness_push(hh, buf);
 }
 
+/* Push frames from `first` on, then EOS: the decoder keeps frames in
+ * flight (its latency), and EOS drains them. */
+static void push_frames_eos(GstHarness *hh, GPtrArray *frames, guint first)
+{
+  guint n;
+
+  for (n = first; n < frames->len; n++)
+    fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[n]), n), GST_FLOW_OK);
+  fail_unless(gst_harness_push_event(hh, gst_event_new_eos()));
+}
+
 /* Push bytes in chunks of the given sizes (cycled), then EOS. */
 static void push_chunked(GstHarness *hh, GBytes *data, const gsize *chunks, guint n_chunks)
 {
@@ -94,10 +105,8 @@ static GPtrArray *clean_pictures(GPtrArray *frames)
 {
   GstHarness *hh = dec_harness(PACKETIZED_CAPS);
   GPtrArray *each = g_ptr_array_new_with_free_func(g_free);
-  guint n;
 
-  for (n = 0; n < frames->len; n++)
-    fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[n]), n), GST_FLOW_OK);
+  push_frames_eos(hh, frames, 0);
   g_free(pull_pictures(hh, each, NULL, NULL));
   fail_unless_equals_int(each->len, frames->len);
   gst_harness_teardown(hh);
@@ -158,8 +167,7 @@ GST_START_TEST(test_dec_packetized)
   GChecksum *sum = g_checksum_new(G_CHECKSUM_SHA256);
   guint n;
 
-  for (n = 0; n < frames->len; n++)
-    fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[n]), n), GST_FLOW_OK);
+  push_frames_eos(hh, frames, 0);
   /* One picture per frame, of the stream's size, timestamps passed through. */
   fail_unless_equals_int(gst_harness_buffers_in_queue(hh), frames->len);
   for (n = 0; n < frames->len; n++) {
@@ -305,11 +313,9 @@ static gchar *decode_k7_with(const gchar *backend)
   gchar *desc = g_strdup_printf("c63dec backend=%s", backend);
   GstHarness *hh = gst_harness_new_parse(desc);
   gchar *sha;
-  guint n;
 
   gst_harness_set_src_caps_str(hh, PACKETIZED_CAPS);
-  for (n = 0; n < frames->len; n++)
-    fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[n]), n), GST_FLOW_OK);
+  push_frames_eos(hh, frames, 0);
   sha = pull_pictures(hh, NULL, NULL, NULL);
   g_ptr_array_unref(frames);
   g_free(desc);
@@ -359,8 +365,7 @@ GST_START_TEST(test_dec_skip_until_keyframe)
   guint n;
 
   /* Start at frame 1: frames 1..6 have no reference and are skipped. */
-  for (n = 1; n < frames->len; n++)
-    fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[n]), n), GST_FLOW_OK);
+  push_frames_eos(hh, frames, 1);
   {
     GstBuffer *head = gst_harness_pull(hh);
     fail_unless_equals_uint64(GST_BUFFER_PTS(head), 7 * FRAME_DURATION);
@@ -370,6 +375,74 @@ GST_START_TEST(test_dec_skip_until_keyframe)
   fail_unless_equals_int(each->len, frames->len - 8);
   for (n = 0; n < each->len; n++)
     fail_unless_equals_string(each->pdata[n], clean->pdata[n + 8]);
+  g_ptr_array_unref(each);
+  g_ptr_array_unref(clean);
+  g_ptr_array_unref(frames);
+  gst_harness_teardown(hh);
+}
+GST_END_TEST;
+
+/* Pictures leave the decoder c63_decoder_delay() frames after their input,
+ * and the latency query says so (25 fps caps: 40 ms a frame). */
+GST_START_TEST(test_dec_latency)
+{
+  GPtrArray *frames = load_frames(K7_STREAM);
+  GstHarness *hh = dec_harness(PACKETIZED_CAPS);
+  c63_dec_params p;
+  c63_decoder *ref;
+  gint delay;
+  guint n;
+
+  /* the element's defaults: the GPU when usable, one thread per core */
+  c63_dec_params_init(&p);
+  if (c63_backend_available(C63_BACKEND_CUDA, 0, NULL, 0)) p.backend = C63_BACKEND_CUDA;
+  fail_unless_equals_int(c63_decoder_new_with_params(&p, &ref, NULL, 0), C63_OK);
+  delay = c63_decoder_delay(ref);
+  c63_decoder_free(ref);
+  fail_unless(delay >= 1);
+
+  for (n = 0; n < (guint)delay + 3 && n < frames->len; n++) {
+    fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[n]), n), GST_FLOW_OK);
+    /* frame n comes out when frame n + delay goes in */
+    fail_unless_equals_int(gst_harness_buffers_received(hh),
+                           n + 1 > (guint)delay ? n + 1 - delay : 0);
+  }
+  fail_unless_equals_uint64(gst_harness_query_latency(hh), delay * FRAME_DURATION);
+  g_ptr_array_unref(frames);
+  gst_harness_teardown(hh);
+}
+GST_END_TEST;
+
+/* A flush (seek) drops the frames in flight: after it, a keyframe and the
+ * frames after it decode exactly as in a clean run, and nothing of before
+ * comes out. */
+GST_START_TEST(test_dec_flush_in_flight)
+{
+  GPtrArray *frames = load_frames(K7_STREAM);
+  GPtrArray *clean = clean_pictures(frames);
+  GstHarness *hh = dec_harness(PACKETIZED_CAPS);
+  GPtrArray *each = g_ptr_array_new_with_free_func(g_free);
+  GstSegment segment;
+  guint n;
+
+  for (n = 0; n < 5; n++)
+    fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[n]), n), GST_FLOW_OK);
+  g_free(pull_pictures(hh, each, NULL, NULL));
+  for (n = 0; n < each->len; n++)
+    fail_unless_equals_string(each->pdata[n], clean->pdata[n]);
+  g_ptr_array_set_size(each, 0);
+
+  fail_unless(gst_harness_push_event(hh, gst_event_new_flush_start()));
+  fail_unless(gst_harness_push_event(hh, gst_event_new_flush_stop(TRUE)));
+  gst_segment_init(&segment, GST_FORMAT_TIME);
+  fail_unless(gst_harness_push_event(hh, gst_event_new_segment(&segment)));
+  for (n = 7; n < 14; n++) /* 7 is a keyframe */
+    fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[n]), n), GST_FLOW_OK);
+  fail_unless(gst_harness_push_event(hh, gst_event_new_eos()));
+  g_free(pull_pictures(hh, each, NULL, NULL));
+  fail_unless_equals_int(each->len, 7);
+  for (n = 0; n < each->len; n++)
+    fail_unless_equals_string(each->pdata[n], clean->pdata[n + 7]);
   g_ptr_array_unref(each);
   g_ptr_array_unref(clean);
   g_ptr_array_unref(frames);
@@ -402,6 +475,7 @@ GST_START_TEST(test_dec_corrupt_recovery)
     }
     fail_unless_equals_int(push_frame(hh, frame, n), GST_FLOW_OK);
   }
+  fail_unless(gst_harness_push_event(hh, gst_event_new_eos()));
   g_free(pull_pictures(hh, each, NULL, NULL));
   fail_unless_equals_int(each->len, frames->len - 4);
   for (n = 0; n < 3; n++)
@@ -441,7 +515,9 @@ GST_START_TEST(test_dec_corrupt_fatal)
   gst_element_set_bus(hh->element, bus);
   g_object_set(hh->element, "max-errors", 0, NULL);
   fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[0]), 0), GST_FLOW_OK);
-  fail_unless_equals_int(push_frame(hh, truncated, 1), GST_FLOW_ERROR);
+  /* The failure shows when the frame leaves the decoder: at once, or at
+   * EOS, which drains the frames in flight. */
+  if (push_frame(hh, truncated, 1) == GST_FLOW_OK) gst_harness_push_event(hh, gst_event_new_eos());
   msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
   fail_unless(msg != NULL);
   gst_message_unref(msg);
@@ -716,7 +792,10 @@ GST_START_TEST(test_dec_alloc_failure)
   BusMessages m;
 
   gst_harness_set_propose_allocator(hh, c63check_failing_allocator_new(), NULL);
-  fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[0]), 0), GST_FLOW_ERROR);
+  /* The allocation fails when the picture leaves the decoder: at once, or
+   * at EOS. */
+  if (push_frame(hh, g_bytes_ref(frames->pdata[0]), 0) == GST_FLOW_OK)
+    gst_harness_push_event(hh, gst_event_new_eos());
   fail_unless_equals_int(gst_harness_buffers_received(hh), 0);
   pop_messages(bus, &m);
   fail_unless_equals_int(m.errors, 1);
@@ -744,6 +823,7 @@ GST_START_TEST(test_dec_output_memory_can_fail)
   GstMemory *mem;
 
   fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[0]), 0), GST_FLOW_OK);
+  fail_unless(gst_harness_push_event(hh, gst_event_new_eos()));
   gst_buffer_unref(gst_harness_pull(hh));
   pool = gst_video_decoder_get_buffer_pool(GST_VIDEO_DECODER(hh->element));
   fail_unless(pool != NULL);
@@ -817,6 +897,8 @@ static Suite *c63dec_suite(void)
   tcase_add_test(tc, test_dec_garbage_error_per_resync);
   tcase_add_test(tc, test_dec_nothing_decoded);
   tcase_add_test(tc, test_dec_empty_stream);
+  tcase_add_test(tc, test_dec_latency);
+  tcase_add_test(tc, test_dec_flush_in_flight);
   tcase_add_test(tc, test_dec_alloc_failure);
   tcase_add_test(tc, test_dec_output_memory_can_fail);
   return s;

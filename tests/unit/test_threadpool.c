@@ -1,0 +1,82 @@
+/* The thread pool: batches run every index once; background tasks run
+ * once each, whether a worker or the waiting caller takes them, also while
+ * batches run, and with a pool that has no workers.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+#include "threadpool.h"
+
+#define TASKS 200
+#define BATCH 64
+
+typedef struct job {
+  c63_task task;
+  unsigned seed;
+  unsigned result;
+  int runs;
+} job;
+
+/* A little work, so workers and waiters overlap. */
+static unsigned churn(unsigned x)
+{
+  for (int i = 0; i < 2000; i++)
+    x = x * 1664525u + 1013904223u;
+  return x;
+}
+
+static void task_fn(void *arg)
+{
+  job *j = arg;
+  j->result = churn(j->seed);
+  j->runs++;
+}
+
+static void batch_fn(void *arg, int i)
+{
+  int *hits = arg;
+  churn((unsigned)i);
+  hits[i]++;
+}
+
+static void test_pool(int threads)
+{
+  c63_threadpool *pool = c63_threadpool_new(threads);
+  CHECK(pool != NULL);
+  job *jobs = calloc(TASKS, sizeof *jobs);
+  for (int i = 0; i < TASKS; i++) {
+    jobs[i].seed = (unsigned)i * 7919u;
+    c63_threadpool_submit(pool, &jobs[i].task, task_fn, &jobs[i]);
+  }
+  /* a batch while background tasks are queued */
+  int hits[BATCH];
+  memset(hits, 0, sizeof hits);
+  c63_threadpool_run(pool, batch_fn, hits, BATCH);
+  for (int i = 0; i < BATCH; i++)
+    CHECK_EQ(hits[i], 1);
+  /* wait in an order of our own: from the back, then the rest */
+  for (int i = TASKS - 1; i >= TASKS / 2; i--)
+    c63_task_wait(pool, &jobs[i].task);
+  for (int i = 0; i < TASKS / 2; i++)
+    c63_task_wait(pool, &jobs[i].task);
+  for (int i = 0; i < TASKS; i++) {
+    CHECK(c63_task_done(pool, &jobs[i].task));
+    CHECK_EQ(jobs[i].runs, 1);
+    CHECK_EQ(jobs[i].result, churn(jobs[i].seed));
+  }
+  /* a task can be submitted again once waited for */
+  c63_threadpool_submit(pool, &jobs[0].task, task_fn, &jobs[0]);
+  c63_task_wait(pool, &jobs[0].task);
+  CHECK_EQ(jobs[0].runs, 2);
+  free(jobs);
+  c63_threadpool_free(pool);
+}
+
+int main(void)
+{
+  const int threads[] = {1, 2, 3, 8};
+  for (size_t i = 0; i < sizeof threads / sizeof threads[0]; i++)
+    test_pool(threads[i]);
+  return test_done("test_threadpool");
+}
