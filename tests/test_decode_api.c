@@ -133,8 +133,8 @@ static void flush(const tu_buf *s, const size_t *off, const size_t *size, int th
   p.threads = threads;
   p.backend = backend;
   TU_CHECK(c63_decoder_new_with_params(&p, &dec, NULL, 0) == C63_OK, "flush: decoder");
-  /* frames 0..threads: the first is received, the others are in flight */
-  for (int i = 0; i <= threads; i++)
+  /* frames 0..delay: the first is received, the others are in flight */
+  for (int i = 0; i <= c63_decoder_delay(dec); i++)
     TU_CHECK(c63_decoder_send_packet(dec, s->data + off[i], size[i], i) == C63_OK, "flush: send");
   TU_CHECK(c63_decoder_receive_picture(dec, &pic) == C63_OK && pic.user == 0, "flush: frame 0");
   c63_decoder_flush(dec);

@@ -16,6 +16,7 @@
 
 #include "c63.h"
 #include "cliutil.h"
+#include "frame_writer.h"
 
 static const char *prog = "c63-dec";
 
@@ -117,19 +118,21 @@ static void flush_skip_run(skip_run *run)
   run->count = 0;
 }
 
-/* Returns 0, or -1 after a message. */
-static int write_picture(const c63_decoded_picture *pic, cli_output *out)
+/* Copy the picture (without the decoder's padding) into a buffer of the
+ * writer thread and queue it. Returns 0, or -1 after a message. */
+static int write_picture(const c63_decoded_picture *pic, frame_writer *fw)
 {
+  const int cw = c63_chroma_size(pic->width), ch = c63_chroma_size(pic->height);
+  uint8_t *dst = frame_writer_buffer(fw, (size_t)pic->width * pic->height + 2 * (size_t)cw * ch);
+  if (!dst) return -1;
+  uint8_t *p = dst;
   for (int c = 0; c < 3; c++) {
-    int w = c ? c63_chroma_size(pic->width) : pic->width;
-    int h = c ? c63_chroma_size(pic->height) : pic->height;
-    for (int y = 0; y < h; y++) {
-      if (cli_output_write(out, prog, pic->data[c] + (size_t)y * (size_t)pic->stride[c],
-                           (size_t)w) != 0)
-        return -1;
-    }
+    const size_t w = (size_t)(c ? cw : pic->width);
+    const int h = c ? ch : pic->height;
+    for (int y = 0; y < h; y++, p += w)
+      memcpy(p, pic->data[c] + (size_t)y * (size_t)pic->stride[c], w);
   }
-  return 0;
+  return frame_writer_queue(fw, (size_t)(p - dst));
 }
 
 /* Frames are sent to the decoder, which parses and entropy-decodes several
@@ -140,7 +143,7 @@ static int write_picture(const c63_decoded_picture *pic, cli_output *out)
 
 typedef struct decode_state {
   c63_decoder *dec;
-  cli_output *out;
+  frame_writer *writer;
   long frames, bad_frames;
   int last_w, last_h;
   skip_run noref;
@@ -159,7 +162,7 @@ static void take_result(decode_state *st, int ret, const c63_decoded_picture *pi
               st->last_h, pic->width, pic->height);
     st->last_w = pic->width;
     st->last_h = pic->height;
-    if (!st->write_failed && write_picture(pic, st->out) != 0) st->write_failed = 1;
+    if (!st->write_failed && write_picture(pic, st->writer) != 0) st->write_failed = 1;
     st->frames++;
   } else if (ret == C63_ERR_NO_REFERENCE) {
     if (st->noref.count++ == 0) st->noref.first = n;
@@ -229,6 +232,7 @@ int main(int argc, char **argv)
 
   memset(&r, 0, sizeof r);
   memset(&out, 0, sizeof out);
+  memset(&st, 0, sizeof st);
   c63_dec_params_init(&params);
   opterr = 0;
   while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
@@ -280,9 +284,9 @@ int main(int argc, char **argv)
     status = ret;
     goto done;
   }
-  memset(&st, 0, sizeof st);
   st.dec = dec;
-  st.out = &out;
+  st.writer = frame_writer_start(&out, prog, 4);
+  if (!st.writer) goto nomem;
 
   for (;;) {
     c63_frame_header hdr;
@@ -365,6 +369,8 @@ int main(int argc, char **argv)
 
   drain(&st);
   flush_skip_run(&st.noref);
+  if (frame_writer_finish(st.writer) != 0) st.write_failed = 1;
+  st.writer = NULL;
   if (st.write_failed) goto done;
   if (r.error) {
     /* The output would look like the whole stream: leave none. */
@@ -395,6 +401,7 @@ int main(int argc, char **argv)
 nomem:
   fprintf(stderr, "%s: out of memory\n", prog);
 done:
+  frame_writer_finish(st.writer);
   if (r.f != NULL && r.f != stdin) fclose(r.f);
   cli_output_abort(&out); /* no-op after a commit */
   free(r.buf);
