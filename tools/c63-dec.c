@@ -285,7 +285,7 @@ int main(int argc, char **argv)
     goto done;
   }
   st.dec = dec;
-  st.writer = frame_writer_start(&out, prog, 4);
+  st.writer = frame_writer_start(&out, prog, 6);
   if (!st.writer) goto nomem;
 
   for (;;) {

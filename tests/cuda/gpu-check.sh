@@ -5,8 +5,9 @@
 #
 #   tests/cuda/gpu-check.sh BIN_DIR [OUT_DIR]
 #
-# BIN_DIR holds test_cuda_dsp, test_cuda_entropy, test_cuda_encode, c63-cuda-bench and
-# optionally c63-enc, c63-element-bench, check-c63cudaenc and libgstc63.so; the conformance inputs are unpacked from
+# BIN_DIR holds test_cuda_dsp, test_cuda_entropy, test_cuda_encode, test_cuda_decode,
+# c63-cuda-bench and optionally test_decode_api, c63-enc, c63-dec,
+# c63-element-bench, check-c63cudaenc, check-c63dec and libgstc63.so; the conformance inputs are unpacked from
 # tests/data into OUT_DIR (xz, or Python's lzma where xz is missing).
 # The GStreamer part needs a kit (../shared/gpu/make-kit.sh) sourced first.
 set -u
@@ -40,6 +41,7 @@ step long "$bin/test_cuda_encode" long
 step pinned "$bin/test_cuda_encode" pinned
 step api "$bin/test_cuda_encode" api
 step decode "$bin/test_cuda_decode"
+[ -x "$bin/test_decode_api" ] && step decode-api "$bin/test_decode_api"
 if [ -f "$bin/libgstc63.so" ] && [ -x "$bin/check-c63cudaenc" ]; then
   GST_PLUGIN_PATH=$bin step gst-c63cudaenc "$bin/check-c63cudaenc"
   GST_PLUGIN_PATH=$bin CK_FORK=no step memcheck-gst-c63cudaenc timeout 300 compute-sanitizer \
@@ -63,6 +65,8 @@ if command -v compute-sanitizer > /dev/null; then
     "$bin/test_cuda_decode"
   step racecheck-decode timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
     "$bin/test_cuda_decode"
+  [ -x "$bin/test_decode_api" ] && step memcheck-decode-api timeout 300 compute-sanitizer \
+    --tool memcheck --error-exitcode 9 "$bin/test_decode_api"
   step synccheck-conformance timeout 150 compute-sanitizer --tool synccheck --error-exitcode 9 \
     "$bin/test_cuda_encode" conformance
   step memcheck-conformance timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
@@ -106,16 +110,6 @@ PY
     "$bin/c63-enc" --backend cuda -w 1920 -h 1080 -o "$shm/out.c63" "$shm/in.yuv" 2>&1 | tail -1
   done > "$out/enc-file.log"
   cat "$out/enc-file.log"
-  if [ -x "$bin/c63-dec" ]; then
-    for b in cpu cuda cpu cuda cpu cuda; do
-      t0=$(date +%s.%N)
-      "$bin/c63-dec" --quiet --backend $b "$shm/out.c63" "$shm/dec-$b.yuv" 2>/dev/null
-      t1=$(date +%s.%N)
-      echo "c63-dec --backend $b: 600 frames in $(echo "$t0 $t1" | awk '{printf "%.3f s, %.1f fps", $2 - $1, 600 / ($2 - $1)}')"
-    done > "$out/dec-file.log"
-    cmp "$shm/dec-cpu.yuv" "$shm/dec-cuda.yuv" && echo "c63-dec: cpu and cuda outputs identical" >> "$out/dec-file.log"
-    cat "$out/dec-file.log"
-  fi
   rm -rf "$shm"
 fi
 if [ -f "$bin/libgstc63.so" ] && command -v gst-launch-1.0 > /dev/null; then
@@ -125,5 +119,11 @@ if [ -f "$bin/libgstc63.so" ] && command -v gst-launch-1.0 > /dev/null; then
     bench element-pool "$bin/c63-element-bench" -p -f 3000 -n 5 "$mandel"
   fi
   bench gst-bench sh tools/c63-cuda-bench-gst.sh "$mandel" 1920 1080 1000 3
+fi
+# The decoder: c63-dec file to file and filesrc ! c63dec ! fakesink, on
+# both backends (600 frames of mandel coded by c63-enc).
+if [ -x "$bin/c63-dec" ] && [ -x "$bin/c63-enc" ]; then
+  step dec-bench sh tools/c63-dec-bench.sh "$bin" "$mandel" 1920 1080 600 3
+  grep -E "median|identical|DIFFER" "$out/dec-bench.log"
 fi
 exit $status
