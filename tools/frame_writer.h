@@ -1,6 +1,6 @@
-/* Writing pictures in threads of their own, so the decoder never waits
+/* Writing pictures in a thread of its own, so the decoder never waits
  * for the disk or a pipe: the caller copies each picture into a free buffer
- * of a small ring and goes on while a thread writes it, whole, with one
+ * of a small ring and goes on while the thread writes it, whole, with one
  * call (row by row through stdio's small buffer cost more than the decoding
  * of a 1080p frame).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
@@ -15,9 +15,8 @@
 typedef struct frame_writer frame_writer;
 
 /* Start writing to out (which the caller leaves alone until
- * frame_writer_finish) through depth buffers: pictures land in the order
- * queued, written by up to depth - 1 threads at once into a file the tool
- * created, by one into anything else. NULL when out of memory or threads. */
+ * frame_writer_finish) through depth buffers, in the order queued. NULL
+ * when out of memory or threads. */
 frame_writer *frame_writer_start(cli_output *out, const char *prog, int depth);
 
 /* A buffer of at least size bytes for the next picture, once one is free;
