@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device.h"
 #include "dsp.h"
 #include "geometry.h"
 #include "threadpool.h"
@@ -51,8 +52,8 @@ typedef struct c63_backend_ops {
   int max_in_flight;
   /* pool: the encoder's CPU threads, which a backend may use during submit
    * and collect (it is idle then). */
-  int (*create)(const c63_geometry *g, int device_id, c63_threadpool *pool, c63_backend **out,
-                char *msg, size_t msg_size);
+  int (*create)(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool,
+                c63_backend **out, char *msg, size_t msg_size);
   void (*destroy)(c63_backend *be);
   /* Start the frame. Jobs are collected in submission order. */
   int (*submit)(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size);

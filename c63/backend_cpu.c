@@ -59,11 +59,12 @@ static void cpu_destroy(c63_backend *be)
   free(be);
 }
 
-static int cpu_create(const c63_geometry *g, int device_id, c63_threadpool *pool, c63_backend **out,
+static int cpu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool,
+                      c63_backend **out,
                       char *msg, size_t msg_size)
 {
   c63_backend *be = calloc(1, sizeof(*be));
-  (void)device_id; /* the CPU backend has no devices */
+  (void)dev; /* the CPU backend has no devices */
   *out = NULL;
   if (!be) goto nomem;
   be->g = *g;

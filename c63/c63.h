@@ -58,11 +58,21 @@ const char *c63_status_string(int status);
 
 /* ---- Pictures and packets ---------------------------------------------- */
 
-/* An I420 picture of width x height; chroma planes are ceil(width/2) x
- * ceil(height/2). Strides are in bytes and must be >= the plane width. */
+/* Layouts of the pictures an encoder takes. */
+typedef enum c63_pixel_format {
+  C63_FORMAT_I420 = 0, /* planes Y, U, V */
+  C63_FORMAT_NV12 = 1, /* planes Y and interleaved UV (data[1]); data[2] unused */
+} c63_pixel_format;
+
+/* A picture of width x height; chroma planes are ceil(width/2) x
+ * ceil(height/2) (for NV12, ceil(width/2) UV pairs per row). Strides are in
+ * bytes and must be >= the plane's row. The planes may be anywhere the
+ * backend reads: host memory, or for the CUDA backend device memory of its
+ * context (then the picture must be complete on the device when sent). */
 typedef struct c63_picture {
   const uint8_t *data[3];
   int stride[3];
+  c63_pixel_format format; /* 0: I420 */
   int64_t user; /* passed through to the packet made from this picture */
   int force_keyframe;
 } c63_picture;
@@ -91,6 +101,12 @@ typedef struct c63_enc_params {
   c63_backend_kind backend;
   int device_id; /* CUDA device ordinal */
   int threads;   /* CPU threads for entropy coding: 0 = one per core (up to 16) */
+  /* A CUDA context (CUcontext) the CUDA backend works in, e.g. a
+   * GstCudaContext's; NULL: device_id's primary context. The encoder pushes
+   * it around each of its calls and pops it after (never cudaSetDevice), so
+   * pictures may then be device pointers of that context, and the caller's
+   * current context is left as it was. It must outlive the encoder. */
+  void *cuda_context;
 } c63_enc_params;
 
 typedef struct c63_encoder c63_encoder;
@@ -207,6 +223,7 @@ typedef struct c63_dec_params {
   c63_backend_kind backend; /* reconstruction: C63_BACKEND_CPU (default) or C63_BACKEND_CUDA */
   int device_id;            /* CUDA device ordinal */
   int threads;              /* CPU threads: 0 = one per core (up to 16) */
+  void *cuda_context;       /* as in c63_enc_params */
 } c63_dec_params;
 
 /* CPU backend, one thread per core, device 0. */

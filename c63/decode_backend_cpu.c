@@ -38,10 +38,10 @@ static void free_buffers(c63_decode_backend *be)
   be->capacity = be->rows_cap = 0;
 }
 
-static int cpu_create(int device_id, c63_threadpool *pool, c63_decode_backend **out, char *msg,
-                      size_t msg_size)
+static int cpu_create(const c63_device *dev, c63_threadpool *pool, c63_decode_backend **out,
+                      char *msg, size_t msg_size)
 {
-  (void)device_id;
+  (void)dev;
   *out = calloc(1, sizeof(**out));
   if (!*out) {
     if (msg && msg_size) snprintf(msg, msg_size, "out of memory");

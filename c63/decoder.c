@@ -130,7 +130,8 @@ int c63_decoder_new_with_params(const c63_dec_params *p, c63_decoder **out, char
     if (msg && msg_size) snprintf(msg, msg_size, "out of memory creating %d threads", threads);
     return C63_ERR_NOMEM;
   }
-  int r = dec->ops->create(p->device_id, dec->pool, &dec->be, msg, msg_size);
+  const c63_device dev = {p->device_id, p->cuda_context};
+  int r = dec->ops->create(&dev, dec->pool, &dec->be, msg, msg_size);
   if (r) {
     c63_threadpool_free(dec->pool);
     free(dec);

@@ -173,7 +173,8 @@ int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_
     c63_encoder_free(enc);
     return C63_ERR_NOMEM;
   }
-  if ((r = enc->ops->create(&enc->g, p->device_id, enc->pool, &enc->be, msg, msg_size))) {
+  const c63_device dev = {p->device_id, p->cuda_context};
+  if ((r = enc->ops->create(&enc->g, &dev, enc->pool, &enc->be, msg, msg_size))) {
     c63_encoder_free(enc);
     return r;
   }

@@ -87,7 +87,8 @@ volatile int stats_on;
 
 struct c63_backend {
   c63_geometry g;
-  int device;
+  c63_device dev; /* the context everything below lives in */
+  int device;     /* its ordinal */
   cudaStream_t copy, stream; /* uploads; everything else */
   size_t in_bytes;           /* visible Y + U + V */
   size_t frame_bytes;        /* padded Y + U + V */
@@ -125,9 +126,9 @@ c63_mv *d_mvs(c63_backend *be)
   return reinterpret_cast<c63_mv *>(be->d_out + be->mv_offset);
 }
 
+/* Inside the backend's context. */
 void release(c63_backend *be)
 {
-  cudaSetDevice(be->device);
   if (be->copy) cudaStreamSynchronize(be->copy);
   if (be->stream) cudaStreamSynchronize(be->stream);
   for (int i = 0; i < kSlots; i++) {
@@ -194,8 +195,8 @@ cudaError_t alloc_slot(c63_backend *be, slot &s, size_t payload_bytes, const cha
   return err;
 }
 
-int cu_create(const c63_geometry *g, int device_id, c63_threadpool *pool, c63_backend **out,
-              char *msg, size_t msg_size)
+int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool,
+              c63_backend **out, char *msg, size_t msg_size)
 {
   *out = nullptr;
   char why[256];
@@ -205,13 +206,18 @@ int cu_create(const c63_geometry *g, int device_id, c63_threadpool *pool, c63_ba
   }
   int count = 0;
   cudaGetDeviceCount(&count);
+  const int device_id = c63_cu_context_device(*dev);
   if (device_id < 0 || device_id >= count) {
-    snprintf(msg, msg_size, "CUDA device %d does not exist (%d device%s found)", device_id, count,
-             count == 1 ? "" : "s");
+    if (dev->cuda_context)
+      snprintf(msg, msg_size, "the CUDA context given is not usable");
+    else
+      snprintf(msg, msg_size, "CUDA device %d does not exist (%d device%s found)", device_id,
+               count, count == 1 ? "" : "s");
     return C63_ERR_NO_DEVICE;
   }
-  cudaError_t err = cudaSetDevice(device_id);
-  if (err != cudaSuccess) return c63_cu_error(err, "selecting the CUDA device", msg, msg_size);
+  c63_cu_scope scope(*dev);
+  cudaError_t err = scope.error();
+  if (err != cudaSuccess) return c63_cu_error(err, "entering the CUDA context", msg, msg_size);
 
   c63_backend *be = static_cast<c63_backend *>(calloc(1, sizeof *be));
   if (!be) {
@@ -219,6 +225,7 @@ int cu_create(const c63_geometry *g, int device_id, c63_threadpool *pool, c63_ba
     return C63_ERR_NOMEM;
   }
   be->g = *g;
+  be->dev = *dev;
   be->device = device_id;
   init_layout(be, g);
   const c63_cu_planes &P = be->planes;
@@ -259,7 +266,9 @@ int cu_create(const c63_geometry *g, int device_id, c63_threadpool *pool, c63_ba
 
 void cu_destroy(c63_backend *be)
 {
-  if (be) release(be);
+  if (!be) return;
+  c63_cu_scope scope(be->dev);
+  release(be);
 }
 
 /* One slice of the staging copy: rows [y0, y1) of every visible plane. */
@@ -324,8 +333,9 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
              C63_MIN_SEARCH_RANGE, C63_MAX_SEARCH_RANGE);
     return C63_ERR_INVALID_ARG;
   }
-  cudaError_t err = cudaSetDevice(be->device);
-  if (err != cudaSuccess) return c63_cu_error(err, "selecting the CUDA device", msg, msg_size);
+  c63_cu_scope scope(be->dev);
+  cudaError_t err = scope.error();
+  if (err != cudaSuccess) return c63_cu_error(err, "entering the CUDA context", msg, msg_size);
 
   slot &s = be->slots[(be->head + be->count) % kSlots];
   s.timed = stats_on != 0;
@@ -459,7 +469,8 @@ int cu_collect(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
     return C63_ERR_INVALID_ARG;
   }
   const double t_wait = s.timed ? now_ms() : 0.0;
-  cudaError_t err = cudaSetDevice(be->device);
+  c63_cu_scope scope(be->dev);
+  cudaError_t err = scope.error();
   if (err == cudaSuccess) err = cudaEventSynchronize(s.done);
   if (err != cudaSuccess) return c63_cu_error(err, "encoding a frame on the GPU", msg, msg_size);
   if (s.timed) add_stats(s, now_ms() - t_wait);

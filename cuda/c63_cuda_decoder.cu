@@ -33,7 +33,7 @@ struct out_buffer {
 } // namespace
 
 struct c63_decode_backend {
-  int device;
+  c63_device dev; /* the context everything below lives in */
   cudaStream_t stream;
   c63_geometry g;
   c63_cu_planes planes;
@@ -108,17 +108,19 @@ void destroy_events(c63_decode_backend *be)
     if (o.ready) cudaEventDestroy(o.ready);
 }
 
-int cu_create(int device_id, c63_threadpool *, c63_decode_backend **out, char *msg, size_t msg_size)
+int cu_create(const c63_device *dev, c63_threadpool *, c63_decode_backend **out, char *msg,
+              size_t msg_size)
 {
   *out = nullptr;
-  cudaError_t err = cudaSetDevice(device_id);
-  if (err != cudaSuccess) return c63_cu_error(err, "selecting the CUDA device", msg, msg_size);
+  c63_cu_scope scope(*dev);
+  cudaError_t err = scope.error();
+  if (err != cudaSuccess) return c63_cu_error(err, "entering the CUDA context", msg, msg_size);
   c63_decode_backend *be = static_cast<c63_decode_backend *>(calloc(1, sizeof *be));
   if (!be) {
     snprintf(msg, msg_size, "out of host memory");
     return C63_ERR_NOMEM;
   }
-  be->device = device_id;
+  be->dev = *dev;
   err = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking);
   for (int i = 0; i < kDepth && err == cudaSuccess; i++)
     err = cudaEventCreateWithFlags(&be->out[i].ready, cudaEventDisableTiming);
@@ -135,7 +137,7 @@ int cu_create(int device_id, c63_threadpool *, c63_decode_backend **out, char *m
 void cu_destroy(c63_decode_backend *be)
 {
   if (!be) return;
-  cudaSetDevice(be->device);
+  c63_cu_scope scope(be->dev);
   cudaStreamSynchronize(be->stream);
   free_buffers(be);
   destroy_events(be);
@@ -148,7 +150,7 @@ int alloc_failed(c63_decode_backend *be, cudaError_t err, const char *what, char
 {
   char cuda_msg[256];
   int status = c63_cu_error(err, what, cuda_msg, sizeof cuda_msg);
-  snprintf(msg, msg_size, "CUDA device %d: %s for %dx%d: %s", be->device, what, be->g.width,
+  snprintf(msg, msg_size, "CUDA device %d: %s for %dx%d: %s", c63_cu_context_device(be->dev), what, be->g.width,
            be->g.height, cuda_msg);
   cudaGetLastError();
   return status;
@@ -156,8 +158,9 @@ int alloc_failed(c63_decode_backend *be, cudaError_t err, const char *what, char
 
 int cu_resize(c63_decode_backend *be, const c63_geometry *g, char *msg, size_t msg_size)
 {
-  cudaError_t err = cudaSetDevice(be->device);
-  if (err != cudaSuccess) return c63_cu_error(err, "selecting the CUDA device", msg, msg_size);
+  c63_cu_scope scope(be->dev);
+  cudaError_t err = scope.error();
+  if (err != cudaSuccess) return c63_cu_error(err, "entering the CUDA context", msg, msg_size);
   const size_t pix = c63_cu_planes_init(g, &be->planes);
   const int blocks = be->planes.total_blocks;
   be->g = *g;
@@ -207,8 +210,9 @@ int cu_submit(c63_decode_backend *be, const c63_decode_job *job, char *msg, size
     snprintf(msg, msg_size, "more than %d frames submitted", kDepth);
     return C63_ERR_INVALID_ARG;
   }
-  cudaError_t err = cudaSetDevice(be->device);
-  if (err != cudaSuccess) return c63_cu_error(err, "selecting the CUDA device", msg, msg_size);
+  c63_cu_scope scope(be->dev);
+  cudaError_t err = scope.error();
+  if (err != cudaSuccess) return c63_cu_error(err, "entering the CUDA context", msg, msg_size);
   const c63_sparse_frame *sp = job->coeffs;
   int r = reserve_entries(be, sp->n_entries, msg, msg_size);
   if (r) return r;
@@ -259,7 +263,9 @@ int cu_collect(c63_decode_backend *be, c63_decode_job *job, char *msg, size_t ms
   }
   const int i = (be->next_out + kDepth - be->n_flight) % kDepth;
   be->n_flight--;
-  cudaError_t err = cudaEventSynchronize(be->out[i].ready);
+  c63_cu_scope scope(be->dev);
+  cudaError_t err = scope.error();
+  if (err == cudaSuccess) err = cudaEventSynchronize(be->out[i].ready);
   if (err != cudaSuccess) return c63_cu_error(err, "reconstruction", msg, msg_size);
   for (int p = 0; p < 3; p++) {
     job->out[p] = be->out[i].host + be->planes.p[p].pix_off;

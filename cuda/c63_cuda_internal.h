@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "c63/device.h"
 #include "c63/dsp.h"
 #include "c63/geometry.h"
 
@@ -36,6 +37,34 @@ struct c63_cu_planes {
  * them in the same order; quantisers and ranges left zero. Returns the
  * frame's padded size in bytes. */
 size_t c63_cu_planes_init(const struct c63_geometry *g, c63_cu_planes *P);
+
+/* Make the backend's context current on the calling thread: the caller's
+ * context pushed, or the device's primary context selected. Every backend
+ * call that touches CUDA is bracketed by enter and leave (leave pops a
+ * pushed context, so the caller's own current context is restored). */
+cudaError_t c63_cu_enter(const c63_device &dev);
+void c63_cu_leave(const c63_device &dev);
+/* The ordinal of the device dev works on; -1 for an unusable context. */
+int c63_cu_context_device(const c63_device &dev);
+
+/* Brackets a scope with c63_cu_enter / c63_cu_leave; ok() says whether
+ * entering worked. */
+class c63_cu_scope
+{
+public:
+  explicit c63_cu_scope(const c63_device &dev) : dev_(dev), err_(c63_cu_enter(dev)) {}
+  ~c63_cu_scope()
+  {
+    if (err_ == cudaSuccess) c63_cu_leave(dev_);
+  }
+  cudaError_t error() const { return err_; }
+  c63_cu_scope(const c63_cu_scope &) = delete;
+  c63_cu_scope &operator=(const c63_cu_scope &) = delete;
+
+private:
+  c63_device dev_;
+  cudaError_t err_;
+};
 
 /* Largest byte size of a frame that a plane offset may address. */
 #define C63_CU_MAX_FRAME_BYTES (3 * 8192 * 8192)

@@ -1,0 +1,72 @@
+/* Entering and leaving the context a CUDA backend works in (c63/device.h).
+ *
+ * A caller's context (cuCtxCreate, as GstCudaContext makes) is pushed onto
+ * the calling thread for the duration of each backend call and popped
+ * after, so the runtime API works inside it and the caller's own current
+ * context is left as it was; without one, the device's primary context is
+ * selected with cudaSetDevice, as before. The two driver functions come
+ * from the runtime's driver entry points: linking libcuda would stop every
+ * program using libc63 from starting on a machine without a driver.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <pthread.h>
+
+#include "cuda/c63_cuda_internal.h"
+
+namespace
+{
+
+typedef int (*ctx_push_fn)(void *ctx);
+typedef int (*ctx_pop_fn)(void **ctx);
+typedef int (*ctx_get_device_fn)(int *device);
+
+ctx_push_fn push_fn;
+ctx_pop_fn pop_fn;
+ctx_get_device_fn get_device_fn;
+pthread_once_t once = PTHREAD_ONCE_INIT;
+
+void *entry(const char *name)
+{
+  void *fn = nullptr;
+  cudaDriverEntryPointQueryResult found;
+  if (cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found) !=
+          cudaSuccess ||
+      found != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return fn;
+}
+
+void load()
+{
+  push_fn = reinterpret_cast<ctx_push_fn>(entry("cuCtxPushCurrent"));
+  pop_fn = reinterpret_cast<ctx_pop_fn>(entry("cuCtxPopCurrent"));
+  get_device_fn = reinterpret_cast<ctx_get_device_fn>(entry("cuCtxGetDevice"));
+}
+
+} // namespace
+
+cudaError_t c63_cu_enter(const c63_device &dev)
+{
+  if (!dev.cuda_context) return cudaSetDevice(dev.id);
+  pthread_once(&once, load);
+  if (!push_fn || !pop_fn) return cudaErrorInsufficientDriver;
+  /* CUDA_SUCCESS is 0; anything else means the context is not usable. */
+  return push_fn(dev.cuda_context) == 0 ? cudaSuccess : cudaErrorInvalidResourceHandle;
+}
+
+void c63_cu_leave(const c63_device &dev)
+{
+  void *ctx;
+  if (dev.cuda_context && pop_fn) pop_fn(&ctx);
+}
+
+int c63_cu_context_device(const c63_device &dev)
+{
+  int device = dev.id;
+  if (!dev.cuda_context) return device;
+  if (c63_cu_enter(dev) != cudaSuccess) return -1;
+  if (!get_device_fn || get_device_fn(&device) != 0) device = -1;
+  c63_cu_leave(dev);
+  return device;
+}
