@@ -31,6 +31,7 @@ typedef struct c63_frame_job {
    * backend copies it during submit. */
   const uint8_t *src[3];
   int src_stride[3];
+  int nv12; /* src[1] holds U and V interleaved (src[2] unused) */
   int keyframe;
   int search_range;     /* luma; chroma uses search_range / 2 */
   uint8_t quant[3][64]; /* zig-zag order */
@@ -64,8 +65,10 @@ typedef struct c63_backend_ops {
 
 extern const c63_backend_ops c63_backend_cpu;
 
-/* Copy a visible plane into a zero-padded plane (stride pad_w). */
-void c63_pad_plane(const uint8_t *src, int src_stride, int pic_w, int pic_h, uint8_t *dst,
+/* Copy a visible plane into a zero-padded plane (stride pad_w). step: 1,
+ * or 2 to take every second byte (one chroma plane of NV12's interleaved
+ * UV, src pointing at its first U or V byte). */
+void c63_pad_plane(const uint8_t *src, int src_stride, int step, int pic_w, int pic_h, uint8_t *dst,
                    int pad_w, int pad_h);
 
 #ifdef __cplusplus

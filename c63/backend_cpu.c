@@ -33,12 +33,18 @@ struct c63_backend {
   c63_bytebuf out;
 };
 
-void c63_pad_plane(const uint8_t *src, int src_stride, int pic_w, int pic_h, uint8_t *dst,
+void c63_pad_plane(const uint8_t *src, int src_stride, int step, int pic_w, int pic_h, uint8_t *dst,
                    int pad_w, int pad_h)
 {
   for (int y = 0; y < pic_h; y++) {
-    memcpy(dst + (size_t)y * pad_w, src + (size_t)y * src_stride, (size_t)pic_w);
-    memset(dst + (size_t)y * pad_w + pic_w, 0, (size_t)(pad_w - pic_w));
+    uint8_t *d = dst + (size_t)y * pad_w;
+    const uint8_t *s = src + (size_t)y * src_stride;
+    if (step == 1)
+      memcpy(d, s, (size_t)pic_w);
+    else
+      for (int x = 0; x < pic_w; x++)
+        d[x] = s[(size_t)x * 2];
+    memset(d + pic_w, 0, (size_t)(pad_w - pic_w));
   }
   memset(dst + (size_t)pic_h * pad_w, 0, (size_t)(pad_h - pic_h) * pad_w);
 }
@@ -60,8 +66,7 @@ static void cpu_destroy(c63_backend *be)
 }
 
 static int cpu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool,
-                      c63_backend **out,
-                      char *msg, size_t msg_size)
+                      c63_backend **out, char *msg, size_t msg_size)
 {
   c63_backend *be = calloc(1, sizeof(*be));
   (void)dev; /* the CPU backend has no devices */
@@ -135,9 +140,13 @@ static int cpu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg
 {
   const c63_geometry *g = &be->g;
 
-  for (int c = 0; c < 3; c++)
-    c63_pad_plane(job->src[c], job->src_stride[c], g->pic_w[c], g->pic_h[c], be->cur[c],
+  for (int c = 0; c < 3; c++) {
+    /* NV12: U and V are the even and odd bytes of the interleaved plane */
+    const uint8_t *src = job->nv12 && c ? job->src[1] + (c - 1) : job->src[c];
+    const int stride = job->nv12 && c ? job->src_stride[1] : job->src_stride[c];
+    c63_pad_plane(src, stride, job->nv12 && c ? 2 : 1, g->pic_w[c], g->pic_h[c], be->cur[c],
                   g->pad_w[c], g->pad_h[c]);
+  }
   be->job = job;
   c63_threadpool_run(be->pool, stripe_task, be, c63_stripes_total(&be->stripes));
   be->job = NULL;

@@ -73,7 +73,7 @@ typedef struct c63_picture {
   const uint8_t *data[3];
   int stride[3];
   c63_pixel_format format; /* 0: I420 */
-  int64_t user; /* passed through to the packet made from this picture */
+  int64_t user;            /* passed through to the packet made from this picture */
   int force_keyframe;
 } c63_picture;
 

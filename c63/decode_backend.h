@@ -44,8 +44,8 @@ typedef struct c63_decode_backend_ops {
    * when the CUDA backend is built), which a GPU uploads by DMA. */
   int pinned_input;
   /* pool: the decoder's CPU threads, which the backend may use. */
-  int (*create)(const c63_device *dev, c63_threadpool *pool, c63_decode_backend **out,
-                char *msg, size_t msg_size);
+  int (*create)(const c63_device *dev, c63_threadpool *pool, c63_decode_backend **out, char *msg,
+                size_t msg_size);
   void (*destroy)(c63_decode_backend *be);
   /* Prepare for pictures of geometry g (buffers are kept for smaller ones);
    * the reference is dropped. Only with nothing submitted. */

@@ -234,11 +234,17 @@ int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic)
     return C63_OK;
   }
   if (enc->draining || enc->count == enc->depth) return C63_ERR_AGAIN;
-  for (int c = 0; c < 3; c++) {
-    if (!pic->data[c] || pic->stride[c] < enc->g.pic_w[c]) {
-      set_msg(enc->err, sizeof(enc->err), "plane %d: %s (stride %d, plane width %d)", c,
-              pic->data[c] ? "stride smaller than the plane width" : "no data", pic->stride[c],
-              enc->g.pic_w[c]);
+  if (pic->format != C63_FORMAT_I420 && pic->format != C63_FORMAT_NV12) {
+    set_msg(enc->err, sizeof(enc->err), "unknown picture format %d", (int)pic->format);
+    return C63_ERR_INVALID_ARG;
+  }
+  const int nv12 = pic->format == C63_FORMAT_NV12;
+  for (int c = 0; c < (nv12 ? 2 : 3); c++) {
+    /* NV12's second plane holds both chroma planes' bytes in each row */
+    const int row = nv12 && c ? 2 * enc->g.pic_w[1] : enc->g.pic_w[c];
+    if (!pic->data[c] || pic->stride[c] < row) {
+      set_msg(enc->err, sizeof(enc->err), "plane %d: %s (stride %d, row of %d bytes)", c,
+              pic->data[c] ? "stride smaller than a row" : "no data", pic->stride[c], row);
       return C63_ERR_INVALID_ARG;
     }
   }
@@ -254,9 +260,10 @@ int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic)
   queued_frame *q = &enc->queue[(enc->head + enc->count) % MAX_IN_FLIGHT];
   memset(q, 0, sizeof(*q));
   for (int c = 0; c < 3; c++) {
-    q->job.src[c] = pic->data[c];
-    q->job.src_stride[c] = pic->stride[c];
+    q->job.src[c] = nv12 && c == 2 ? NULL : pic->data[c];
+    q->job.src_stride[c] = nv12 && c == 2 ? 0 : pic->stride[c];
   }
+  q->job.nv12 = nv12;
   q->job.keyframe = keyframe;
   q->job.search_range = enc->p.search_range;
   memcpy(q->job.quant, enc->quant, sizeof(enc->quant));

@@ -65,6 +65,7 @@ struct slot {
   uint8_t *h_in;      /* pinned: visible Y, U, V back to back, tight */
   uint8_t *d_cur;     /* device: the padded frame; uploads write only the
                          visible pixels, so the padding stays zero */
+  uint8_t *d_uv;      /* device: NV12's interleaved chroma, before the split */
   uint8_t *h_out;     /* pinned, mapped: header room, payload, trailer room */
   uint8_t *h_out_dev; /* h_out as the device sees it */
   uint32_t *h_size;   /* pinned, mapped: the payload's size */
@@ -87,8 +88,8 @@ volatile int stats_on;
 
 struct c63_backend {
   c63_geometry g;
-  c63_device dev; /* the context everything below lives in */
-  int device;     /* its ordinal */
+  c63_device dev;            /* the context everything below lives in */
+  int device;                /* its ordinal */
   cudaStream_t copy, stream; /* uploads; everything else */
   size_t in_bytes;           /* visible Y + U + V */
   size_t frame_bytes;        /* padded Y + U + V */
@@ -137,6 +138,7 @@ void release(c63_backend *be)
     cudaFreeHost(s.h_out);
     cudaFreeHost(s.h_size);
     cudaFree(s.d_cur);
+    cudaFree(s.d_uv);
     cudaFree(s.d_payload);
     cudaFree(s.d_size);
     if (s.uploaded) cudaEventDestroy(s.uploaded);
@@ -183,6 +185,7 @@ cudaError_t alloc_slot(c63_backend *be, slot &s, size_t payload_bytes, const cha
   *what = "allocating device buffers";
   err = cudaMalloc(&s.d_cur, be->frame_bytes);
   if (err == cudaSuccess) err = cudaMemset(s.d_cur, 0, be->frame_bytes);
+  if (err == cudaSuccess) err = cudaMalloc(&s.d_uv, 2 * (size_t)be->g.pic_w[1] * be->g.pic_h[1]);
   /* +16: copy_out reads whole 16-byte words */
   if (err == cudaSuccess) err = cudaMalloc(&s.d_payload, payload_bytes + 16);
   if (err == cudaSuccess) err = cudaMalloc(&s.d_size, sizeof(uint32_t));
@@ -195,8 +198,8 @@ cudaError_t alloc_slot(c63_backend *be, slot &s, size_t payload_bytes, const cha
   return err;
 }
 
-int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool,
-              c63_backend **out, char *msg, size_t msg_size)
+int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool, c63_backend **out,
+              char *msg, size_t msg_size)
 {
   *out = nullptr;
   char why[256];
@@ -211,8 +214,8 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
     if (dev->cuda_context)
       snprintf(msg, msg_size, "the CUDA context given is not usable");
     else
-      snprintf(msg, msg_size, "CUDA device %d does not exist (%d device%s found)", device_id,
-               count, count == 1 ? "" : "s");
+      snprintf(msg, msg_size, "CUDA device %d does not exist (%d device%s found)", device_id, count,
+               count == 1 ? "" : "s");
     return C63_ERR_NO_DEVICE;
   }
   c63_cu_scope scope(*dev);
@@ -282,8 +285,11 @@ struct copy_task {
 void copy_slice(void *arg, int i)
 {
   const copy_task *t = static_cast<const copy_task *>(arg);
-  for (int p = 0; p < 3; p++) {
-    const int w = t->be->g.pic_w[p], h = t->be->g.pic_h[p];
+  const bool nv12 = t->job->nv12;
+  for (int p = 0; p < (nv12 ? 2 : 3); p++) {
+    /* NV12's interleaved chroma takes the room of U and V (back to back) */
+    const int w = nv12 && p ? 2 * t->be->g.pic_w[1] : t->be->g.pic_w[p];
+    const int h = t->be->g.pic_h[p];
     const int y0 = (int)((long)h * i / t->slices), y1 = (int)((long)h * (i + 1) / t->slices);
     const uint8_t *src = t->job->src[p] + (size_t)y0 * t->job->src_stride[p];
     uint8_t *dst = t->dst + t->be->in_off[p] + (size_t)y0 * w;
@@ -302,7 +308,7 @@ void copy_slice(void *arg, int i)
  * there, without the staging copy on the CPU. */
 bool dma_readable(const c63_frame_job *job)
 {
-  for (int p = 0; p < 3; p++) {
+  for (int p = 0; p < (job->nv12 ? 2 : 3); p++) {
     cudaPointerAttributes a;
     if (cudaPointerGetAttributes(&a, job->src[p]) != cudaSuccess) {
       cudaGetLastError();
@@ -358,13 +364,23 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   uint8_t *recon = be->d_rec[be->have_ref ? be->rec ^ 1 : be->rec];
   const char *what = "uploading the frame";
   record(s, EV_START, be->copy);
-  /* Row by row into the padded frame: the copy engine does the padding. */
-  for (int p = 0; p < 3 && err == cudaSuccess; p++) {
+  /* Row by row into the padded frame: the copy engine does the padding.
+   * NV12's chroma goes up as it is and is split on the GPU. */
+  for (int p = 0; p < (job->nv12 ? 2 : 3) && err == cudaSuccess; p++) {
+    const bool uv = job->nv12 && p == 1;
+    const int row = uv ? 2 * be->g.pic_w[1] : be->g.pic_w[p];
     const uint8_t *src = direct ? job->src[p] : s.h_in + be->in_off[p];
-    const size_t pitch = direct ? (size_t)job->src_stride[p] : (size_t)be->g.pic_w[p];
-    err = cudaMemcpy2DAsync(s.d_cur + P.p[p].pix_off, P.p[p].w, src, pitch, be->g.pic_w[p],
-                            be->g.pic_h[p], cudaMemcpyDefault, be->copy);
+    const size_t pitch = direct ? (size_t)job->src_stride[p] : (size_t)row;
+    if (uv)
+      err = cudaMemcpy2DAsync(s.d_uv, row, src, pitch, row, be->g.pic_h[1], cudaMemcpyDefault,
+                              be->copy);
+    else
+      err = cudaMemcpy2DAsync(s.d_cur + P.p[p].pix_off, P.p[p].w, src, pitch, row, be->g.pic_h[p],
+                              cudaMemcpyDefault, be->copy);
   }
+  if (err == cudaSuccess && job->nv12)
+    err = c63_cu_split_uv(s.d_uv, 2 * (size_t)be->g.pic_w[1], be->g.pic_w[1], be->g.pic_h[1],
+                          s.d_cur + P.p[1].pix_off, s.d_cur + P.p[2].pix_off, P.p[1].w, be->copy);
   record(s, EV_UPLOADED, be->copy);
   if (err == cudaSuccess) err = cudaEventRecord(s.uploaded, be->copy);
   /* The caller may reuse its picture once submit returns. */

@@ -150,8 +150,8 @@ int alloc_failed(c63_decode_backend *be, cudaError_t err, const char *what, char
 {
   char cuda_msg[256];
   int status = c63_cu_error(err, what, cuda_msg, sizeof cuda_msg);
-  snprintf(msg, msg_size, "CUDA device %d: %s for %dx%d: %s", c63_cu_context_device(be->dev), what, be->g.width,
-           be->g.height, cuda_msg);
+  snprintf(msg, msg_size, "CUDA device %d: %s for %dx%d: %s", c63_cu_context_device(be->dev), what,
+           be->g.width, be->g.height, cuda_msg);
   cudaGetLastError();
   return status;
 }

@@ -281,3 +281,67 @@ extern "C" int c63_cuda_write_stuffed(const uint8_t *data, size_t n, uint32_t pe
   }
   return r;
 }
+
+namespace
+{
+
+void *driver_entry(const char *name)
+{
+  void *fn = nullptr;
+  cudaDriverEntryPointQueryResult found;
+  if (cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found) !=
+          cudaSuccess ||
+      found != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return fn;
+}
+
+c63_device test_device(void *ctx)
+{
+  c63_device d;
+  d.id = 0;
+  d.cuda_context = ctx;
+  return d;
+}
+
+} // namespace
+
+extern "C" void *c63_cuda_test_context_new(int device)
+{
+  typedef int (*create_fn)(void **ctx, unsigned flags, int dev);
+  typedef int (*pop_fn)(void **ctx);
+  create_fn create = reinterpret_cast<create_fn>(driver_entry("cuCtxCreate"));
+  pop_fn pop = reinterpret_cast<pop_fn>(driver_entry("cuCtxPopCurrent"));
+  void *ctx = nullptr, *popped;
+  if (cudaFree(nullptr) != cudaSuccess || !create || !pop) return nullptr; /* driver init */
+  if (create(&ctx, 0, device) != 0) return nullptr;
+  pop(&popped); /* cuCtxCreate makes it current: leave the thread as it was */
+  return ctx;
+}
+
+extern "C" void c63_cuda_test_context_free(void *ctx)
+{
+  typedef int (*destroy_fn)(void *ctx);
+  destroy_fn destroy = reinterpret_cast<destroy_fn>(driver_entry("cuCtxDestroy"));
+  if (ctx && destroy) destroy(ctx);
+}
+
+extern "C" void *c63_cuda_test_upload(void *ctx, const void *host, size_t size)
+{
+  c63_cu_scope scope(test_device(ctx));
+  void *d = nullptr;
+  if (scope.error() != cudaSuccess || cudaMalloc(&d, size) != cudaSuccess) return nullptr;
+  if (cudaMemcpy(d, host, size, cudaMemcpyHostToDevice) != cudaSuccess) {
+    cudaFree(d);
+    return nullptr;
+  }
+  return d;
+}
+
+extern "C" void c63_cuda_test_device_free(void *ctx, void *ptr)
+{
+  c63_cu_scope scope(test_device(ctx));
+  cudaFree(ptr);
+}

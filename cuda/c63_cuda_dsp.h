@@ -42,6 +42,15 @@ int c63_cuda_entropy_encode(int width, int height, const int16_t *const coeffs[3
 int c63_cuda_write_stuffed(const uint8_t *data, size_t n, uint32_t pending, int pending_bits,
                            uint8_t *out, size_t capacity, size_t *size, char *msg, size_t msg_size);
 
+/* Test support for pictures in device memory: a CUDA context of the
+ * test's own (cuCtxCreate on device, as GstCudaContext makes; NULL when
+ * that fails), and a device copy of host bytes made in a context (NULL:
+ * device 0's primary context). NULL on failure. */
+void *c63_cuda_test_context_new(int device);
+void c63_cuda_test_context_free(void *ctx);
+void *c63_cuda_test_upload(void *ctx, const void *host, size_t size);
+void c63_cuda_test_device_free(void *ctx, void *ptr);
+
 #ifdef __cplusplus
 }
 #endif

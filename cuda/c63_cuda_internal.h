@@ -57,7 +57,10 @@ public:
   {
     if (err_ == cudaSuccess) c63_cu_leave(dev_);
   }
-  cudaError_t error() const { return err_; }
+  cudaError_t error() const
+  {
+    return err_;
+  }
   c63_cu_scope(const c63_cu_scope &) = delete;
   c63_cu_scope &operator=(const c63_cu_scope &) = delete;
 
@@ -65,6 +68,11 @@ private:
   c63_device dev_;
   cudaError_t err_;
 };
+
+/* NV12 chroma: the w x h UV pairs at uv (rows pitch bytes apart) into the
+ * planes u and v (rows dst_pitch apart). */
+cudaError_t c63_cu_split_uv(const uint8_t *uv, size_t pitch, int w, int h, uint8_t *u, uint8_t *v,
+                            int dst_pitch, cudaStream_t s);
 
 /* Largest byte size of a frame that a plane offset may address. */
 #define C63_CU_MAX_FRAME_BYTES (3 * 8192 * 8192)

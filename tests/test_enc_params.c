@@ -159,7 +159,24 @@ static void test_bad_pictures(void)
     TU_CHECK(c63_encoder_error(enc)[0] != '\0', "%s: no message", what[c]);
     printf("  %-32s %s\n", what[c], c63_encoder_error(enc));
   }
+  /* NV12: the interleaved chroma rows hold 2 x 32 bytes; V is unused */
+  memset(&pic, 0, sizeof pic);
+  pic.format = C63_FORMAT_NV12;
+  pic.data[0] = buf;
+  pic.data[1] = buf + 64 * 48;
+  pic.stride[0] = 64;
+  pic.stride[1] = 63;
+  ret = c63_encoder_send_picture(enc, &pic);
+  TU_CHECK(ret == C63_ERR_INVALID_ARG, "NV12 chroma stride 63 < 64: send returned %d", ret);
+  printf("  %-32s %s\n", "NV12 chroma stride 63 < 64", c63_encoder_error(enc));
+  pic.stride[1] = 64;
+  pic.format = (c63_pixel_format)7;
+  ret = c63_encoder_send_picture(enc, &pic);
+  TU_CHECK(ret == C63_ERR_INVALID_ARG, "format 7: send returned %d", ret);
+  printf("  %-32s %s\n", "format 7", c63_encoder_error(enc));
   /* the encoder still works afterwards, starting with a keyframe */
+  pic.format = C63_FORMAT_I420;
+  pic.data[1] = buf + 64 * 48;
   pic.data[2] = buf + 64 * 48 + 32 * 24;
   pic.stride[0] = 64;
   pic.stride[1] = pic.stride[2] = 32;
@@ -281,6 +298,58 @@ static int expected_quant(int c, int z, int quality)
   return q > 255 ? 255 : q;
 }
 
+/* NV12 pictures with padded rows code to the same bytes as the same
+ * pictures in tight I420. */
+typedef struct nv12_frames {
+  const uint8_t *yuv;
+  int w, h, y_stride, uv_stride;
+  uint8_t *buf;
+} nv12_frames;
+
+static void nv12_picture(void *ctx, int i, c63_picture *pic)
+{
+  nv12_frames *f = ctx;
+  uint8_t *uv = f->buf + (size_t)f->y_stride * f->h;
+  tu_i420_to_nv12(f->yuv + (size_t)i * tu_i420_size(f->w, f->h), f->w, f->h, f->buf, f->y_stride,
+                  uv, f->uv_stride);
+  pic->format = C63_FORMAT_NV12;
+  pic->data[0] = f->buf;
+  pic->data[1] = uv;
+  pic->stride[0] = f->y_stride;
+  pic->stride[1] = f->uv_stride;
+}
+
+static void test_nv12(void)
+{
+  static const int sizes[][2] = {{64, 48}, {37, 21}, {8, 8}};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    const int w = sizes[k][0], h = sizes[k][1], frames = 6;
+    c63_enc_params p;
+    char msg[256];
+    tu_buf want = {0}, got = {0};
+    uint8_t *yuv = malloc(tu_i420_size(w, h) * frames);
+    nv12_frames f = {yuv, w, h, w + 5, 2 * c63_chroma_size(w) + 3, NULL};
+    f.buf = malloc((size_t)f.y_stride * h + (size_t)f.uv_stride * c63_chroma_size(h));
+    for (int t = 0; t < frames; t++)
+      synth_frame(yuv + tu_i420_size(w, h) * t, w, h, t);
+    c63_enc_params_init(&p);
+    p.width = w;
+    p.height = h;
+    p.keyframe_interval = 4;
+    int r = tu_encode(&p, yuv, frames, &want, msg, sizeof msg);
+    TU_CHECK(r == C63_OK, "%dx%d I420: %s", w, h, msg);
+    r = tu_encode_pictures(&p, nv12_picture, &f, frames, &got, msg, sizeof msg);
+    TU_CHECK(r == C63_OK, "%dx%d NV12: %s", w, h, msg);
+    int same = want.size == got.size && memcmp(want.data, got.data, want.size) == 0;
+    TU_CHECK(same, "%dx%d: NV12 and I420 streams differ", w, h);
+    printf("  NV12 %dx%d (padded rows): %s\n", w, h, same ? "same bytes as I420" : "DIFFERENT");
+    tu_buf_free(&want);
+    tu_buf_free(&got);
+    free(f.buf);
+    free(yuv);
+  }
+}
+
 static void test_quality(void)
 {
   int quality_at[6] = {0, 0, 10, 0, 1, 50};
@@ -315,5 +384,6 @@ int main(void)
   test_bad_pictures();
   test_keyframes();
   test_quality();
+  test_nv12();
   return tu_finish("encoder parameters");
 }

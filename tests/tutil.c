@@ -131,13 +131,34 @@ static int receive_all(c63_encoder *enc, tu_buf *out, int *eof)
   }
 }
 
+typedef struct tight_i420 {
+  const c63_enc_params *p;
+  const uint8_t *yuv;
+} tight_i420;
+
+static void tight_picture(void *ctx, int i, c63_picture *pic)
+{
+  const tight_i420 *t = ctx;
+  const int w = t->p->width, h = t->p->height;
+  const size_t ysize = (size_t)w * h, csize = (size_t)c63_chroma_size(w) * c63_chroma_size(h);
+  pic->data[0] = t->yuv + (size_t)i * tu_i420_size(w, h);
+  pic->data[1] = pic->data[0] + ysize;
+  pic->data[2] = pic->data[1] + csize;
+  pic->stride[0] = w;
+  pic->stride[1] = pic->stride[2] = c63_chroma_size(w);
+}
+
 int tu_encode(const c63_enc_params *p, const uint8_t *yuv, int frames, tu_buf *out, char *msg,
               size_t msg_size)
 {
+  tight_i420 t = {p, yuv};
+  return tu_encode_pictures(p, tight_picture, &t, frames, out, msg, msg_size);
+}
+
+int tu_encode_pictures(const c63_enc_params *p, tu_picture_fn picture, void *ctx, int frames,
+                       tu_buf *out, char *msg, size_t msg_size)
+{
   c63_encoder *enc;
-  size_t fsize = tu_i420_size(p->width, p->height);
-  size_t ysize = (size_t)p->width * (size_t)p->height;
-  size_t csize = (size_t)c63_chroma_size(p->width) * (size_t)c63_chroma_size(p->height);
   int ret, eof = 0;
 
   ret = c63_encoder_new(p, &enc, msg, msg_size);
@@ -146,11 +167,7 @@ int tu_encode(const c63_enc_params *p, const uint8_t *yuv, int frames, tu_buf *o
     c63_picture pic, *pp = NULL;
     if (i < frames) {
       memset(&pic, 0, sizeof pic);
-      pic.data[0] = yuv + (size_t)i * fsize;
-      pic.data[1] = pic.data[0] + ysize;
-      pic.data[2] = pic.data[1] + csize;
-      pic.stride[0] = p->width;
-      pic.stride[1] = pic.stride[2] = c63_chroma_size(p->width);
+      picture(ctx, i, &pic);
       pic.user = i;
       pp = &pic;
     }
@@ -334,4 +351,18 @@ int tu_decode_frames(c63_decoder *dec, const uint8_t *stream, size_t len, tu_buf
     n++;
   }
   return n;
+}
+
+void tu_i420_to_nv12(const uint8_t *i420, int w, int h, uint8_t *y, int y_stride, uint8_t *uv,
+                     int uv_stride)
+{
+  const int cw = c63_chroma_size(w), ch = c63_chroma_size(h);
+  const uint8_t *u = i420 + (size_t)w * h, *v = u + (size_t)cw * ch;
+  for (int r = 0; r < h; r++)
+    memcpy(y + (size_t)r * y_stride, i420 + (size_t)r * w, (size_t)w);
+  for (int r = 0; r < ch; r++)
+    for (int x = 0; x < cw; x++) {
+      uv[(size_t)r * uv_stride + 2 * x] = u[(size_t)r * cw + x];
+      uv[(size_t)r * uv_stride + 2 * x + 1] = v[(size_t)r * cw + x];
+    }
 }

@@ -61,6 +61,16 @@ size_t tu_i420_size(int width, int height);
  * out. Returns C63_OK or the failing status (msg set). */
 int tu_encode(const c63_enc_params *p, const uint8_t *yuv, int frames, tu_buf *out, char *msg,
               size_t msg_size);
+/* The same with each picture made by picture(ctx, i, pic) (pic zeroed
+ * before; user set after): any layout, format or memory. */
+typedef void (*tu_picture_fn)(void *ctx, int i, c63_picture *pic);
+int tu_encode_pictures(const c63_enc_params *p, tu_picture_fn picture, void *ctx, int frames,
+                       tu_buf *out, char *msg, size_t msg_size);
+
+/* A tight I420 picture as NV12: luma rows y_stride apart, the interleaved
+ * chroma (U first) rows uv_stride apart. */
+void tu_i420_to_nv12(const uint8_t *i420, int w, int h, uint8_t *y, int y_stride, uint8_t *uv,
+                     int uv_stride);
 
 /* Result of decoding a whole stream the way a player would (and c63-dec
  * does): split frames with c63_parse_frame_header, resynchronise with

@@ -13,6 +13,8 @@
 #include "config.h"
 #endif
 
+#include <string.h>
+
 #include "gstc63enc.h"
 #include "gstc63pinnedallocator.h"
 
@@ -369,6 +371,7 @@ static GstFlowReturn gst_c63_enc_handle_frame(GstVideoEncoder *venc, GstVideoCod
                        gst_buffer_get_size(frame->input_buffer)));
     return GST_FLOW_ERROR;
   }
+  memset(&pic, 0, sizeof pic);
   for (i = 0; i < 3; i++) {
     pic.data[i] = GST_VIDEO_FRAME_COMP_DATA(&vframe, i);
     pic.stride[i] = GST_VIDEO_FRAME_COMP_STRIDE(&vframe, i);

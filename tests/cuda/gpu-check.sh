@@ -40,6 +40,7 @@ step odd-sizes "$bin/test_cuda_encode" odd-sizes
 step long "$bin/test_cuda_encode" long
 step pinned "$bin/test_cuda_encode" pinned
 step api "$bin/test_cuda_encode" api
+step layouts "$bin/test_cuda_encode" layouts
 step decode "$bin/test_cuda_decode"
 [ -x "$bin/test_decode_api" ] && step decode-api "$bin/test_decode_api"
 if [ -f "$bin/libgstc63.so" ] && [ -x "$bin/check-c63cudaenc" ]; then
@@ -61,6 +62,8 @@ if command -v compute-sanitizer > /dev/null; then
   done
   step memcheck-pinned timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$bin/test_cuda_encode" pinned
+  step memcheck-layouts timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$bin/test_cuda_encode" layouts
   step memcheck-decode timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$bin/test_cuda_decode"
   step racecheck-decode timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 \

@@ -19,6 +19,7 @@
 
 #include "c63.h"
 #include "c63_cuda.h"
+#include "c63_cuda_dsp.h"
 #include "c63_cuda_stats.h"
 #include "synth.h"
 #include "tutil.h"
@@ -219,6 +220,106 @@ static void run_api(void)
   free(yuv);
 }
 
+/* Pictures in the layouts and memories a GStreamer pipeline hands over:
+ * NV12 with padded rows, I420 and NV12 in device memory (as CUDAMemory
+ * gives them), in the primary context or in a context of the caller's own
+ * (cuCtxCreate, as a GstCudaContext). Each gives the CPU's bytes for the
+ * same pictures in tight I420. */
+typedef struct layout_frames {
+  const uint8_t *yuv;
+  int w, h, nv12;
+  void *ctx;    /* device memory in this context */
+  int device;   /* planes in device memory */
+  uint8_t *buf; /* host staging of one picture */
+  void *dev;    /* its device copy, replaced per picture */
+  size_t size;
+} layout_frames;
+
+static void layout_picture(void *arg, int i, c63_picture *pic)
+{
+  layout_frames *f = arg;
+  const int w = f->w, h = f->h, cw = c63_chroma_size(w), ch = c63_chroma_size(h);
+  const int ys = w + 40, cs = f->nv12 ? 2 * cw + 24 : cw + 24; /* padded rows */
+  const uint8_t *src = f->yuv + (size_t)i * tu_i420_size(w, h);
+  size_t off[3] = {0, (size_t)ys * h, (size_t)ys * h + (size_t)cs * ch};
+  f->size = off[2] + (size_t)cs * ch;
+  if (f->nv12) {
+    tu_i420_to_nv12(src, w, h, f->buf, ys, f->buf + off[1], cs);
+  } else {
+    for (int c = 0; c < 3; c++) {
+      const int pw = c ? cw : w, ph = c ? ch : h, st = c ? cs : ys;
+      const uint8_t *p = src + (c ? (size_t)w * h + (c - 1) * (size_t)cw * ch : 0);
+      for (int r = 0; r < ph; r++)
+        memcpy(f->buf + off[c] + (size_t)r * st, p + (size_t)r * pw, (size_t)pw);
+    }
+  }
+  const uint8_t *base = f->buf;
+  if (f->device) {
+    if (f->dev) c63_cuda_test_device_free(f->ctx, f->dev);
+    f->dev = c63_cuda_test_upload(f->ctx, f->buf, f->size);
+    TU_CHECK(f->dev != NULL, "device copy of picture %d", i);
+    base = f->dev;
+  }
+  pic->format = f->nv12 ? C63_FORMAT_NV12 : C63_FORMAT_I420;
+  for (int c = 0; c < (f->nv12 ? 2 : 3); c++) {
+    pic->data[c] = base + off[c];
+    pic->stride[c] = c ? cs : ys;
+  }
+}
+
+static void run_layouts(void)
+{
+  static const int sizes[][2] = {{1282, 722}, {37, 21}};
+  void *own = c63_cuda_test_context_new(0);
+  TU_CHECK(own != NULL, "could not create a CUDA context of our own");
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    const int w = sizes[k][0], h = sizes[k][1], frames = 8;
+    uint8_t *yuv = malloc(tu_i420_size(w, h) * frames);
+    for (int t = 0; t < frames; t++)
+      synth_frame(yuv + tu_i420_size(w, h) * t, w, h, t);
+    c63_enc_params p;
+    c63_enc_params_init(&p);
+    p.width = w;
+    p.height = h;
+    p.keyframe_interval = 5;
+    char what[128], msg[512];
+    tu_buf cpu = {0};
+    snprintf(what, sizeof what, "%dx%d", w, h);
+    if (!encode(&p, yuv, frames, &cpu, what)) continue;
+    static const struct {
+      const char *name;
+      int nv12, device, own_ctx;
+    } cases[] = {
+        {"NV12, host memory", 1, 0, 0},
+        {"I420, device memory", 0, 1, 0},
+        {"NV12, device memory", 1, 1, 0},
+        {"I420, device memory, own context", 0, 1, 1},
+        {"NV12, device memory, own context", 1, 1, 1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+      if (cases[c].own_ctx && !own) continue;
+      layout_frames f = {
+          yuv, w, h, cases[c].nv12, cases[c].own_ctx ? own : NULL, cases[c].device, NULL, NULL, 0};
+      f.buf = malloc(tu_i420_size(w + 40, h) * 3);
+      tu_buf gpu = {0};
+      p.backend = C63_BACKEND_CUDA;
+      p.cuda_context = f.ctx;
+      int r = tu_encode_pictures(&p, layout_picture, &f, frames, &gpu, msg, sizeof msg);
+      TU_CHECK(r == C63_OK, "%s, %s: %s", what, cases[c].name, msg);
+      int ok = r == C63_OK && same_stream(cases[c].name, cpu.data, cpu.size, gpu.data, gpu.size);
+      TU_CHECK(ok, "%s, %s: stream differs from the CPU's", what, cases[c].name);
+      printf("%-12s %-36s %s\n", what, cases[c].name, ok ? "identical" : "DIFFERENT");
+      if (f.dev) c63_cuda_test_device_free(f.ctx, f.dev);
+      free(f.buf);
+      tu_buf_free(&gpu);
+      p.cuda_context = NULL;
+    }
+    tu_buf_free(&cpu);
+    free(yuv);
+  }
+  c63_cuda_test_context_free(own);
+}
+
 int main(int argc, char **argv)
 {
   char msg[256];
@@ -237,13 +338,15 @@ int main(int argc, char **argv)
     run_odd_sizes();
   else if (!strcmp(mode, "api"))
     run_api();
+  else if (!strcmp(mode, "layouts"))
+    run_layouts();
   else if (!strcmp(mode, "long"))
     cuda_vs_cpu(144, 96, 600, 25, 100, 16, 0);
   else if (!strcmp(mode, "pinned")) {
     cuda_vs_cpu(144, 96, 40, 25, 7, 16, 1);
     cuda_vs_cpu(1282, 722, 12, 50, 5, 8, 1);
   } else {
-    fprintf(stderr, "usage: %s conformance|odd-sizes|long|pinned|api\n", argv[0]);
+    fprintf(stderr, "usage: %s conformance|odd-sizes|long|pinned|api|layouts\n", argv[0]);
     return 2;
   }
   return tu_finish(mode);
