@@ -24,11 +24,13 @@ ctx_pop_fn pop_fn;
 ctx_get_device_fn get_device_fn;
 pthread_once_t once = PTHREAD_ONCE_INIT;
 
-void *entry(const char *name)
+/* The driver function `name` with the ABI it had in CUDA `version` (later
+ * versions may change a signature, as CUDA 12 did cuCtxCreate's). */
+void *entry(const char *name, unsigned version)
 {
   void *fn = nullptr;
   cudaDriverEntryPointQueryResult found;
-  if (cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found) !=
+  if (cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &found) !=
           cudaSuccess ||
       found != cudaDriverEntryPointSuccess) {
     cudaGetLastError();
@@ -39,9 +41,9 @@ void *entry(const char *name)
 
 void load()
 {
-  push_fn = reinterpret_cast<ctx_push_fn>(entry("cuCtxPushCurrent"));
-  pop_fn = reinterpret_cast<ctx_pop_fn>(entry("cuCtxPopCurrent"));
-  get_device_fn = reinterpret_cast<ctx_get_device_fn>(entry("cuCtxGetDevice"));
+  push_fn = reinterpret_cast<ctx_push_fn>(entry("cuCtxPushCurrent", 4000));
+  pop_fn = reinterpret_cast<ctx_pop_fn>(entry("cuCtxPopCurrent", 4000));
+  get_device_fn = reinterpret_cast<ctx_get_device_fn>(entry("cuCtxGetDevice", 2000));
 }
 
 } // namespace
