@@ -8,6 +8,9 @@
 #endif
 
 #include <gst/gst.h>
+#ifdef HAVE_GST_CUDA
+#include <gst/cuda/gstcudaloader.h>
+#endif
 
 #include "c63enc/gstc63enc.h"
 #include "c63dec/gstc63dec.h"
@@ -29,6 +32,14 @@ static gboolean plugin_register_cuda(GstPlugin *plugin)
     GST_INFO("c63cudaenc not registered: %s", msg[0] ? msg : "no CUDA device");
     return TRUE;
   }
+#ifdef HAVE_GST_CUDA
+  /* GStreamer's CUDA library (contexts, CUDA memory) loads the driver
+   * itself; without it c63cudaenc cannot share CUDA memory. */
+  if (!gst_cuda_load_library()) {
+    GST_INFO("c63cudaenc not registered: GStreamer's CUDA library could not load the driver");
+    return TRUE;
+  }
+#endif
   return gst_c63_enc_register(plugin, C63_BACKEND_CUDA, GST_RANK_PRIMARY + 1);
 }
 

@@ -17,8 +17,11 @@
 
 #include "gstc63enc.h"
 #include "gstc63pinnedallocator.h"
+#ifdef HAVE_GST_CUDA
+#include "gstc63enccuda.h"
+#endif
 
-GST_DEBUG_CATEGORY_STATIC(gst_c63_enc_debug);
+GST_DEBUG_CATEGORY(gst_c63_enc_debug);
 #define GST_CAT_DEFAULT gst_c63_enc_debug
 
 enum {
@@ -40,7 +43,8 @@ enum {
  * src template would make it required on the sink side too, because
  * GstVideoEncoder proxies downstream's framerate into the sink caps. */
 #define SINK_CAPS                                                                                  \
-  "video/x-raw, format = (string) I420, width = (int) [ 8, 8192 ], height = (int) [ 8, 8192 ]"
+  "video/x-raw, format = (string) { I420, NV12 }, width = (int) [ 8, 8192 ], "                     \
+  "height = (int) [ 8, 8192 ]"
 #define SRC_CAPS                                                                                   \
   "video/x-c63, width = (int) [ 8, 8192 ], height = (int) [ 8, 8192 ], parsed = (boolean) true"
 
@@ -68,8 +72,8 @@ static GstFlowReturn gst_c63_enc_post_error(GstC63Enc *self, int status, const c
   switch (status) {
   case C63_ERR_NO_DEVICE:
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND,
-                      ("No usable %s device (device-id %d): %s. Check the driver, "
-                       "CUDA_VISIBLE_DEVICES and the device-id property, or use c63enc.",
+                      ("No usable %s device (cuda-device-id %d): %s. Check the driver, "
+                       "CUDA_VISIBLE_DEVICES and the cuda-device-id property, or use c63enc.",
                        backend, self->device_id, detail),
                       ("%s failed: %s", what, c63_status_string(status)));
     break;
@@ -138,6 +142,10 @@ static gboolean gst_c63_enc_open_encoder(GstC63Enc *self)
   params.device_id = self->device_id;
   self->settings_changed = FALSE;
   GST_OBJECT_UNLOCK(self);
+#ifdef HAVE_GST_CUDA
+  /* the pipeline's shared context: CUDA memory of it is read in place */
+  if (params.backend == C63_BACKEND_CUDA) params.cuda_context = gst_c63_enc_cuda_handle(self);
+#endif
 
   status = c63_encoder_new(&params, &self->enc, msg, sizeof msg);
   if (status != C63_OK) {
@@ -278,6 +286,50 @@ static GstFlowReturn gst_c63_enc_drain(GstC63Enc *self)
 
 /* ---- GstVideoEncoder vfuncs --------------------------------------------- */
 
+#ifdef HAVE_GST_CUDA
+/* The CUDA element's context is found (or made) when it opens, so that
+ * upstream's allocation query can be answered with a CUDA pool of it. */
+static gboolean gst_c63_enc_open(GstVideoEncoder *venc)
+{
+  GstC63Enc *self = GST_C63_ENC(venc);
+
+  if (GST_C63_ENC_GET_CLASS(self)->backend != C63_BACKEND_CUDA) return TRUE;
+  return gst_c63_enc_cuda_open(self);
+}
+
+static gboolean gst_c63_enc_close(GstVideoEncoder *venc)
+{
+  gst_c63_enc_cuda_close(GST_C63_ENC(venc));
+  return TRUE;
+}
+
+static gboolean gst_c63_enc_sink_query(GstVideoEncoder *venc, GstQuery *query)
+{
+  GstC63Enc *self = GST_C63_ENC(venc);
+
+  if (GST_C63_ENC_GET_CLASS(self)->backend == C63_BACKEND_CUDA &&
+      gst_c63_enc_cuda_handle_query(self, query))
+    return TRUE;
+  return GST_VIDEO_ENCODER_CLASS(gst_c63_enc_parent_class)->sink_query(venc, query);
+}
+
+static gboolean gst_c63_enc_src_query(GstVideoEncoder *venc, GstQuery *query)
+{
+  GstC63Enc *self = GST_C63_ENC(venc);
+
+  if (GST_C63_ENC_GET_CLASS(self)->backend == C63_BACKEND_CUDA &&
+      gst_c63_enc_cuda_handle_query(self, query))
+    return TRUE;
+  return GST_VIDEO_ENCODER_CLASS(gst_c63_enc_parent_class)->src_query(venc, query);
+}
+
+static void gst_c63_enc_set_context(GstElement *element, GstContext *context)
+{
+  gst_c63_enc_cuda_set_context(element, context);
+  GST_ELEMENT_CLASS(gst_c63_enc_parent_class)->set_context(element, context);
+}
+#endif
+
 static gboolean gst_c63_enc_stop(GstVideoEncoder *venc)
 {
   GstC63Enc *self = GST_C63_ENC(venc);
@@ -363,8 +415,15 @@ static GstFlowReturn gst_c63_enc_handle_frame(GstVideoEncoder *venc, GstVideoCod
   }
 
   /* Mapping as a GstVideoFrame honours GstVideoMeta, so any stride and
-   * plane offset upstream chose is accepted. */
-  if (!gst_video_frame_map(&vframe, &self->input_state->info, frame->input_buffer, GST_MAP_READ)) {
+   * plane offset upstream chose is accepted. CUDA memory of our context is
+   * mapped on the device: libc63 reads it there. */
+  gboolean mapped = FALSE;
+#ifdef HAVE_GST_CUDA
+  if (GST_C63_ENC_GET_CLASS(self)->backend == C63_BACKEND_CUDA)
+    mapped = gst_c63_enc_cuda_map(self, frame->input_buffer, &self->input_state->info, &vframe);
+#endif
+  if (!mapped &&
+      !gst_video_frame_map(&vframe, &self->input_state->info, frame->input_buffer, GST_MAP_READ)) {
     gst_video_codec_frame_unref(frame);
     GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Could not map the input frame"),
                       ("buffer of %" G_GSIZE_FORMAT " bytes does not match the caps",
@@ -372,9 +431,11 @@ static GstFlowReturn gst_c63_enc_handle_frame(GstVideoEncoder *venc, GstVideoCod
     return GST_FLOW_ERROR;
   }
   memset(&pic, 0, sizeof pic);
-  for (i = 0; i < 3; i++) {
-    pic.data[i] = GST_VIDEO_FRAME_COMP_DATA(&vframe, i);
-    pic.stride[i] = GST_VIDEO_FRAME_COMP_STRIDE(&vframe, i);
+  pic.format =
+      GST_VIDEO_FRAME_FORMAT(&vframe) == GST_VIDEO_FORMAT_NV12 ? C63_FORMAT_NV12 : C63_FORMAT_I420;
+  for (i = 0; i < (int)GST_VIDEO_FRAME_N_PLANES(&vframe) && i < 3; i++) {
+    pic.data[i] = GST_VIDEO_FRAME_PLANE_DATA(&vframe, i);
+    pic.stride[i] = GST_VIDEO_FRAME_PLANE_STRIDE(&vframe, i);
   }
   pic.user = frame->system_frame_number;
   pic.force_keyframe = GST_VIDEO_CODEC_FRAME_IS_FORCE_KEYFRAME(frame) ? 1 : 0;
@@ -414,6 +475,11 @@ static gboolean gst_c63_enc_propose_allocation(GstVideoEncoder *venc, GstQuery *
   GstAllocator *allocator = NULL;
   GstAllocationParams params;
 
+#ifdef HAVE_GST_CUDA
+  if (GST_C63_ENC_GET_CLASS(venc)->backend == C63_BACKEND_CUDA &&
+      gst_c63_enc_cuda_propose_allocation(GST_C63_ENC(venc), query))
+    return TRUE;
+#endif
   gst_allocation_params_init(&params);
   if (GST_C63_ENC_GET_CLASS(venc)->backend == C63_BACKEND_CUDA) {
     allocator = gst_c63_pinned_allocator_get();
@@ -551,6 +617,12 @@ static void gst_c63_enc_class_init(GstC63EncClass *klass)
   venc_class->finish = GST_DEBUG_FUNCPTR(gst_c63_enc_finish);
   venc_class->flush = GST_DEBUG_FUNCPTR(gst_c63_enc_flush);
   venc_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_c63_enc_propose_allocation);
+#ifdef HAVE_GST_CUDA
+  venc_class->open = GST_DEBUG_FUNCPTR(gst_c63_enc_open);
+  venc_class->close = GST_DEBUG_FUNCPTR(gst_c63_enc_close);
+  venc_class->sink_query = GST_DEBUG_FUNCPTR(gst_c63_enc_sink_query);
+  venc_class->src_query = GST_DEBUG_FUNCPTR(gst_c63_enc_src_query);
+#endif
 
   gst_type_mark_as_plugin_api(GST_TYPE_C63_ENC, 0);
   GST_DEBUG_CATEGORY_INIT(gst_c63_enc_debug, "c63enc", 0, "Codec63 encoder");
@@ -577,22 +649,33 @@ static void gst_c63_enc_subclass_init(gpointer klass, gpointer class_data)
   G_OBJECT_CLASS(klass)->set_property = gst_c63_enc_set_property;
   G_OBJECT_CLASS(klass)->get_property = gst_c63_enc_get_property;
   if (backend == C63_BACKEND_CUDA) {
+#ifdef HAVE_GST_CUDA
+    GstCaps *caps = gst_c63_enc_cuda_sink_caps();
+    /* replaces the base class's template of the same name */
+    gst_element_class_add_pad_template(
+        element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));
+    gst_caps_unref(caps);
+    element_class->set_context = GST_DEBUG_FUNCPTR(gst_c63_enc_set_context);
+#endif
     g_object_class_install_property(
         G_OBJECT_CLASS(klass), PROP_DEVICE_ID,
-        g_param_spec_int("device-id", "Device ID",
+        g_param_spec_int("cuda-device-id", "CUDA device",
                          "CUDA device ordinal to encode on (as numbered by the CUDA runtime, "
-                         "after CUDA_VISIBLE_DEVICES). Applies when the encoder next starts",
+                         "after CUDA_VISIBLE_DEVICES; the name nvcodec's elements use). A CUDA "
+                         "context shared by the pipeline's other CUDA elements takes precedence. "
+                         "Applies when the element next starts (0..2147483647, default 0)",
                          0, G_MAXINT, DEFAULT_DEVICE_ID,
                          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
     gst_element_class_set_static_metadata(
         element_class, "Codec63 CUDA encoder", "Codec/Encoder/Video/Hardware",
-        "Encodes raw I420 video into Codec63 (IN5050) on an NVIDIA GPU; output is byte-identical "
+        "Encodes raw I420 or NV12 video, in system or CUDA memory, into Codec63 (IN5050) on an "
+        "NVIDIA GPU; output is byte-identical "
         "to c63enc",
         "gst-c63 contributors");
   } else {
-    gst_element_class_set_static_metadata(element_class, "Codec63 encoder", "Codec/Encoder/Video",
-                                          "Encodes raw I420 video into Codec63 (IN5050) on the CPU",
-                                          "gst-c63 contributors");
+    gst_element_class_set_static_metadata(
+        element_class, "Codec63 encoder", "Codec/Encoder/Video",
+        "Encodes raw I420 or NV12 video into Codec63 (IN5050) on the CPU", "gst-c63 contributors");
   }
 }
 

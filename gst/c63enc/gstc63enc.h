@@ -39,6 +39,10 @@ struct _GstC63Enc {
   gint search_range;
   gint device_id;
 
+  /* The CUDA element's GstCudaContext (gstc63enccuda.c), shared with the
+   * pipeline's other CUDA elements; set between start and stop. */
+  gpointer cuda_ctx;
+
   /* Streaming thread only. */
   c63_encoder *enc;
   GstVideoCodecState *input_state;

@@ -520,3 +520,34 @@ void c63check_enc_conformance(const gchar *element, guint vector)
   c63check_run_clear(&run);
   g_free(desc);
 }
+
+/* One run of 12 synthetic 350x202 pictures in `format`, through `route`
+ * (caps or elements between the source and the encoder). */
+static void run_format(const gchar *element, const gchar *format, const gchar *route, C63Run *run)
+{
+  gchar *desc = g_strdup_printf(
+      "videotestsrc num-buffers=12 pattern=ball ! video/x-raw,format=I420,width=350,height=202 ! "
+      "videoconvert ! video/x-raw,format=%s %s ! %s keyframe-interval=5 ! fakesink name=sink",
+      format, route, element);
+  c63check_run(desc, run);
+  g_free(desc);
+  fail_unless(run->eos, "%s %s: %s", format, route, run->error ? run->error : "no EOS");
+}
+
+void c63check_enc_formats(const gchar *element, const gchar *route)
+{
+  static const gchar *formats[] = {"I420", "NV12"};
+  C63Run want, got;
+  guint i;
+
+  run_format(element, "I420", "", &want);
+  fail_unless(want.bytes->len > 0);
+  for (i = 0; i < G_N_ELEMENTS(formats); i++) {
+    run_format(element, formats[i], route, &got);
+    fail_unless(got.bytes->len == want.bytes->len &&
+                    memcmp(got.bytes->data, want.bytes->data, want.bytes->len) == 0,
+                "%s %s: other bytes than I420 in system memory", formats[i], route);
+    c63check_run_clear(&got);
+  }
+  c63check_run_clear(&want);
+}

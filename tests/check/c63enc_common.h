@@ -34,6 +34,10 @@ void c63check_enc_latency(const gchar *element, c63_backend_kind backend);
 /* Every conformance vector through the element, byte for byte. */
 void c63check_enc_conformance(const gchar *element, guint vector);
 
+/* I420 and NV12 pictures through route (e.g. "! cudaupload ! ..." or "")
+ * give the bytes of the same pictures in I420 system memory. */
+void c63check_enc_formats(const gchar *element, const gchar *route);
+
 G_END_DECLS
 
 #endif /* C63ENC_COMMON_H */

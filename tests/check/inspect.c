@@ -53,7 +53,7 @@ GST_START_TEST(test_inspect_encoder)
 
   expect(out, "Codec/Encoder/Video");
   expect(out, "video/x-c63");
-  expect(out, "format: I420");
+  expect(out, "format: { (string)I420, (string)NV12 }");
   expect(out, "quality");
   expect(out, "Range: 1 - 50 Default: 25");
   expect(out, "keyframe-interval");

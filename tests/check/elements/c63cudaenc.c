@@ -5,6 +5,8 @@
  * Copyright (C) 2026 gst-c63 contributors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include <string.h>
+
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
@@ -104,7 +106,7 @@ GST_START_TEST(test_cuda_device_id)
   gint id = -1;
 
   fail_unless(enc != NULL);
-  g_object_get(enc, "device-id", &id, NULL);
+  g_object_get(enc, "cuda-device-id", &id, NULL);
   fail_unless_equals_int(id, 0);
   gst_object_unref(enc);
 }
@@ -119,7 +121,7 @@ GST_START_TEST(test_cuda_bad_device)
   GstBuffer *buf = c63check_picture(32, 32, 0, 0);
 
   gst_element_set_bus(hh->element, bus);
-  g_object_set(hh->element, "device-id", 4096, NULL);
+  g_object_set(hh->element, "cuda-device-id", 4096, NULL);
   gst_harness_set_src_caps_str(hh, "video/x-raw, format=I420, width=32, height=32, "
                                    "framerate=25/1");
   fail_if(gst_harness_push(hh, buf) == GST_FLOW_OK);
@@ -130,13 +132,35 @@ GST_START_TEST(test_cuda_bad_device)
     gst_message_parse_error(msg, &err, NULL);
     fail_unless(g_error_matches(err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND), "%s",
                 err->message);
-    fail_unless(strstr(err->message, "device-id 4096") != NULL, "%s", err->message);
+    fail_unless(strstr(err->message, "cuda-device-id 4096") != NULL, "%s", err->message);
     g_error_free(err);
   }
   gst_message_unref(msg);
   gst_element_set_bus(hh->element, NULL);
   gst_object_unref(bus);
   gst_harness_teardown(hh);
+}
+GST_END_TEST;
+
+/* Pictures in CUDA memory (cudaupload, nvcodec's element, shares our
+ * CUDA context) give the bytes the same pictures give in system memory,
+ * I420 and NV12 alike. Skipped without cudaupload. */
+GST_START_TEST(test_cuda_memory_input)
+{
+  GstElementFactory *up = gst_element_factory_find("cudaupload");
+
+  if (!up) {
+    GST_INFO("cudaupload not available: CUDA memory input not tested");
+    return;
+  }
+  gst_object_unref(up);
+  c63check_enc_formats(ELEMENT, "! cudaupload ! video/x-raw(memory:CUDAMemory)");
+}
+GST_END_TEST;
+
+GST_START_TEST(test_cuda_nv12)
+{
+  c63check_enc_formats(ELEMENT, "");
 }
 GST_END_TEST;
 
@@ -153,6 +177,8 @@ static Suite *c63cudaenc_suite(void)
 
   suite_add_tcase(s, tc);
   tcase_add_test(tc, test_cuda_latency);
+  tcase_add_test(tc, test_cuda_memory_input);
+  tcase_add_test(tc, test_cuda_nv12);
   tcase_add_test(tc, test_cuda_pool_input);
   tcase_add_test(tc, test_cuda_caps);
   tcase_add_test(tc, test_cuda_no_framerate);

@@ -108,7 +108,7 @@ GST_START_TEST(test_enc_properties)
   fail_unless_equals_int(k, 100);
   fail_unless_equals_int(r, 16);
   /* The CPU element has no device to choose. */
-  fail_unless(g_object_class_find_property(G_OBJECT_GET_CLASS(enc), "device-id") == NULL);
+  fail_unless(g_object_class_find_property(G_OBJECT_GET_CLASS(enc), "cuda-device-id") == NULL);
   gst_object_unref(enc);
 }
 GST_END_TEST;
@@ -125,12 +125,19 @@ GST_START_TEST(test_enc_latency)
 }
 GST_END_TEST;
 
+GST_START_TEST(test_enc_nv12)
+{
+  c63check_enc_formats("c63enc", "");
+}
+GST_END_TEST;
+
 static Suite *c63enc_suite(void)
 {
   Suite *s = suite_create("c63enc");
   TCase *tc = tcase_create("general");
 
   suite_add_tcase(s, tc);
+  tcase_add_test(tc, test_enc_nv12);
   tcase_add_test(tc, test_enc_latency);
   tcase_add_test(tc, test_enc_pool_input);
   tcase_add_test(tc, test_enc_caps);
