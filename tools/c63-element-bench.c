@@ -8,10 +8,14 @@
  * new buffer per frame at no copying cost. With --pool the clip is copied
  * into memory from the allocator the element proposes (for c63cudaenc,
  * page-locked memory), as an upstream element that honours the proposal
- * would fill it. Prints each run's fps (first
+ * would fill it. With --cuda the clip is uploaded once into CUDA memory
+ * (through nvcodec's cudaupload), and the encoder shares cudaupload's CUDA
+ * context, as in a pipeline of CUDA elements: frames already on the GPU.
+ * Prints each run's fps (first
  * push to EOS at the sink) and the median. Speed is measured, never
  * asserted. Load the plugin with GST_PLUGIN_PATH.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/gst.h>
 #include <gst/video/video.h>
@@ -32,7 +36,7 @@ static int cmp_double(const void *a, const void *b)
 /* One run: push frames buffers cycling through clip, wait for EOS or an
  * error. Returns seconds, or a negative value on failure. */
 static double run_once(const char *element, const GstVideoInfo *info, GstBuffer **clip,
-                       int clip_frames, int frames)
+                       int clip_frames, int frames, GstContext *context)
 {
   gchar *desc = g_strdup_printf("appsrc name=src is-live=false format=time ! %s ! "
                                 "fakesink name=sink sync=false",
@@ -46,7 +50,9 @@ static double run_once(const char *element, const GstVideoInfo *info, GstBuffer 
     return -1;
   }
   GstElement *src = gst_bin_get_by_name(GST_BIN(pipe), "src");
+  if (context) gst_element_set_context(pipe, context);
   GstCaps *caps = gst_video_info_to_caps(info);
+  if (context) gst_caps_set_features(caps, 0, gst_caps_features_new("memory:CUDAMemory", NULL));
   /* A few frames queued in appsrc keep the encoder fed without copying. */
   g_object_set(src, "caps", caps, "max-buffers", (guint64)8, "block", TRUE, NULL);
   gst_caps_unref(caps);
@@ -82,6 +88,59 @@ static double run_once(const char *element, const GstVideoInfo *info, GstBuffer 
   return t;
 }
 
+/* Upload the clip into CUDA memory with cudaupload, once: appsrc !
+ * cudaupload ! appsink. The buffers replace clip[]; *context gets
+ * cudaupload's CUDA context, for the encoder to share. */
+static gboolean upload_clip(const GstVideoInfo *info, GstBuffer **clip, int n, GstContext **context)
+{
+  GError *err = NULL;
+  GstElement *pipe = gst_parse_launch("appsrc name=src format=time ! cudaupload name=up ! "
+                                      "video/x-raw(memory:CUDAMemory) ! appsink name=sink",
+                                      &err);
+  if (!pipe) {
+    fprintf(stderr, "c63-element-bench: --cuda needs cudaupload: %s\n", err ? err->message : "?");
+    g_clear_error(&err);
+    return FALSE;
+  }
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipe), "src");
+  GstElement *sink = gst_bin_get_by_name(GST_BIN(pipe), "sink");
+  GstElement *up = gst_bin_get_by_name(GST_BIN(pipe), "up");
+  GstCaps *caps = gst_video_info_to_caps(info);
+  g_object_set(src, "caps", caps, NULL);
+  g_object_set(sink, "max-buffers", (guint)0, "sync", FALSE, NULL);
+  gst_caps_unref(caps);
+  gst_element_set_state(pipe, GST_STATE_PLAYING);
+  gboolean ok = TRUE;
+  for (int t = 0; t < n; t++)
+    gst_app_src_push_buffer(GST_APP_SRC(src), gst_buffer_ref(clip[t]));
+  gst_app_src_end_of_stream(GST_APP_SRC(src));
+  for (int t = 0; t < n && ok; t++) {
+    GstSample *s = gst_app_sink_pull_sample(GST_APP_SINK(sink));
+    if (!s) {
+      fprintf(stderr, "c63-element-bench: cudaupload gave %d of %d frames\n", t, n);
+      ok = FALSE;
+      break;
+    }
+    gst_buffer_unref(clip[t]);
+    clip[t] = gst_buffer_ref(gst_sample_get_buffer(s));
+    gst_sample_unref(s);
+  }
+  GstQuery *q = gst_query_new_context("gst.cuda.context");
+  if (ok && gst_element_query(up, q)) gst_query_parse_context(q, context);
+  if (ok && *context) gst_context_ref(*context);
+  gst_query_unref(q);
+  if (ok && !*context) {
+    fprintf(stderr, "c63-element-bench: cudaupload shares no CUDA context\n");
+    ok = FALSE;
+  }
+  gst_element_set_state(pipe, GST_STATE_NULL);
+  gst_object_unref(up);
+  gst_object_unref(src);
+  gst_object_unref(sink);
+  gst_object_unref(pipe);
+  return ok;
+}
+
 /* The allocator the element proposes for its input (NULL: the default). */
 static gboolean proposed_allocator(const char *element, const GstVideoInfo *info,
                                    GstAllocator **allocator, GstAllocationParams *params)
@@ -110,7 +169,7 @@ static gboolean proposed_allocator(const char *element, const GstVideoInfo *info
 int main(int argc, char **argv)
 {
   int width = 1920, height = 1080, frames = 1000, runs = 5;
-  gboolean use_pool = FALSE;
+  gboolean use_pool = FALSE, use_cuda = FALSE;
   const char *element = "c63cudaenc", *input = NULL;
   GOptionEntry entries[] = {
       {"width", 'w', 0, G_OPTION_ARG_INT, &width, "picture width (default 1920)", "W"},
@@ -121,6 +180,8 @@ int main(int argc, char **argv)
        "element and its properties (default c63cudaenc)", "DESC"},
       {"pool", 'p', 0, G_OPTION_ARG_NONE, &use_pool,
        "hold the clip in memory from the element's proposed allocator", NULL},
+      {"cuda", 'c', 0, G_OPTION_ARG_NONE, &use_cuda,
+       "hold the clip in CUDA memory (cudaupload), sharing its CUDA context", NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   GOptionContext *ctx = g_option_context_new("[INPUT.yuv] - encoder element speed in-process");
   g_option_context_add_main_entries(ctx, entries, NULL);
@@ -190,13 +251,17 @@ int main(int argc, char **argv)
                                    height, 3, offsets, strides);
   }
 
+  GstContext *context = NULL;
+  if (use_cuda && !upload_clip(&info, clip, clip_frames, &context)) return 1;
   printf("appsrc ! %s ! fakesink: %dx%d, %d frames per run (clip of %d, %s)\n", element, width,
          height, frames, clip_frames,
-         allocator ? allocator->mem_type : (use_pool ? "default allocator" : "plain memory"));
-  if (run_once(element, &info, clip, clip_frames, frames < 20 ? frames : 20) < 0) return 1;
+         use_cuda    ? "CUDA memory"
+         : allocator ? allocator->mem_type
+                     : (use_pool ? "default allocator" : "plain memory"));
+  if (run_once(element, &info, clip, clip_frames, frames < 20 ? frames : 20, context) < 0) return 1;
   double fps[MAX_RUNS];
   for (int i = 0; i < runs; i++) {
-    double t = run_once(element, &info, clip, clip_frames, frames);
+    double t = run_once(element, &info, clip, clip_frames, frames, context);
     if (t < 0) return 1;
     fps[i] = frames / t;
     printf("run %d: %.1f fps\n", i + 1, fps[i]);
@@ -209,5 +274,6 @@ int main(int argc, char **argv)
   g_free(clip);
   g_free(data);
   if (allocator) gst_object_unref(allocator);
+  if (context) gst_context_unref(context);
   return 0;
 }
