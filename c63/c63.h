@@ -209,11 +209,18 @@ size_t c63_max_frame_bytes(int width, int height);
 
 typedef struct c63_decoder c63_decoder;
 
+/* Where a decoder leaves its pictures (c63_decoder_set_output). */
+typedef enum c63_memory {
+  C63_MEMORY_HOST = 0, /* host memory (the default) */
+  C63_MEMORY_CUDA = 1, /* device memory of the CUDA backend's context */
+} c63_memory;
+
 /* A decoded picture: planes of width x height (chroma ceil(w/2) x ceil(h/2)),
  * owned by the decoder and valid until its next call. */
 typedef struct c63_decoded_picture {
   const uint8_t *data[3];
   int stride[3];
+  c63_memory memory; /* where data points */
   int width, height;
   int keyframe;
   int64_t user; /* the value sent with the frame (c63_decoder_send_packet) */
@@ -272,6 +279,19 @@ int c63_decoder_send_packet(c63_decoder *dec, const uint8_t *data, size_t size, 
 int c63_decoder_receive_picture(c63_decoder *dec, c63_decoded_picture *pic);
 /* Frames the decoder holds before the first picture comes out. */
 int c63_decoder_delay(const c63_decoder *dec);
+/* Where pictures are left from the next frame sent (or decoded) on:
+ * C63_MEMORY_CUDA keeps them on the GPU (CUDA backend only; no download),
+ * for a caller that copies them on to other device memory. Returns
+ * C63_ERR_UNSUPPORTED for C63_MEMORY_CUDA on the CPU backend. */
+int c63_decoder_set_output(c63_decoder *dec, c63_memory memory);
+
+/* Copy a picture the decoder gave (visible pixels only) into dst planes
+ * with the given strides (>= the plane widths): host memory, or device
+ * memory of the decoder's CUDA context; the copy is complete on return.
+ * Returns C63_OK, or a status with c63_decoder_error set. */
+int c63_decoder_copy_picture(c63_decoder *dec, const c63_decoded_picture *pic,
+                             uint8_t *const dst[3], const int dst_stride[3]);
+
 /* Drop every frame in flight without returning it (a seek), and the
  * reference: the next frame sent must be a keyframe. Does nothing when dec
  * is NULL. */

@@ -21,13 +21,15 @@ extern "C" {
 #endif
 
 typedef struct c63_decode_job {
-  int keyframe; /* predicted from nothing; otherwise from the frame submitted before */
+  int keyframe;   /* predicted from nothing; otherwise from the frame submitted before */
+  int device_out; /* leave the picture in device memory (a GPU backend) */
   uint8_t quant[3][64];
   /* The frame's non-zero coefficients and its vectors; they stay in place
    * until the job is collected. */
   const c63_sparse_frame *coeffs;
   /* Set by collect: the padded planes of the picture, in memory the
-   * backend owns, valid until its next collect. */
+   * backend owns (on the device for device_out), valid until its next
+   * collect. */
   const uint8_t *out[3];
   int out_stride[3];
 } c63_decode_job;
@@ -55,6 +57,13 @@ typedef struct c63_decode_backend_ops {
   /* Finish the oldest submitted frame and set its job's out. A failure
    * leaves the reference undefined: the decoder resumes at a keyframe. */
   int (*collect)(c63_decode_backend *be, c63_decode_job *job, char *msg, size_t msg_size);
+  /* Copy planes (w x h each) from src to dst, either of them in host or
+   * (for a GPU backend) device memory; complete on return. */
+  int (*copy)(c63_decode_backend *be, const uint8_t *const src[3], const int src_stride[3],
+              uint8_t *const dst[3], const int dst_stride[3], const int w[3], const int h[3],
+              char *msg, size_t msg_size);
+  /* Whether pictures can stay in device memory (device_out). */
+  int device_output;
 } c63_decode_backend_ops;
 
 extern const c63_decode_backend_ops c63_decode_backend_cpu;

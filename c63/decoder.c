@@ -64,6 +64,7 @@ struct c63_decoder {
   int head, count, depth;
   int submitted; /* slots from head on that the backend has */
   int draining;
+  c63_memory output;    /* c63_decoder_set_output, for frames submitted from now */
   int reset_next;       /* c63_decoder_reset: the next frame sent starts afresh */
   c63_threadpool *pool; /* shared with the backend */
   const c63_decode_backend_ops *ops;
@@ -267,6 +268,7 @@ static int submit_slot(c63_decoder *dec, dec_slot *sl)
   c63_decode_job *job = &sl->job;
   memset(job, 0, sizeof(*job));
   job->keyframe = hdr->keyframe;
+  job->device_out = dec->output == C63_MEMORY_CUDA;
   memcpy(job->quant, dec->quant, sizeof(job->quant));
   job->coeffs = &sl->coeffs;
   if ((r = dec->ops->submit(dec->be, job, sl->err, sizeof(sl->err)))) return slot_fail(dec, sl, r);
@@ -319,6 +321,7 @@ static int finish_head(c63_decoder *dec, c63_decoded_picture *out)
         out->data[c] = sl->job.out[c];
         out->stride[c] = sl->job.out_stride[c];
       }
+      out->memory = sl->job.device_out ? C63_MEMORY_CUDA : C63_MEMORY_HOST;
       out->width = sl->hdr.width;
       out->height = sl->hdr.height;
       out->keyframe = sl->hdr.keyframe;
@@ -410,6 +413,40 @@ void c63_decoder_flush(c63_decoder *dec)
   dec->draining = 0;
   dec->have_ref = 0;
   dec->reset_next = 0;
+}
+
+int c63_decoder_set_output(c63_decoder *dec, c63_memory memory)
+{
+  if (!dec || (memory != C63_MEMORY_HOST && memory != C63_MEMORY_CUDA)) return C63_ERR_INVALID_ARG;
+  if (memory == C63_MEMORY_CUDA && !dec->ops->device_output) {
+    snprintf(dec->err, sizeof(dec->err), "pictures in device memory need the CUDA backend");
+    return C63_ERR_UNSUPPORTED;
+  }
+  dec->output = memory;
+  return C63_OK;
+}
+
+int c63_decoder_copy_picture(c63_decoder *dec, const c63_decoded_picture *pic,
+                             uint8_t *const dst[3], const int dst_stride[3])
+{
+  if (!dec) return C63_ERR_INVALID_ARG;
+  if (!pic || !dst || !dst_stride || !pic->data[0]) {
+    snprintf(dec->err, sizeof(dec->err), "no picture or destination");
+    return C63_ERR_INVALID_ARG;
+  }
+  int w[3], h[3];
+  for (int c = 0; c < 3; c++) {
+    w[c] = c ? c63_chroma_size(pic->width) : pic->width;
+    h[c] = c ? c63_chroma_size(pic->height) : pic->height;
+    if (!dst[c] || dst_stride[c] < w[c]) {
+      snprintf(dec->err, sizeof(dec->err), "plane %d: no destination, or a stride under %d", c,
+               w[c]);
+      return C63_ERR_INVALID_ARG;
+    }
+  }
+  dec->err[0] = '\0';
+  return dec->ops->copy(dec->be, pic->data, pic->stride, dst, dst_stride, w, h, dec->err,
+                        sizeof(dec->err));
 }
 
 int c63_decoder_delay(const c63_decoder *dec)

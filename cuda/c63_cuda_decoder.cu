@@ -27,6 +27,7 @@ constexpr int kDepth = 2;
 
 struct out_buffer {
   uint8_t *host;
+  const uint8_t *device; /* the picture left on the device instead (device_out) */
   cudaEvent_t ready;
 };
 
@@ -35,6 +36,7 @@ struct out_buffer {
 struct c63_decode_backend {
   c63_device dev; /* the context everything below lives in */
   cudaStream_t stream;
+  cudaStream_t copy_stream; /* pictures copied out (collected: their work is done) */
   c63_geometry g;
   c63_cu_planes planes;
   size_t frame_bytes, blocks;   /* of the current geometry */
@@ -122,11 +124,13 @@ int cu_create(const c63_device *dev, c63_threadpool *, c63_decode_backend **out,
   }
   be->dev = *dev;
   err = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking);
+  if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&be->copy_stream, cudaStreamNonBlocking);
   for (int i = 0; i < kDepth && err == cudaSuccess; i++)
     err = cudaEventCreateWithFlags(&be->out[i].ready, cudaEventDisableTiming);
   if (err != cudaSuccess) {
     destroy_events(be);
     if (be->stream) cudaStreamDestroy(be->stream);
+    if (be->copy_stream) cudaStreamDestroy(be->copy_stream);
     free(be);
     return c63_cu_error(err, "creating a CUDA stream", msg, msg_size);
   }
@@ -142,6 +146,7 @@ void cu_destroy(c63_decode_backend *be)
   free_buffers(be);
   destroy_events(be);
   cudaStreamDestroy(be->stream);
+  if (be->copy_stream) cudaStreamDestroy(be->copy_stream);
   free(be);
 }
 
@@ -243,13 +248,14 @@ int cu_submit(c63_decode_backend *be, const c63_decode_job *job, char *msg, size
   }
   if (err == cudaSuccess)
     err = c63_cu_dequant_idct_recon(be->d_coeffs, ref, mvs, P, be->d_rec[next], st);
-  if (err == cudaSuccess) {
+  if (err == cudaSuccess && !job->device_out) {
     what = "downloading the picture";
     err = cudaMemcpyAsync(o.host, be->d_rec[next], be->frame_bytes, cudaMemcpyDeviceToHost, st);
   }
   if (err == cudaSuccess) err = cudaEventRecord(o.ready, st);
   if (err != cudaSuccess) return c63_cu_error(err, what, msg, msg_size);
   be->rec = next;
+  o.device = job->device_out ? be->d_rec[next] : nullptr;
   be->next_out = (be->next_out + 1) % kDepth;
   be->n_flight++;
   return C63_OK;
@@ -267,15 +273,32 @@ int cu_collect(c63_decode_backend *be, c63_decode_job *job, char *msg, size_t ms
   cudaError_t err = scope.error();
   if (err == cudaSuccess) err = cudaEventSynchronize(be->out[i].ready);
   if (err != cudaSuccess) return c63_cu_error(err, "reconstruction", msg, msg_size);
+  const uint8_t *base = be->out[i].device ? be->out[i].device : be->out[i].host;
   for (int p = 0; p < 3; p++) {
-    job->out[p] = be->out[i].host + be->planes.p[p].pix_off;
+    job->out[p] = base + be->planes.p[p].pix_off;
     job->out_stride[p] = be->planes.p[p].w;
   }
+  return C63_OK;
+}
+
+/* Planes between host and device memory, in any direction (unified
+ * addressing tells the copy engine which). */
+int cu_copy(c63_decode_backend *be, const uint8_t *const src[3], const int src_stride[3],
+            uint8_t *const dst[3], const int dst_stride[3], const int w[3], const int h[3],
+            char *msg, size_t msg_size)
+{
+  c63_cu_scope scope(be->dev);
+  cudaError_t err = scope.error();
+  for (int p = 0; p < 3 && err == cudaSuccess; p++)
+    err = cudaMemcpy2DAsync(dst[p], dst_stride[p], src[p], src_stride[p], w[p], h[p],
+                            cudaMemcpyDefault, be->copy_stream);
+  if (err == cudaSuccess) err = cudaStreamSynchronize(be->copy_stream);
+  if (err != cudaSuccess) return c63_cu_error(err, "copying a picture", msg, msg_size);
   return C63_OK;
 }
 
 } // namespace
 
 extern "C" const c63_decode_backend_ops c63_decode_backend_cuda = {
-    "cuda", kDepth, 1, cu_create, cu_destroy, cu_resize, cu_submit, cu_collect,
+    "cuda", kDepth, 1, cu_create, cu_destroy, cu_resize, cu_submit, cu_collect, cu_copy, 1,
 };

@@ -215,6 +215,37 @@ int main(void)
     flush(&s, off, size, 5, want);
   }
   c63_decoder_flush(NULL);
+  {
+    /* c63_decoder_copy_picture into padded planes; device output needs
+     * the CUDA backend */
+    c63_decoder *dec;
+    c63_decoded_picture pic;
+    uint8_t y[(W + 3) * H], u[(W / 2 + 3) * (H / 2)], v[(W / 2 + 3) * (H / 2)];
+    uint8_t *dst[3] = {y, u, v};
+    const int stride[3] = {W + 3, W / 2 + 3, W / 2 + 3};
+    c63_decoder_new(&dec);
+    TU_CHECK(c63_decoder_set_output(dec, C63_MEMORY_CUDA) == C63_ERR_UNSUPPORTED,
+             "device output on the CPU backend");
+    TU_CHECK(c63_decoder_decode(dec, s.data + off[0], size[0], &pic) == C63_OK, "frame 0");
+    TU_CHECK(pic.memory == C63_MEMORY_HOST, "memory %d", (int)pic.memory);
+    TU_CHECK(c63_decoder_copy_picture(dec, &pic, dst, stride) == C63_OK, "copy: %s",
+             c63_decoder_error(dec));
+    int same = 1;
+    for (int r = 0; r < H; r++)
+      same &= memcmp(y + r * stride[0], want[0].pic.data + r * W, W) == 0;
+    for (int r = 0; r < H / 2; r++) {
+      same &= memcmp(u + r * stride[1], want[0].pic.data + W * H + r * (W / 2), W / 2) == 0;
+      same &= memcmp(v + r * stride[2], want[0].pic.data + W * H * 5 / 4 + r * (W / 2), W / 2) == 0;
+    }
+    TU_CHECK(same, "copied picture differs");
+    const int narrow[3] = {W - 1, W / 2, W / 2};
+    TU_CHECK(c63_decoder_copy_picture(dec, &pic, dst, narrow) == C63_ERR_INVALID_ARG,
+             "stride under the width");
+    TU_CHECK(c63_decoder_copy_picture(NULL, &pic, dst, stride) == C63_ERR_INVALID_ARG, "NULL");
+    TU_CHECK(c63_decoder_set_output(NULL, C63_MEMORY_HOST) == C63_ERR_INVALID_ARG, "NULL");
+    c63_decoder_free(dec);
+    printf("  copy_picture into padded planes                ok\n");
+  }
   for (int i = 0; i < FRAMES; i++) {
     tu_buf_free(&want[i].pic);
     tu_buf_free(&want_reset[i].pic);

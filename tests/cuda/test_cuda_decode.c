@@ -35,6 +35,44 @@ static int decode_with(c63_backend_kind kind, int send_receive, const uint8_t *s
   return n;
 }
 
+/* Pictures left in device memory (c63_decoder_set_output), copied out
+ * with c63_decoder_copy_picture into padded host planes. */
+static int decode_device_out(const uint8_t *s, size_t len, tu_buf *pics, const char *what)
+{
+  c63_dec_params p;
+  c63_decoder *dec;
+  c63_dec_params_init(&p);
+  p.backend = C63_BACKEND_CUDA;
+  if (c63_decoder_new_with_params(&p, &dec, NULL, 0) != C63_OK) return -1;
+  TU_CHECK(c63_decoder_set_output(dec, C63_MEMORY_CUDA) == C63_OK, "%s: device output", what);
+  size_t pos = 0;
+  int n = 0;
+  while (pos < len) {
+    c63_frame_header hdr;
+    c63_decoded_picture pic;
+    if (c63_parse_frame_header(s + pos, len - pos, &hdr, NULL, 0) != C63_OK) break;
+    int r = c63_decoder_decode(dec, s + pos, hdr.frame_size, &pic);
+    TU_CHECK(r == C63_OK && pic.memory == C63_MEMORY_CUDA, "%s: frame %d: %d (memory %d)", what, n,
+             r, (int)pic.memory);
+    if (r) break;
+    const int cw = (pic.width + 1) / 2, ch = (pic.height + 1) / 2, pad = 13;
+    uint8_t *buf = malloc((size_t)(pic.width + pad) * pic.height + 2 * (size_t)(cw + pad) * ch);
+    uint8_t *dst[3] = {buf, buf + (size_t)(pic.width + pad) * pic.height, NULL};
+    dst[2] = dst[1] + (size_t)(cw + pad) * ch;
+    const int stride[3] = {pic.width + pad, cw + pad, cw + pad};
+    r = c63_decoder_copy_picture(dec, &pic, dst, stride);
+    TU_CHECK(r == C63_OK, "%s: copy of frame %d: %s", what, n, c63_decoder_error(dec));
+    for (int c = 0; c < 3; c++)
+      for (int y = 0; y < (c ? ch : pic.height); y++)
+        tu_buf_append(pics, dst[c] + (size_t)y * stride[c], (size_t)(c ? cw : pic.width));
+    free(buf);
+    pos += hdr.frame_size;
+    n++;
+  }
+  c63_decoder_free(dec);
+  return n;
+}
+
 static void compare(const char *what, const uint8_t *s, size_t len)
 {
   tu_buf cpu = {0}, gpu = {0}, gpu_sr = {0};
@@ -44,11 +82,18 @@ static void compare(const char *what, const uint8_t *s, size_t len)
   int c = decode_with(C63_BACKEND_CUDA, 1, s, len, &gpu_sr, what);
   int ok = a > 0 && a == b && cpu.size == gpu.size && memcmp(cpu.data, gpu.data, cpu.size) == 0;
   int ok_sr = a == c && cpu.size == gpu_sr.size && memcmp(cpu.data, gpu_sr.data, cpu.size) == 0;
+  tu_buf dev = {0};
+  int d = decode_device_out(s, len, &dev, what);
+  int ok_dev = a == d && cpu.size == dev.size && memcmp(cpu.data, dev.data, cpu.size) == 0;
+  TU_CHECK(ok_dev, "%s: pictures left on the device differ from the CPU's (%d / %d frames)", what,
+           a, d);
+  tu_buf_free(&dev);
   TU_CHECK(ok, "%s: CUDA pictures differ from the CPU's (%d / %d frames)", what, a, b);
   TU_CHECK(ok_sr, "%s: CUDA send/receive pictures differ from the CPU's (%d / %d frames)", what, a,
            c);
-  printf("%-44s %4d frames  %s, send/receive %s\n", what, a, ok ? "identical" : "DIFFERENT",
-         ok_sr ? "identical" : "DIFFERENT");
+  printf("%-44s %4d frames  %s, send/receive %s, on the device %s\n", what, a,
+         ok ? "identical" : "DIFFERENT", ok_sr ? "identical" : "DIFFERENT",
+         ok_dev ? "identical" : "DIFFERENT");
   tu_buf_free(&cpu);
   tu_buf_free(&gpu);
   tu_buf_free(&gpu_sr);
