@@ -18,10 +18,10 @@
 #include "gstc63enc.h"
 #include "gstc63pinnedallocator.h"
 #ifdef HAVE_GST_CUDA
-#include "gstc63enccuda.h"
+#include "gstc63cuda.h"
 #endif
 
-GST_DEBUG_CATEGORY(gst_c63_enc_debug);
+GST_DEBUG_CATEGORY_STATIC(gst_c63_enc_debug);
 #define GST_CAT_DEFAULT gst_c63_enc_debug
 
 enum {
@@ -47,6 +47,11 @@ enum {
   "height = (int) [ 8, 8192 ]"
 #define SRC_CAPS                                                                                   \
   "video/x-c63, width = (int) [ 8, 8192 ], height = (int) [ 8, 8192 ], parsed = (boolean) true"
+
+/* c63cudaenc also takes CUDA memory, and prefers it. */
+#define CUDA_SINK_CAPS                                                                             \
+  "video/x-raw(" GST_C63_CAPS_FEATURE_CUDA "), format = (string) { I420, NV12 }, "                 \
+  "width = (int) [ 8, 8192 ], height = (int) [ 8, 8192 ]; " SINK_CAPS
 
 static GstStaticPadTemplate sink_template =
     GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(SINK_CAPS));
@@ -144,7 +149,7 @@ static gboolean gst_c63_enc_open_encoder(GstC63Enc *self)
   GST_OBJECT_UNLOCK(self);
 #ifdef HAVE_GST_CUDA
   /* the pipeline's shared context: CUDA memory of it is read in place */
-  if (params.backend == C63_BACKEND_CUDA) params.cuda_context = gst_c63_enc_cuda_handle(self);
+  if (params.backend == C63_BACKEND_CUDA) params.cuda_context = gst_c63_cuda_handle(self->cuda_ctx);
 #endif
 
   status = c63_encoder_new(&params, &self->enc, msg, sizeof msg);
@@ -293,13 +298,18 @@ static gboolean gst_c63_enc_open(GstVideoEncoder *venc)
 {
   GstC63Enc *self = GST_C63_ENC(venc);
 
+  gint device_id;
+
   if (GST_C63_ENC_GET_CLASS(self)->backend != C63_BACKEND_CUDA) return TRUE;
-  return gst_c63_enc_cuda_open(self);
+  GST_OBJECT_LOCK(self);
+  device_id = self->device_id;
+  GST_OBJECT_UNLOCK(self);
+  return gst_c63_cuda_open(GST_ELEMENT(self), device_id, (GstObject **)&self->cuda_ctx);
 }
 
 static gboolean gst_c63_enc_close(GstVideoEncoder *venc)
 {
-  gst_c63_enc_cuda_close(GST_C63_ENC(venc));
+  gst_clear_object((GstObject **)&GST_C63_ENC(venc)->cuda_ctx);
   return TRUE;
 }
 
@@ -308,7 +318,7 @@ static gboolean gst_c63_enc_sink_query(GstVideoEncoder *venc, GstQuery *query)
   GstC63Enc *self = GST_C63_ENC(venc);
 
   if (GST_C63_ENC_GET_CLASS(self)->backend == C63_BACKEND_CUDA &&
-      gst_c63_enc_cuda_handle_query(self, query))
+      gst_c63_cuda_handle_query(GST_ELEMENT(self), query, self->cuda_ctx))
     return TRUE;
   return GST_VIDEO_ENCODER_CLASS(gst_c63_enc_parent_class)->sink_query(venc, query);
 }
@@ -318,14 +328,20 @@ static gboolean gst_c63_enc_src_query(GstVideoEncoder *venc, GstQuery *query)
   GstC63Enc *self = GST_C63_ENC(venc);
 
   if (GST_C63_ENC_GET_CLASS(self)->backend == C63_BACKEND_CUDA &&
-      gst_c63_enc_cuda_handle_query(self, query))
+      gst_c63_cuda_handle_query(GST_ELEMENT(self), query, self->cuda_ctx))
     return TRUE;
   return GST_VIDEO_ENCODER_CLASS(gst_c63_enc_parent_class)->src_query(venc, query);
 }
 
 static void gst_c63_enc_set_context(GstElement *element, GstContext *context)
 {
-  gst_c63_enc_cuda_set_context(element, context);
+  GstC63Enc *self = GST_C63_ENC(element);
+  gint device_id;
+
+  GST_OBJECT_LOCK(self);
+  device_id = self->device_id;
+  GST_OBJECT_UNLOCK(self);
+  gst_c63_cuda_set_context(element, context, device_id, (GstObject **)&self->cuda_ctx);
   GST_ELEMENT_CLASS(gst_c63_enc_parent_class)->set_context(element, context);
 }
 #endif
@@ -420,7 +436,8 @@ static GstFlowReturn gst_c63_enc_handle_frame(GstVideoEncoder *venc, GstVideoCod
   gboolean mapped = FALSE;
 #ifdef HAVE_GST_CUDA
   if (GST_C63_ENC_GET_CLASS(self)->backend == C63_BACKEND_CUDA)
-    mapped = gst_c63_enc_cuda_map(self, frame->input_buffer, &self->input_state->info, &vframe);
+    mapped = gst_c63_cuda_map(self->cuda_ctx, frame->input_buffer, &self->input_state->info,
+                              &vframe, GST_MAP_READ);
 #endif
   if (!mapped &&
       !gst_video_frame_map(&vframe, &self->input_state->info, frame->input_buffer, GST_MAP_READ)) {
@@ -476,9 +493,21 @@ static gboolean gst_c63_enc_propose_allocation(GstVideoEncoder *venc, GstQuery *
   GstAllocationParams params;
 
 #ifdef HAVE_GST_CUDA
+  /* CUDA memory caps: a CUDA pool of the shared context */
+  gst_query_parse_allocation(query, &caps, &need_pool);
   if (GST_C63_ENC_GET_CLASS(venc)->backend == C63_BACKEND_CUDA &&
-      gst_c63_enc_cuda_propose_allocation(GST_C63_ENC(venc), query))
+      gst_c63_cuda_caps_are_cuda(caps)) {
+    guint size;
+    GstBufferPool *pool = gst_query_get_n_allocation_pools(query) == 0
+                              ? gst_c63_cuda_pool_new(GST_C63_ENC(venc)->cuda_ctx, caps, &size)
+                              : NULL;
+    if (pool) {
+      gst_query_add_allocation_pool(query, pool, size, 0, 0);
+      gst_object_unref(pool);
+    }
+    gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL);
     return TRUE;
+  }
 #endif
   gst_allocation_params_init(&params);
   if (GST_C63_ENC_GET_CLASS(venc)->backend == C63_BACKEND_CUDA) {
@@ -650,7 +679,7 @@ static void gst_c63_enc_subclass_init(gpointer klass, gpointer class_data)
   G_OBJECT_CLASS(klass)->get_property = gst_c63_enc_get_property;
   if (backend == C63_BACKEND_CUDA) {
 #ifdef HAVE_GST_CUDA
-    GstCaps *caps = gst_c63_enc_cuda_sink_caps();
+    GstCaps *caps = gst_caps_from_string(CUDA_SINK_CAPS);
     /* replaces the base class's template of the same name */
     gst_element_class_add_pad_template(
         element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));

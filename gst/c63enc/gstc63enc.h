@@ -39,7 +39,7 @@ struct _GstC63Enc {
   gint search_range;
   gint device_id;
 
-  /* The CUDA element's GstCudaContext (gstc63enccuda.c), shared with the
+  /* The CUDA element's GstCudaContext (gstc63cuda.h), shared with the
    * pipeline's other CUDA elements; set between start and stop. */
   gpointer cuda_ctx;
 
