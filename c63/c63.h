@@ -286,11 +286,12 @@ int c63_decoder_delay(const c63_decoder *dec);
 int c63_decoder_set_output(c63_decoder *dec, c63_memory memory);
 
 /* Copy a picture the decoder gave (visible pixels only) into dst planes
- * with the given strides (>= the plane widths): host memory, or device
- * memory of the decoder's CUDA context; the copy is complete on return.
- * Returns C63_OK, or a status with c63_decoder_error set. */
+ * with the given strides (>= the plane widths), in dst_memory: host
+ * memory, or device memory of the decoder's CUDA context (CUDA backend);
+ * the copy is complete on return. Returns C63_OK, or a status with
+ * c63_decoder_error set. */
 int c63_decoder_copy_picture(c63_decoder *dec, const c63_decoded_picture *pic,
-                             uint8_t *const dst[3], const int dst_stride[3]);
+                             uint8_t *const dst[3], const int dst_stride[3], c63_memory dst_memory);
 
 /* Drop every frame in flight without returning it (a seek), and the
  * reference: the next frame sent must be a keyframe. Does nothing when dec

@@ -57,8 +57,9 @@ typedef struct c63_decode_backend_ops {
   /* Finish the oldest submitted frame and set its job's out. A failure
    * leaves the reference undefined: the decoder resumes at a keyframe. */
   int (*collect)(c63_decode_backend *be, c63_decode_job *job, char *msg, size_t msg_size);
-  /* Copy planes (w x h each) from src to dst, either of them in host or
-   * (for a GPU backend) device memory; complete on return. */
+  /* Copy planes (w x h each) from src to dst, one of them at least in
+   * device memory (a GPU backend; NULL for the CPU's); complete on
+   * return. */
   int (*copy)(c63_decode_backend *be, const uint8_t *const src[3], const int src_stride[3],
               uint8_t *const dst[3], const int dst_stride[3], const int w[3], const int h[3],
               char *msg, size_t msg_size);

@@ -151,19 +151,6 @@ static int cpu_collect(c63_decode_backend *be, c63_decode_job *job, char *msg, s
   return C63_OK;
 }
 
-static int cpu_copy(c63_decode_backend *be, const uint8_t *const src[3], const int src_stride[3],
-                    uint8_t *const dst[3], const int dst_stride[3], const int w[3], const int h[3],
-                    char *msg, size_t msg_size)
-{
-  (void)be;
-  (void)msg;
-  (void)msg_size;
-  for (int c = 0; c < 3; c++)
-    for (int y = 0; y < h[c]; y++)
-      memcpy(dst[c] + (size_t)y * dst_stride[c], src[c] + (size_t)y * src_stride[c], (size_t)w[c]);
-  return C63_OK;
-}
-
 const c63_decode_backend_ops c63_decode_backend_cpu = {
     .name = "cpu",
     .depth = 1,
@@ -173,6 +160,6 @@ const c63_decode_backend_ops c63_decode_backend_cpu = {
     .resize = cpu_resize,
     .submit = cpu_submit,
     .collect = cpu_collect,
-    .copy = cpu_copy,
+    .copy = NULL, /* host to host only: the decoder copies */
     .device_output = 0,
 };

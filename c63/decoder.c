@@ -427,9 +427,13 @@ int c63_decoder_set_output(c63_decoder *dec, c63_memory memory)
 }
 
 int c63_decoder_copy_picture(c63_decoder *dec, const c63_decoded_picture *pic,
-                             uint8_t *const dst[3], const int dst_stride[3])
+                             uint8_t *const dst[3], const int dst_stride[3], c63_memory dst_memory)
 {
   if (!dec) return C63_ERR_INVALID_ARG;
+  if (dst_memory == C63_MEMORY_CUDA && !dec->ops->device_output) {
+    snprintf(dec->err, sizeof(dec->err), "device memory needs the CUDA backend");
+    return C63_ERR_UNSUPPORTED;
+  }
   if (!pic || !dst || !dst_stride || !pic->data[0]) {
     snprintf(dec->err, sizeof(dec->err), "no picture or destination");
     return C63_ERR_INVALID_ARG;
@@ -445,6 +449,13 @@ int c63_decoder_copy_picture(c63_decoder *dec, const c63_decoded_picture *pic,
     }
   }
   dec->err[0] = '\0';
+  if (pic->memory == C63_MEMORY_HOST && dst_memory == C63_MEMORY_HOST) {
+    for (int c = 0; c < 3; c++)
+      for (int y = 0; y < h[c]; y++)
+        memcpy(dst[c] + (size_t)y * dst_stride[c], pic->data[c] + (size_t)y * pic->stride[c],
+               (size_t)w[c]);
+    return C63_OK;
+  }
   return dec->ops->copy(dec->be, pic->data, pic->stride, dst, dst_stride, w, h, dec->err,
                         sizeof(dec->err));
 }

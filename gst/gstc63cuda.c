@@ -14,6 +14,7 @@
 
 #include <gst/cuda/gstcudabufferpool.h>
 #include <gst/cuda/gstcudacontext.h>
+#include <gst/cuda/gstcudaloader.h>
 #include <gst/cuda/gstcudamemory.h>
 #include <gst/cuda/gstcudautils.h>
 
@@ -34,6 +35,13 @@ static void init_debug(void)
 gboolean gst_c63_cuda_open(GstElement *element, gint device_id, GstObject **ctx)
 {
   init_debug();
+  /* GStreamer's CUDA calls abort without a loaded driver */
+  if (!gst_cuda_load_library()) {
+    GST_ELEMENT_ERROR(element, RESOURCE, NOT_FOUND,
+                      ("No usable CUDA driver for a CUDA context (cuda-device-id %d)", device_id),
+                      ("gst_cuda_load_library failed"));
+    return FALSE;
+  }
   if (!gst_cuda_ensure_element_context(element, device_id, (GstCudaContext **)ctx)) {
     GST_ELEMENT_ERROR(element, RESOURCE, NOT_FOUND,
                       ("No usable CUDA device (cuda-device-id %d) for a CUDA context", device_id),

@@ -228,8 +228,8 @@ int main(void)
              "device output on the CPU backend");
     TU_CHECK(c63_decoder_decode(dec, s.data + off[0], size[0], &pic) == C63_OK, "frame 0");
     TU_CHECK(pic.memory == C63_MEMORY_HOST, "memory %d", (int)pic.memory);
-    TU_CHECK(c63_decoder_copy_picture(dec, &pic, dst, stride) == C63_OK, "copy: %s",
-             c63_decoder_error(dec));
+    TU_CHECK(c63_decoder_copy_picture(dec, &pic, dst, stride, C63_MEMORY_HOST) == C63_OK,
+             "copy: %s", c63_decoder_error(dec));
     int same = 1;
     for (int r = 0; r < H; r++)
       same &= memcmp(y + r * stride[0], want[0].pic.data + r * W, W) == 0;
@@ -239,9 +239,15 @@ int main(void)
     }
     TU_CHECK(same, "copied picture differs");
     const int narrow[3] = {W - 1, W / 2, W / 2};
-    TU_CHECK(c63_decoder_copy_picture(dec, &pic, dst, narrow) == C63_ERR_INVALID_ARG,
+    TU_CHECK(c63_decoder_copy_picture(dec, &pic, dst, narrow, C63_MEMORY_HOST) ==
+                 C63_ERR_INVALID_ARG,
              "stride under the width");
-    TU_CHECK(c63_decoder_copy_picture(NULL, &pic, dst, stride) == C63_ERR_INVALID_ARG, "NULL");
+    TU_CHECK(c63_decoder_copy_picture(dec, &pic, dst, stride, C63_MEMORY_CUDA) ==
+                 C63_ERR_UNSUPPORTED,
+             "device destination on the CPU backend");
+    TU_CHECK(c63_decoder_copy_picture(NULL, &pic, dst, stride, C63_MEMORY_HOST) ==
+                 C63_ERR_INVALID_ARG,
+             "NULL");
     TU_CHECK(c63_decoder_set_output(NULL, C63_MEMORY_HOST) == C63_ERR_INVALID_ARG, "NULL");
     c63_decoder_free(dec);
     printf("  copy_picture into padded planes                ok\n");

@@ -23,16 +23,30 @@
 #include <string.h>
 
 #include "gstc63dec.h"
+#ifdef HAVE_GST_CUDA
+#include "gstc63cuda.h"
+#endif
 
 GST_DEBUG_CATEGORY_STATIC(gst_c63_dec_debug);
 #define GST_CAT_DEFAULT gst_c63_dec_debug
 
 static GstStaticPadTemplate sink_template =
     GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS("video/x-c63"));
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
-    "src", GST_PAD_SRC, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS("video/x-raw, format = (string) I420, width = (int) [ 8, 8192 ], "
-                    "height = (int) [ 8, 8192 ], framerate = (fraction) [ 0/1, MAX ]"));
+#define SRC_CAPS                                                                                   \
+  "video/x-raw, format = (string) I420, width = (int) [ 8, 8192 ], "                               \
+  "height = (int) [ 8, 8192 ], framerate = (fraction) [ 0/1, MAX ]"
+#ifdef HAVE_GST_CUDA
+/* On the CUDA backend pictures can stay on the GPU for downstream CUDA
+ * elements (negotiated when downstream takes CUDA memory). */
+#define ALL_SRC_CAPS                                                                               \
+  "video/x-raw(" GST_C63_CAPS_FEATURE_CUDA "), format = (string) I420, "                           \
+  "width = (int) [ 8, 8192 ], height = (int) [ 8, 8192 ], "                                        \
+  "framerate = (fraction) [ 0/1, MAX ]; " SRC_CAPS
+#else
+#define ALL_SRC_CAPS SRC_CAPS
+#endif
+static GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(ALL_SRC_CAPS));
 
 G_DEFINE_TYPE(GstC63Dec, gst_c63_dec, GST_TYPE_VIDEO_DECODER);
 
@@ -132,6 +146,15 @@ static gboolean gst_c63_dec_start(GstVideoDecoder *vdec)
       !c63_backend_available(C63_BACKEND_CUDA, params.device_id, NULL, 0))
     params.backend = C63_BACKEND_CPU;
   GST_OBJECT_UNLOCK(self);
+#ifdef HAVE_GST_CUDA
+  /* The GPU backend works in the pipeline's shared CUDA context, so its
+   * pictures can go to downstream CUDA elements without leaving the GPU. */
+  if (params.backend == C63_BACKEND_CUDA &&
+      c63_backend_available(C63_BACKEND_CUDA, params.device_id, NULL, 0)) {
+    if (!gst_c63_cuda_open(GST_ELEMENT(self), params.device_id, &self->cuda_ctx)) return FALSE;
+    params.cuda_context = gst_c63_cuda_handle(self->cuda_ctx);
+  }
+#endif
   status = c63_decoder_new_with_params(&params, &self->dec, msg, sizeof msg);
   if (status == C63_ERR_NO_DEVICE) {
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND,
@@ -161,8 +184,105 @@ static gboolean gst_c63_dec_stop(GstVideoDecoder *vdec)
 
   g_clear_pointer(&self->dec, c63_decoder_free);
   g_clear_pointer(&self->input_state, gst_video_codec_state_unref);
+  gst_clear_object(&self->cuda_ctx);
+  self->cuda_output = FALSE;
   return TRUE;
 }
+
+#ifdef HAVE_GST_CUDA
+/* Whether downstream takes CUDA memory (ANY caps do not count: a fakesink
+ * or an appsink gets system memory unless it asks for CUDA memory). */
+static gboolean gst_c63_dec_downstream_takes_cuda(GstC63Dec *self, const GstVideoInfo *info)
+{
+  GstCaps *peer = gst_pad_peer_query_caps(GST_VIDEO_DECODER_SRC_PAD(self), NULL);
+  GstCaps *want = gst_video_info_to_caps(info);
+  gboolean cuda = FALSE;
+  guint i;
+
+  gst_caps_set_features(want, 0, gst_caps_features_new(GST_C63_CAPS_FEATURE_CUDA, NULL));
+  for (i = 0; peer && !gst_caps_is_any(peer) && i < gst_caps_get_size(peer) && !cuda; i++) {
+    GstCapsFeatures *f = gst_caps_get_features(peer, i);
+    cuda = f && gst_caps_features_contains(f, GST_C63_CAPS_FEATURE_CUDA);
+  }
+  cuda = cuda && gst_caps_can_intersect(want, peer);
+  gst_caps_unref(want);
+  if (peer) gst_caps_unref(peer);
+  return cuda;
+}
+#endif
+
+/* Output in CUDA memory when the GPU backend runs and downstream takes it;
+ * libc63 then leaves the pictures on the GPU. */
+static gboolean gst_c63_dec_negotiate(GstVideoDecoder *vdec)
+{
+#ifdef HAVE_GST_CUDA
+  GstC63Dec *self = GST_C63_DEC(vdec);
+  GstVideoCodecState *state = gst_video_decoder_get_output_state(vdec);
+  gboolean cuda = FALSE;
+
+  if (state && self->cuda_ctx && gst_c63_dec_downstream_takes_cuda(self, &state->info)) {
+    GstCaps *caps = gst_video_info_to_caps(&state->info);
+    gst_caps_set_features(caps, 0, gst_caps_features_new(GST_C63_CAPS_FEATURE_CUDA, NULL));
+    gst_caps_replace(&state->caps, caps);
+    gst_caps_unref(caps);
+    cuda = TRUE;
+  }
+  if (state) gst_video_codec_state_unref(state);
+  self->cuda_output = cuda;
+  if (self->dec) c63_decoder_set_output(self->dec, cuda ? C63_MEMORY_CUDA : C63_MEMORY_HOST);
+  GST_DEBUG_OBJECT(self, "output in %s memory", cuda ? "CUDA" : "system");
+#endif
+  return GST_VIDEO_DECODER_CLASS(gst_c63_dec_parent_class)->negotiate(vdec);
+}
+
+#ifdef HAVE_GST_CUDA
+static gboolean gst_c63_dec_sink_query(GstVideoDecoder *vdec, GstQuery *query)
+{
+  GstC63Dec *self = GST_C63_DEC(vdec);
+
+  if (gst_c63_cuda_handle_query(GST_ELEMENT(self), query, self->cuda_ctx)) return TRUE;
+  return GST_VIDEO_DECODER_CLASS(gst_c63_dec_parent_class)->sink_query(vdec, query);
+}
+
+static gboolean gst_c63_dec_src_query(GstVideoDecoder *vdec, GstQuery *query)
+{
+  GstC63Dec *self = GST_C63_DEC(vdec);
+
+  if (gst_c63_cuda_handle_query(GST_ELEMENT(self), query, self->cuda_ctx)) return TRUE;
+  return GST_VIDEO_DECODER_CLASS(gst_c63_dec_parent_class)->src_query(vdec, query);
+}
+
+static void gst_c63_dec_set_context(GstElement *element, GstContext *context)
+{
+  GstC63Dec *self = GST_C63_DEC(element);
+  gint device_id;
+
+  GST_OBJECT_LOCK(self);
+  device_id = self->device_id;
+  GST_OBJECT_UNLOCK(self);
+  gst_c63_cuda_set_context(element, context, device_id, &self->cuda_ctx);
+  GST_ELEMENT_CLASS(gst_c63_dec_parent_class)->set_context(element, context);
+}
+
+/* CUDA memory output comes from a CUDA buffer pool of the shared context
+ * (downstream's if it offers one, else ours). */
+static gboolean gst_c63_dec_decide_cuda_allocation(GstC63Dec *self, GstQuery *query)
+{
+  GstCaps *caps = NULL;
+  GstBufferPool *pool;
+  guint size = 0;
+
+  gst_query_parse_allocation(query, &caps, NULL);
+  pool = gst_c63_cuda_pool_new(self->cuda_ctx, caps, &size);
+  if (!pool) return FALSE;
+  if (gst_query_get_n_allocation_pools(query) > 0)
+    gst_query_set_nth_allocation_pool(query, 0, pool, size, 0, 0);
+  else
+    gst_query_add_allocation_pool(query, pool, size, 0, 0);
+  gst_object_unref(pool);
+  return TRUE;
+}
+#endif
 
 /* Pictures leave c63_decoder_delay() frames after their input: that many
  * frame durations, at 25 fps when the input caps carry no framerate (a
@@ -246,27 +366,38 @@ static gboolean gst_c63_dec_ensure_output(GstC63Dec *self, int width, int height
 }
 
 /* Copy libc63's planes into the output buffer, whatever its layout. */
+/* Copy libc63's picture into the output buffer, whatever its layout: on
+ * the GPU when the output is CUDA memory (libc63 copies device to device
+ * in the shared context), else into system memory. */
 static gboolean gst_c63_dec_copy_picture(GstC63Dec *self, const c63_decoded_picture *pic,
                                          GstVideoCodecFrame *frame)
 {
   GstVideoCodecState *out = gst_video_decoder_get_output_state(GST_VIDEO_DECODER(self));
   GstVideoFrame vframe;
-  gboolean ok = gst_video_frame_map(&vframe, &out->info, frame->output_buffer, GST_MAP_WRITE);
-  int c, y;
+  c63_memory where = C63_MEMORY_HOST;
+  gboolean ok = FALSE;
+  uint8_t *dst[3];
+  int stride[3], c, status;
 
+#ifdef HAVE_GST_CUDA
+  if (self->cuda_output &&
+      gst_c63_cuda_map(self->cuda_ctx, frame->output_buffer, &out->info, &vframe, GST_MAP_WRITE)) {
+    where = C63_MEMORY_CUDA;
+    ok = TRUE;
+  }
+#endif
+  if (!ok) ok = gst_video_frame_map(&vframe, &out->info, frame->output_buffer, GST_MAP_WRITE);
   gst_video_codec_state_unref(out);
   if (!ok) return FALSE;
   for (c = 0; c < 3; c++) {
-    int w = c == 0 ? pic->width : c63_chroma_size(pic->width);
-    int h = c == 0 ? pic->height : c63_chroma_size(pic->height);
-    guint8 *dst = GST_VIDEO_FRAME_COMP_DATA(&vframe, c);
-    int dst_stride = GST_VIDEO_FRAME_COMP_STRIDE(&vframe, c);
-
-    for (y = 0; y < h; y++)
-      memcpy(dst + (gsize)y * dst_stride, pic->data[c] + (gsize)y * pic->stride[c], w);
+    dst[c] = GST_VIDEO_FRAME_COMP_DATA(&vframe, c);
+    stride[c] = GST_VIDEO_FRAME_COMP_STRIDE(&vframe, c);
   }
+  status = c63_decoder_copy_picture(self->dec, pic, dst, stride, where);
   gst_video_frame_unmap(&vframe);
-  return TRUE;
+  if (status != C63_OK)
+    GST_WARNING_OBJECT(self, "copying the picture out: %s", c63_decoder_error(self->dec));
+  return status == C63_OK;
 }
 
 /* Drop a corrupt frame. GST_VIDEO_DECODER_ERROR is the one mechanism that
@@ -495,6 +626,9 @@ static gboolean gst_c63_dec_decide_allocation(GstVideoDecoder *vdec, GstQuery *q
   GstAllocationParams params;
   gboolean changed = FALSE;
 
+#ifdef HAVE_GST_CUDA
+  if (self->cuda_output) return gst_c63_dec_decide_cuda_allocation(self, query);
+#endif
   if (!GST_VIDEO_DECODER_CLASS(gst_c63_dec_parent_class)->decide_allocation(vdec, query))
     return FALSE;
   if (gst_query_get_n_allocation_pools(query) > 0)
@@ -610,6 +744,12 @@ static void gst_c63_dec_class_init(GstC63DecClass *klass)
   vdec_class->drain = GST_DEBUG_FUNCPTR(gst_c63_dec_drain);
   vdec_class->flush = GST_DEBUG_FUNCPTR(gst_c63_dec_flush);
   vdec_class->decide_allocation = GST_DEBUG_FUNCPTR(gst_c63_dec_decide_allocation);
+  vdec_class->negotiate = GST_DEBUG_FUNCPTR(gst_c63_dec_negotiate);
+#ifdef HAVE_GST_CUDA
+  vdec_class->sink_query = GST_DEBUG_FUNCPTR(gst_c63_dec_sink_query);
+  vdec_class->src_query = GST_DEBUG_FUNCPTR(gst_c63_dec_src_query);
+  element_class->set_context = GST_DEBUG_FUNCPTR(gst_c63_dec_set_context);
+#endif
 
   GST_DEBUG_CATEGORY_INIT(gst_c63_dec_debug, "c63dec", 0, "Codec63 decoder");
 }

@@ -26,6 +26,11 @@ struct _GstC63Dec {
   gint device_id;        /* CUDA device for the cuda backend */
   GstC63Framer framer;   /* byte-stream input only */
   GstAllocator *try_mem; /* system memory that may fail, for output pictures */
+  /* The GPU backend's GstCudaContext (gstc63cuda.h), shared with the
+   * pipeline's CUDA elements, and whether the output is CUDA memory
+   * (negotiated with downstream); set between start and stop. */
+  GstObject *cuda_ctx;
+  gboolean cuda_output;
 
   /* Streaming thread only; reset by start. What the stream gave so far,
    * for the end-of-stream check and its message. */

@@ -60,7 +60,7 @@ static int decode_device_out(const uint8_t *s, size_t len, tu_buf *pics, const c
     uint8_t *dst[3] = {buf, buf + (size_t)(pic.width + pad) * pic.height, NULL};
     dst[2] = dst[1] + (size_t)(cw + pad) * ch;
     const int stride[3] = {pic.width + pad, cw + pad, cw + pad};
-    r = c63_decoder_copy_picture(dec, &pic, dst, stride);
+    r = c63_decoder_copy_picture(dec, &pic, dst, stride, C63_MEMORY_HOST);
     TU_CHECK(r == C63_OK, "%s: copy of frame %d: %s", what, n, c63_decoder_error(dec));
     for (int c = 0; c < 3; c++)
       for (int y = 0; y < (c ? ch : pic.height); y++)

@@ -382,6 +382,61 @@ GST_START_TEST(test_dec_skip_until_keyframe)
 }
 GST_END_TEST;
 
+/* On the GPU backend the output is CUDA memory when downstream takes it:
+ * c63dec ! cudadownload gives the pictures of system memory output, and
+ * c63dec ! c63cudaenc (GPU to GPU) the bytes of a CPU re-encode. Skipped
+ * without a CUDA device or nvcodec's cudadownload. */
+GST_START_TEST(test_dec_cuda_memory_output)
+{
+  const C63Vector *v = c63check_vector(K7_STREAM);
+  GstElementFactory *down = gst_element_factory_find("cudadownload");
+  C63Run sys, cuda;
+  gchar *desc;
+
+  if (!down || !c63_backend_available(C63_BACKEND_CUDA, 0, NULL, 0)) {
+    GST_INFO("no CUDA device or no cudadownload: CUDA memory output not tested");
+    if (down) gst_object_unref(down);
+    return;
+  }
+  gst_object_unref(down);
+  desc =
+      g_strdup_printf("filesrc location=%s ! c63dec ! video/x-raw ! fakesink name=sink", v->stream);
+  c63check_run(desc, &sys);
+  g_free(desc);
+  desc = g_strdup_printf("filesrc location=%s ! c63dec ! video/x-raw(memory:CUDAMemory) ! "
+                         "cudadownload ! video/x-raw ! fakesink name=sink",
+                         v->stream);
+  c63check_run(desc, &cuda);
+  g_free(desc);
+  fail_unless(sys.eos && cuda.eos, "%s / %s", sys.error, cuda.error);
+  fail_unless_equals_int(cuda.buffers, v->frames);
+  fail_unless_equals_string(g_checksum_get_string(cuda.video), g_checksum_get_string(sys.video));
+  c63check_run_clear(&sys);
+  c63check_run_clear(&cuda);
+
+  down = gst_element_factory_find("c63cudaenc");
+  if (down) {
+    gst_object_unref(down);
+    desc = g_strdup_printf("filesrc location=%s ! c63dec ! video/x-raw ! c63enc ! fakesink "
+                           "name=sink",
+                           v->stream);
+    c63check_run(desc, &sys);
+    g_free(desc);
+    desc = g_strdup_printf("filesrc location=%s ! c63dec ! video/x-raw(memory:CUDAMemory) ! "
+                           "c63cudaenc ! fakesink name=sink",
+                           v->stream);
+    c63check_run(desc, &cuda);
+    g_free(desc);
+    fail_unless(sys.eos && cuda.eos, "%s / %s", sys.error, cuda.error);
+    fail_unless(sys.bytes->len > 0 && sys.bytes->len == cuda.bytes->len &&
+                    memcmp(sys.bytes->data, cuda.bytes->data, sys.bytes->len) == 0,
+                "GPU-to-GPU re-encode differs from the CPU's");
+    c63check_run_clear(&sys);
+    c63check_run_clear(&cuda);
+  }
+}
+GST_END_TEST;
+
 /* Pictures leave the decoder c63_decoder_delay() frames after their input,
  * and the latency query says so (25 fps caps: 40 ms a frame). */
 GST_START_TEST(test_dec_latency)
@@ -898,6 +953,7 @@ static Suite *c63dec_suite(void)
   tcase_add_test(tc, test_dec_nothing_decoded);
   tcase_add_test(tc, test_dec_empty_stream);
   tcase_add_test(tc, test_dec_latency);
+  tcase_add_test(tc, test_dec_cuda_memory_output);
   tcase_add_test(tc, test_dec_flush_in_flight);
   tcase_add_test(tc, test_dec_alloc_failure);
   tcase_add_test(tc, test_dec_output_memory_can_fail);
