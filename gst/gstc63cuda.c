@@ -42,6 +42,9 @@ gboolean gst_c63_cuda_open(GstElement *element, gint device_id, GstObject **ctx)
                       ("gst_cuda_load_library failed"));
     return FALSE;
   }
+  /* CUDA buffer pools need the allocator registered (nvcodec registers it
+   * too, but a pipeline may hold no nvcodec element) */
+  gst_cuda_memory_init_once();
   if (!gst_cuda_ensure_element_context(element, device_id, (GstCudaContext **)ctx)) {
     GST_ELEMENT_ERROR(element, RESOURCE, NOT_FOUND,
                       ("No usable CUDA device (cuda-device-id %d) for a CUDA context", device_id),

@@ -10,6 +10,7 @@
 #include <gst/gst.h>
 #ifdef HAVE_GST_CUDA
 #include <gst/cuda/gstcudaloader.h>
+#include <gst/cuda/gstcudamemory.h>
 #endif
 
 #include "c63enc/gstc63enc.h"
@@ -39,6 +40,7 @@ static gboolean plugin_register_cuda(GstPlugin *plugin)
     GST_INFO("c63cudaenc not registered: GStreamer's CUDA library could not load the driver");
     return TRUE;
   }
+  gst_cuda_memory_init_once(); /* the CUDA allocator, for our CUDA buffer pools */
 #endif
   return gst_c63_enc_register(plugin, C63_BACKEND_CUDA, GST_RANK_PRIMARY + 1);
 }
