@@ -2,6 +2,7 @@
 # Install everything gst-c63 needs to build, test and run on Debian 12
 # (bookworm): compiler and build tools, GStreamer development files, tools
 # and plugins. Runs apt-get through sudo unless already root.
+# clang builds the libFuzzer targets (tests/fuzz); the build works without.
 # CUDA is optional: when nvcc is on the PATH (or in /usr/local/cuda/bin) the
 # build adds the CUDA backend; nothing here installs it.
 # SPDX-License-Identifier: LGPL-2.1-or-later
@@ -13,6 +14,7 @@ packages="
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad
+  clang
 "
 
 if [ "$(id -u)" -eq 0 ]; then

@@ -1,0 +1,40 @@
+#!/bin/sh
+# run-fuzzer.sh: build one libFuzzer target of tests/fuzz with clang
+# (-fsanitize=fuzzer,address,undefined, libc63's C sources without CUDA)
+# and run it for SECONDS, starting from the seeds and the corpus it keeps
+# in the build directory. Exit status 77 (skipped) when clang cannot build
+# fuzzers here; non-zero when the target found a crash (the reproducer is
+# left in the build directory as crash-*).
+#
+# usage: run-fuzzer.sh TARGET SOURCE_ROOT BUILD_DIR SECONDS [SEED...]
+#   TARGET: decoder, encoder or headers. For hours: tools/fuzz-long.sh.
+# SPDX-License-Identifier: LGPL-2.1-or-later
+set -eu
+target=$1 src=$2 out=$3 seconds=$4
+shift 4
+cc=${CLANG:-clang}
+command -v "$cc" > /dev/null || { echo "SKIP: no clang"; exit 77; }
+mkdir -p "$out/fuzz-$target.inc" "$out/corpus-$target"
+# libc63's configuration without the CUDA backend (GPU code is not fuzzed here)
+printf '#pragma once\n#define HAVE_CUDA 0\n' > "$out/fuzz-$target.inc/c63-config.h"
+bin=$out/fuzz_$target
+if ! "$cc" -std=c11 -O1 -g -fno-omit-frame-pointer -ffp-contract=off -D_GNU_SOURCE \
+    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+    -I"$out/fuzz-$target.inc" -I"$src/c63" \
+    "$src/tests/fuzz/fuzz_$target.c" "$src"/c63/*.c -lm -lpthread -o "$bin" 2> "$bin.log"; then
+  if grep -q "fuzzer" "$bin.log"; then
+    echo "SKIP: this clang cannot build libFuzzer targets:"; tail -3 "$bin.log"; exit 77
+  fi
+  cat "$bin.log"; exit 1
+fi
+# -timeout: one input taking over 10 s is a hang; -rss_limit_mb: a leak or
+# a runaway allocation. New inputs go to the corpus, crashes to $out.
+mkdir -p "$out/seeds-$target"
+[ $# -eq 0 ] || cp "$@" "$out/seeds-$target/" # libFuzzer reads directories
+status=0
+"$bin" -max_total_time="$seconds" -max_len=32768 -timeout=10 -rss_limit_mb=2048 \
+  -print_final_stats=1 -artifact_prefix="$out/" "$out/corpus-$target" "$out/seeds-$target" \
+  > "$out/fuzz_$target.run.log" 2>&1 || status=$?
+grep -E "DONE|stat::number_of_executed_units|ERROR|SUMMARY|Test unit written" \
+  "$out/fuzz_$target.run.log" | tail -6
+exit $status
