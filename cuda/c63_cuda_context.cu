@@ -24,9 +24,18 @@ ctx_pop_fn pop_fn;
 ctx_get_device_fn get_device_fn;
 pthread_once_t once = PTHREAD_ONCE_INIT;
 
+void load()
+{
+  push_fn = reinterpret_cast<ctx_push_fn>(c63_cu_driver_entry("cuCtxPushCurrent", 4000));
+  pop_fn = reinterpret_cast<ctx_pop_fn>(c63_cu_driver_entry("cuCtxPopCurrent", 4000));
+  get_device_fn = reinterpret_cast<ctx_get_device_fn>(c63_cu_driver_entry("cuCtxGetDevice", 2000));
+}
+
+} // namespace
+
 /* The driver function `name` with the ABI it had in CUDA `version` (later
  * versions may change a signature, as CUDA 12 did cuCtxCreate's). */
-void *entry(const char *name, unsigned version)
+void *c63_cu_driver_entry(const char *name, unsigned version)
 {
   void *fn = nullptr;
   cudaDriverEntryPointQueryResult found;
@@ -38,15 +47,6 @@ void *entry(const char *name, unsigned version)
   }
   return fn;
 }
-
-void load()
-{
-  push_fn = reinterpret_cast<ctx_push_fn>(entry("cuCtxPushCurrent", 4000));
-  pop_fn = reinterpret_cast<ctx_pop_fn>(entry("cuCtxPopCurrent", 4000));
-  get_device_fn = reinterpret_cast<ctx_get_device_fn>(entry("cuCtxGetDevice", 2000));
-}
-
-} // namespace
 
 cudaError_t c63_cu_enter(const c63_device &dev)
 {

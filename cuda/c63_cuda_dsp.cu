@@ -285,20 +285,6 @@ extern "C" int c63_cuda_write_stuffed(const uint8_t *data, size_t n, uint32_t pe
 namespace
 {
 
-/* As in c63_cuda_context.cu: the ABI of CUDA `version`. */
-void *driver_entry(const char *name, unsigned version)
-{
-  void *fn = nullptr;
-  cudaDriverEntryPointQueryResult found;
-  if (cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &found) !=
-          cudaSuccess ||
-      found != cudaDriverEntryPointSuccess) {
-    cudaGetLastError();
-    return nullptr;
-  }
-  return fn;
-}
-
 c63_device test_device(void *ctx)
 {
   c63_device d;
@@ -314,8 +300,8 @@ extern "C" void *c63_cuda_test_context_new(int device)
   typedef int (*create_fn)(void **ctx, unsigned flags, int dev);
   typedef int (*pop_fn)(void **ctx);
   /* cuCtxCreate_v2 (ctx, flags, device), as GStreamer 1.22 calls it */
-  create_fn create = reinterpret_cast<create_fn>(driver_entry("cuCtxCreate", 3020));
-  pop_fn pop = reinterpret_cast<pop_fn>(driver_entry("cuCtxPopCurrent", 4000));
+  create_fn create = reinterpret_cast<create_fn>(c63_cu_driver_entry("cuCtxCreate", 3020));
+  pop_fn pop = reinterpret_cast<pop_fn>(c63_cu_driver_entry("cuCtxPopCurrent", 4000));
   void *ctx = nullptr, *popped;
   if (cudaFree(nullptr) != cudaSuccess || !create || !pop) return nullptr; /* driver init */
   if (create(&ctx, 0, device) != 0) return nullptr;
@@ -326,7 +312,7 @@ extern "C" void *c63_cuda_test_context_new(int device)
 extern "C" void c63_cuda_test_context_free(void *ctx)
 {
   typedef int (*destroy_fn)(void *ctx);
-  destroy_fn destroy = reinterpret_cast<destroy_fn>(driver_entry("cuCtxDestroy", 4000));
+  destroy_fn destroy = reinterpret_cast<destroy_fn>(c63_cu_driver_entry("cuCtxDestroy", 4000));
   if (ctx && destroy) destroy(ctx);
 }
 

@@ -44,6 +44,9 @@ size_t c63_cu_planes_init(const struct c63_geometry *g, c63_cu_planes *P);
  * pushed context, so the caller's own current context is restored). */
 cudaError_t c63_cu_enter(const c63_device &dev);
 void c63_cu_leave(const c63_device &dev);
+/* A driver API function by name, with the signature it had in CUDA
+ * `version` (e.g. 4000 for the _v2 functions); NULL without a driver. */
+void *c63_cu_driver_entry(const char *name, unsigned version);
 /* The ordinal of the device dev works on; -1 for an unusable context. */
 int c63_cu_context_device(const c63_device &dev);
 

@@ -26,7 +26,7 @@ static const char *prog = "c63-dec";
 static void usage(FILE *out)
 {
   fprintf(out,
-          "Usage: %s [--quiet] INPUT.c63 OUTPUT.yuv\n"
+          "Usage: %s [--quiet] [--backend cpu|cuda] [--device N] [-t N] INPUT.c63 OUTPUT.yuv\n"
           "Decode a Codec63 stream into raw I420 video (planar 4:2:0, 8 bit, the\n"
           "stream's width x height, chroma ceil(w/2) x ceil(h/2)). Use - for\n"
           "standard input or output. Corrupt frames are reported and skipped;\n"
@@ -44,6 +44,9 @@ static void usage(FILE *out)
           "      --backend cpu|cuda  reconstruct on the CPU (default) or the GPU, with\n"
           "                          the same pictures\n"
           "      --device N          CUDA device (default 0)\n"
+          "  -t, --threads N         CPU threads that parse and entropy-decode (and\n"
+          "                          reconstruct on the CPU): 0 = one per core, at\n"
+          "                          most 16 (default 0)\n"
           "      --quiet             only report errors\n"
           "      --help              show this text\n",
           prog);
@@ -213,11 +216,9 @@ static void drain(decode_state *st)
 int main(int argc, char **argv)
 {
   static const struct option long_opts[] = {
-      {"quiet", no_argument, NULL, 'Q'},
-      {"help", no_argument, NULL, 'H'},
-      {"backend", required_argument, NULL, 'B'},
-      {"device", required_argument, NULL, 'D'},
-      {NULL, 0, NULL, 0},
+      {"quiet", no_argument, NULL, 'Q'},         {"help", no_argument, NULL, 'H'},
+      {"backend", required_argument, NULL, 'B'}, {"device", required_argument, NULL, 'D'},
+      {"threads", required_argument, NULL, 't'}, {NULL, 0, NULL, 0},
   };
   c63_dec_params params;
   const char *in_path, *out_path;
@@ -235,7 +236,7 @@ int main(int argc, char **argv)
   memset(&st, 0, sizeof st);
   c63_dec_params_init(&params);
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, "t:", long_opts, NULL)) != -1) {
     switch (opt) {
     case 'Q':
       quiet = 1;
@@ -251,6 +252,14 @@ int main(int argc, char **argv)
       fprintf(stderr, "%s: unknown backend '%s' (expected cpu or cuda)\n\n", prog, optarg);
       usage(stderr);
       return 2;
+    case 't':
+      if (cli_parse_int(optarg, &params.threads) != 0 || params.threads < 0 ||
+          params.threads > 256) {
+        fprintf(stderr, "%s: '%s' is not a thread count (0..256)\n\n", prog, optarg);
+        usage(stderr);
+        return 2;
+      }
+      break;
     case 'D':
       if (cli_parse_int(optarg, &params.device_id) != 0 || params.device_id < 0) {
         fprintf(stderr, "%s: '%s' is not a device number\n\n", prog, optarg);

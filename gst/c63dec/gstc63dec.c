@@ -113,7 +113,7 @@ static void gst_c63_try_allocator_init(GstC63TryAllocator *allocator)
 /* Where pictures are reconstructed: "auto" takes the GPU when one is
  * usable; every choice gives the same pictures. */
 enum { BACKEND_AUTO, BACKEND_CPU, BACKEND_CUDA };
-enum { PROP_0, PROP_BACKEND, PROP_DEVICE_ID };
+enum { PROP_0, PROP_BACKEND, PROP_DEVICE_ID, PROP_THREADS };
 #define DEFAULT_BACKEND BACKEND_AUTO
 #define DEFAULT_DEVICE_ID 0
 
@@ -141,6 +141,7 @@ static gboolean gst_c63_dec_start(GstVideoDecoder *vdec)
   c63_dec_params_init(&params);
   GST_OBJECT_LOCK(self);
   params.device_id = self->device_id;
+  params.threads = self->threads;
   params.backend = self->backend == BACKEND_CPU ? C63_BACKEND_CPU : C63_BACKEND_CUDA;
   if (self->backend == BACKEND_AUTO &&
       !c63_backend_available(C63_BACKEND_CUDA, params.device_id, NULL, 0))
@@ -677,6 +678,9 @@ static void gst_c63_dec_set_property(GObject *object, guint prop_id, const GValu
   case PROP_DEVICE_ID:
     self->device_id = g_value_get_int(value);
     break;
+  case PROP_THREADS:
+    self->threads = g_value_get_int(value);
+    break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
     break;
@@ -696,6 +700,9 @@ static void gst_c63_dec_get_property(GObject *object, guint prop_id, GValue *val
     break;
   case PROP_DEVICE_ID:
     g_value_set_int(value, self->device_id);
+    break;
+  case PROP_THREADS:
+    g_value_set_int(value, self->threads);
     break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -726,6 +733,15 @@ static void gst_c63_dec_class_init(GstC63DecClass *klass)
       g_param_spec_int("cuda-device-id", "CUDA device",
                        "CUDA device ordinal for backend=cuda or auto (0..1024, default 0)", 0, 1024,
                        DEFAULT_DEVICE_ID,
+                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property(
+      gobject_class, PROP_THREADS,
+      g_param_spec_int("threads", "Threads",
+                       "CPU threads that parse and entropy-decode frames (and reconstruct them "
+                       "on the CPU backend); 0 = one per core, at most 16. Frames in flight, "
+                       "and so the latency, grow with them. Read when the element starts "
+                       "(0..256, default 0)",
+                       0, 256, 0,
                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);

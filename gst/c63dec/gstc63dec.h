@@ -24,6 +24,7 @@ struct _GstC63Dec {
   GstVideoCodecState *input_state;
   gint backend;          /* GstC63DecBackend: the property, read at start */
   gint device_id;        /* CUDA device for the cuda backend */
+  gint threads;          /* CPU threads, 0: one per core (the property) */
   GstC63Framer framer;   /* byte-stream input only */
   GstAllocator *try_mem; /* system memory that may fail, for output pictures */
   /* The GPU backend's GstCudaContext (gstc63cuda.h), shared with the

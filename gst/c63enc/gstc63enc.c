@@ -15,22 +15,32 @@
 
 #include <string.h>
 
+#include "c63-config.h"
+
 #include "gstc63enc.h"
 #include "gstc63pinnedallocator.h"
 #ifdef HAVE_GST_CUDA
 #include "gstc63cuda.h"
 #endif
 
+/* One debug category per element ("c63enc", "c63cudaenc"): each log call
+ * takes its element's from the class. */
 GST_DEBUG_CATEGORY_STATIC(gst_c63_enc_debug);
-#define GST_CAT_DEFAULT gst_c63_enc_debug
+GST_DEBUG_CATEGORY_STATIC(gst_c63_cudaenc_debug);
+#define GST_CAT_DEFAULT (GST_C63_ENC_GET_CLASS(self)->debug)
 
 enum {
   PROP_0,
   PROP_QUALITY,
   PROP_KEYFRAME_INTERVAL,
   PROP_SEARCH_RANGE,
+  PROP_THREADS,
   PROP_DEVICE_ID,
 };
+
+/* A frame duration for the latency when the caps carry no framerate. */
+#define ASSUMED_FPS_N 25
+#define ASSUMED_FPS_D 1
 
 #define DEFAULT_DEVICE_ID 0
 
@@ -121,11 +131,15 @@ static void gst_c63_enc_set_latency(GstC63Enc *self)
   int delay = c63_encoder_delay(self->enc);
   GstClockTime latency = 0;
 
-  /* Without a framerate a frame's duration is unknown; a delay-free backend
-   * (the CPU one) has no latency either way. */
-  if (delay > 0 && GST_VIDEO_INFO_FPS_N(info) > 0)
-    latency = gst_util_uint64_scale(delay, GST_SECOND * GST_VIDEO_INFO_FPS_D(info),
-                                    GST_VIDEO_INFO_FPS_N(info));
+  /* Without a framerate a frame's duration is unknown: assume 25 fps, so a
+   * live pipeline still budgets for the frames in flight. A delay-free
+   * backend (the CPU one) has no latency either way. */
+  gint fps_n = GST_VIDEO_INFO_FPS_N(info), fps_d = GST_VIDEO_INFO_FPS_D(info);
+  if (fps_n <= 0 || fps_d <= 0) {
+    fps_n = ASSUMED_FPS_N;
+    fps_d = ASSUMED_FPS_D;
+  }
+  if (delay > 0) latency = gst_util_uint64_scale(delay, GST_SECOND * fps_d, fps_n);
   gst_video_encoder_set_latency(GST_VIDEO_ENCODER(self), latency, latency);
 }
 
@@ -145,6 +159,7 @@ static gboolean gst_c63_enc_open_encoder(GstC63Enc *self)
   params.keyframe_interval = self->keyframe_interval;
   params.search_range = self->search_range;
   params.device_id = self->device_id;
+  params.threads = self->threads;
   self->settings_changed = FALSE;
   GST_OBJECT_UNLOCK(self);
 #ifdef HAVE_GST_CUDA
@@ -378,6 +393,13 @@ static gboolean gst_c63_enc_set_format(GstVideoEncoder *venc, GstVideoCodecState
                              GST_VIDEO_INFO_FPS_D(info), "parsed", G_TYPE_BOOLEAN, TRUE, NULL);
   out = gst_video_encoder_set_output_state(venc, caps, state);
   gst_video_codec_state_unref(out);
+  {
+    GstTagList *tags = gst_tag_list_new(
+        GST_TAG_ENCODER, GST_ELEMENT_NAME(gst_element_get_factory(GST_ELEMENT(self))),
+        GST_TAG_ENCODER_VERSION, (guint)C63_VERSION_NUMBER, GST_TAG_VIDEO_CODEC, "Codec63", NULL);
+    gst_video_encoder_merge_tags(venc, tags, GST_TAG_MERGE_REPLACE);
+    gst_tag_list_unref(tags);
+  }
   return gst_video_encoder_negotiate(venc);
 }
 
@@ -486,6 +508,7 @@ static gboolean gst_c63_enc_flush(GstVideoEncoder *venc)
  * without copying it into its staging first. */
 static gboolean gst_c63_enc_propose_allocation(GstVideoEncoder *venc, GstQuery *query)
 {
+  GstC63Enc *self = GST_C63_ENC(venc);
   GstCaps *caps = NULL;
   gboolean need_pool = FALSE;
   GstVideoInfo info;
@@ -527,7 +550,7 @@ static gboolean gst_c63_enc_propose_allocation(GstVideoEncoder *venc, GstQuery *
       gst_query_add_allocation_pool(query, need_pool ? pool : NULL, GST_VIDEO_INFO_SIZE(&info), 0,
                                     0);
     else
-      GST_WARNING_OBJECT(venc, "video buffer pool rejected its configuration");
+      GST_WARNING_OBJECT(self, "video buffer pool rejected its configuration");
     gst_object_unref(pool);
   }
   if (allocator) gst_object_unref(allocator);
@@ -556,6 +579,9 @@ static void gst_c63_enc_set_property(GObject *object, guint prop_id, const GValu
     self->search_range = g_value_get_int(value);
     self->settings_changed = TRUE;
     break;
+  case PROP_THREADS:
+    self->threads = g_value_get_int(value);
+    break;
   case PROP_DEVICE_ID:
     self->device_id = g_value_get_int(value);
     break;
@@ -581,6 +607,9 @@ static void gst_c63_enc_get_property(GObject *object, guint prop_id, GValue *val
     break;
   case PROP_SEARCH_RANGE:
     g_value_set_int(value, self->search_range);
+    break;
+  case PROP_THREADS:
+    g_value_set_int(value, self->threads);
     break;
   case PROP_DEVICE_ID:
     g_value_set_int(value, self->device_id);
@@ -636,6 +665,13 @@ static void gst_c63_enc_class_init(GstC63EncClass *klass)
                        "while PLAYING; applies from the next frame",
                        C63_MIN_SEARCH_RANGE, C63_MAX_SEARCH_RANGE, C63_DEFAULT_SEARCH_RANGE,
                        flags | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property(
+      gobject_class, PROP_THREADS,
+      g_param_spec_int("threads", "Threads",
+                       "CPU threads of the encoder (the CPU encoder's whole work, the CUDA "
+                       "encoder's input copies); 0 = one per core, at most 16 (c63-enc -t). "
+                       "Applies when the encoder next starts (0..256, default 0)",
+                       0, 256, 0, flags | GST_PARAM_MUTABLE_READY));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);
@@ -655,6 +691,7 @@ static void gst_c63_enc_class_init(GstC63EncClass *klass)
 
   gst_type_mark_as_plugin_api(GST_TYPE_C63_ENC, 0);
   GST_DEBUG_CATEGORY_INIT(gst_c63_enc_debug, "c63enc", 0, "Codec63 encoder");
+  GST_DEBUG_CATEGORY_INIT(gst_c63_cudaenc_debug, "c63cudaenc", 0, "Codec63 CUDA encoder");
 }
 
 static void gst_c63_enc_init(GstC63Enc *self)
@@ -674,6 +711,7 @@ static void gst_c63_enc_subclass_init(gpointer klass, gpointer class_data)
   c63_backend_kind backend = (c63_backend_kind)GPOINTER_TO_INT(class_data);
 
   enc_class->backend = backend;
+  enc_class->debug = backend == C63_BACKEND_CUDA ? gst_c63_cudaenc_debug : gst_c63_enc_debug;
   /* GObject does not inherit these: each class handles its own properties. */
   G_OBJECT_CLASS(klass)->set_property = gst_c63_enc_set_property;
   G_OBJECT_CLASS(klass)->get_property = gst_c63_enc_get_property;

@@ -38,6 +38,7 @@ struct _GstC63Enc {
   gint keyframe_interval;
   gint search_range;
   gint device_id;
+  gint threads;
 
   /* The CUDA element's GstCudaContext (gstc63cuda.h), shared with the
    * pipeline's other CUDA elements; set between start and stop. */
@@ -52,12 +53,13 @@ struct _GstC63EncClass {
   GstVideoEncoderClass parent_class;
 
   c63_backend_kind backend; /* set by the concrete registered type */
+  GstDebugCategory *debug;  /* the element's own debug category */
 };
 
 GType gst_c63_enc_get_type(void);
 
 /* Register the encoder element for one backend: "c63enc" for
- * C63_BACKEND_CPU, "c63cudaenc" (with a device-id property) for
+ * C63_BACKEND_CPU, "c63cudaenc" (with a cuda-device-id property) for
  * C63_BACKEND_CUDA. */
 gboolean gst_c63_enc_register(GstPlugin *plugin, c63_backend_kind backend, guint rank);
 

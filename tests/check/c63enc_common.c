@@ -482,7 +482,51 @@ void c63check_enc_latency(const gchar *element, c63_backend_kind backend)
   push_pictures(hh, 64, 48, 0, 1);
   fail_unless_equals_uint64(gst_harness_query_latency(hh),
                             (guint64)c63_encoder_delay(enc) * FRAME_DURATION);
+  gst_harness_teardown(hh);
+
+  /* without a framerate, 25 fps is assumed for the frames in flight */
+  hh = gst_harness_new(element);
+  gst_harness_set_src_caps_str(hh, "video/x-raw, format=I420, width=64, height=48");
+  push_pictures(hh, 64, 48, 0, 1);
+  fail_unless_equals_uint64(gst_harness_query_latency(hh),
+                            (guint64)c63_encoder_delay(enc) * (GST_SECOND / 25));
   c63_encoder_free(enc);
+  gst_harness_teardown(hh);
+}
+
+void c63check_enc_tags_threads(const gchar *element)
+{
+  GstHarness *hh = enc_harness(element, 64, 48);
+  GstEvent *ev;
+  gboolean found = FALSE;
+  gint threads = -1;
+
+  /* threads: 0 by default, any of 1..256 encodes */
+  g_object_get(hh->element, "threads", &threads, NULL);
+  fail_unless_equals_int(threads, 0);
+  g_object_set(hh->element, "threads", 3, NULL);
+  push_pictures(hh, 64, 48, 0, 2);
+  fail_unless(gst_harness_push_event(hh, gst_event_new_eos()));
+  fail_unless_equals_int(gst_harness_buffers_received(hh), 2);
+  while ((ev = gst_harness_try_pull_event(hh))) {
+    if (GST_EVENT_TYPE(ev) == GST_EVENT_TAG) {
+      GstTagList *tags;
+      gchar *s = NULL;
+      guint version = 0;
+      gst_event_parse_tag(ev, &tags);
+      if (gst_tag_list_get_string(tags, GST_TAG_ENCODER, &s)) {
+        fail_unless_equals_string(s, element);
+        g_free(s);
+        fail_unless(gst_tag_list_get_string(tags, GST_TAG_VIDEO_CODEC, &s));
+        fail_unless_equals_string(s, "Codec63");
+        g_free(s);
+        fail_unless(gst_tag_list_get_uint(tags, GST_TAG_ENCODER_VERSION, &version));
+        found = TRUE;
+      }
+    }
+    gst_event_unref(ev);
+  }
+  fail_unless(found, "no encoder tags");
   gst_harness_teardown(hh);
 }
 

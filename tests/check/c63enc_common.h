@@ -31,6 +31,8 @@ void c63check_enc_pool_input(const gchar *element, const gchar *mem_type);
 void c63check_enc_failing_allocator(const gchar *element);
 void c63check_enc_bad_caps(const gchar *element);
 void c63check_enc_latency(const gchar *element, c63_backend_kind backend);
+/* Encoder tags (encoder, codec, version) and the threads property. */
+void c63check_enc_tags_threads(const gchar *element);
 /* Every conformance vector through the element, byte for byte. */
 void c63check_enc_conformance(const gchar *element, guint vector);
 

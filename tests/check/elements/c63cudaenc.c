@@ -170,12 +170,19 @@ GST_START_TEST(test_cuda_latency)
 }
 GST_END_TEST;
 
+GST_START_TEST(test_cuda_tags_threads)
+{
+  c63check_enc_tags_threads(ELEMENT);
+}
+GST_END_TEST;
+
 static Suite *c63cudaenc_suite(void)
 {
   Suite *s = suite_create(ELEMENT);
   TCase *tc = tcase_create("general");
 
   suite_add_tcase(s, tc);
+  tcase_add_test(tc, test_cuda_tags_threads);
   tcase_add_test(tc, test_cuda_latency);
   tcase_add_test(tc, test_cuda_memory_input);
   tcase_add_test(tc, test_cuda_nv12);

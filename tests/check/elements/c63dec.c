@@ -438,18 +438,21 @@ GST_START_TEST(test_dec_cuda_memory_output)
 GST_END_TEST;
 
 /* Pictures leave the decoder c63_decoder_delay() frames after their input,
- * and the latency query says so (25 fps caps: 40 ms a frame). */
+ * and the latency query says so (25 fps caps: 40 ms a frame); the threads
+ * property sets how many are in flight. */
 GST_START_TEST(test_dec_latency)
 {
   GPtrArray *frames = load_frames(K7_STREAM);
-  GstHarness *hh = dec_harness(PACKETIZED_CAPS);
+  GstHarness *hh = gst_harness_new_parse("c63dec threads=3");
   c63_dec_params p;
   c63_decoder *ref;
   gint delay;
   guint n;
 
-  /* the element's defaults: the GPU when usable, one thread per core */
+  /* the element's backend (the GPU when usable), three threads */
   c63_dec_params_init(&p);
+  p.threads = 3;
+  gst_harness_set_src_caps_str(hh, PACKETIZED_CAPS);
   if (c63_backend_available(C63_BACKEND_CUDA, 0, NULL, 0)) p.backend = C63_BACKEND_CUDA;
   fail_unless_equals_int(c63_decoder_new_with_params(&p, &ref, NULL, 0), C63_OK);
   delay = c63_decoder_delay(ref);

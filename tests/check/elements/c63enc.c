@@ -131,6 +131,12 @@ GST_START_TEST(test_enc_nv12)
 }
 GST_END_TEST;
 
+GST_START_TEST(test_enc_tags_threads)
+{
+  c63check_enc_tags_threads("c63enc");
+}
+GST_END_TEST;
+
 static Suite *c63enc_suite(void)
 {
   Suite *s = suite_create("c63enc");
@@ -138,6 +144,7 @@ static Suite *c63enc_suite(void)
 
   suite_add_tcase(s, tc);
   tcase_add_test(tc, test_enc_nv12);
+  tcase_add_test(tc, test_enc_tags_threads);
   tcase_add_test(tc, test_enc_latency);
   tcase_add_test(tc, test_enc_pool_input);
   tcase_add_test(tc, test_enc_caps);
