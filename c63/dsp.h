@@ -84,6 +84,8 @@ void c63_me_window(int mx, int my, int w, int h, int range, int *left, int *top,
 /* Replace the functions that have an SSE4.1 version when this CPU has
  * SSE4.1; returns whether it did (used by c63_dsp_init and the tests). */
 int c63_dsp_init_sse41(c63_dsp *dsp);
+/* The same for AVX2 (dequantisation, inverse transform, reconstruction). */
+int c63_dsp_init_avx2(c63_dsp *dsp);
 
 #ifdef __cplusplus
 }

@@ -82,8 +82,11 @@ void c63_dequant_idct_block(const int16_t in[64], const uint8_t quant[64], int16
 {
   float mb[64];
   for (int z = 0; z < 64; z++) {
-    float dq = (float)in[z] * quant[z];
-    mb[c63_zigzag_v[z] * 8 + c63_zigzag_u[z]] = (float)round((double)dq / 4.0);
+    /* The format's round((double)((float)in * quant) / 4.0): the product is
+     * an integer under 2^24, exact in float, so rounding its quarter half
+     * away from zero in integers gives the same value without libm. */
+    const int v = in[z] * quant[z];
+    mb[c63_zigzag_v[z] * 8 + c63_zigzag_u[z]] = (float)(v >= 0 ? (v + 2) >> 2 : -((-v + 2) >> 2));
   }
   scale(mb);
   transform_2d(mb, idct_1d);

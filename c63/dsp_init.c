@@ -6,4 +6,5 @@ void c63_dsp_init(c63_dsp *dsp)
 {
   *dsp = c63_dsp_c;
   c63_dsp_init_sse41(dsp);
+  c63_dsp_init_avx2(dsp);
 }

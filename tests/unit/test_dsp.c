@@ -150,6 +150,87 @@ static void test_motion_search_simd(void)
   }
 }
 
+/* The dequantisation's integer rounding against the format's double
+ * formula, for every coefficient and quantiser value. */
+static void test_dequant_rounding(void)
+{
+  long bad = 0;
+  for (int q = 0; q < 256; q++) {
+    for (int in = -32768; in <= 32767; in++) {
+      const float want = (float)round((double)((float)in * q) / 4.0);
+      const int v = in * q;
+      const float got = (float)(v >= 0 ? (v + 2) >> 2 : -((-v + 2) >> 2));
+      bad += want != got;
+    }
+  }
+  CHECK_EQ(bad, 0);
+}
+
+/* The optimised dequantisation + inverse transform + reconstruction
+ * against the oracle, byte for byte: realistic, sparse and extreme
+ * coefficients (corrupt streams reach all of int16), every quantiser
+ * value, with and without a prediction, several plane sizes. */
+static void test_dequant_idct_recon_simd(void)
+{
+  c63_dsp opt = c63_dsp_c;
+  if (!c63_dsp_init_avx2(&opt)) {
+    printf("dequant_idct_recon: no AVX2 on this CPU, optimised version not tested\n");
+    return;
+  }
+  static const int sizes[][2] = {{8, 8}, {16, 24}, {64, 8}, {1920, 16}};
+  for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+    const int w = sizes[s][0], h = sizes[s][1];
+    const size_t n = (size_t)w * h;
+    int16_t *coeffs = malloc(n * sizeof(int16_t));
+    uint8_t *pred = malloc(n), *a = malloc(n), *b = malloc(n), quant[64];
+    for (int kind = 0; kind < 8; kind++) {
+      for (size_t i = 0; i < n; i++) {
+        int v;
+        switch (kind) {
+        case 0: /* small, as real streams have */
+          v = (int)(test_rand() % 41) - 20;
+          break;
+        case 1: /* sparse */
+          v = test_rand() % 8 == 0 ? (int)(test_rand() % 201) - 100 : 0;
+          break;
+        case 2: /* any int16 */
+          v = (int)(int16_t)test_rand();
+          break;
+        case 3: /* extremes */
+          v = test_rand() % 2 ? 32767 : -32768;
+          break;
+        case 6: /* DC only (the optimised version takes a shortcut) */
+          v = i % 64 == 0 ? (int)(int16_t)test_rand() : 0;
+          break;
+        case 7: /* DC and one AC coefficient at 16, 32 or 48 */
+          v = i % 64 == 0 || i % 64 == 16 * (1 + (i / 64) % 3) ? (int)(test_rand() % 201) - 100 : 0;
+          break;
+        default: /* mid-range */
+          v = (int)(test_rand() % 4001) - 2000;
+          break;
+        }
+        coeffs[i] = (int16_t)v;
+      }
+      for (int z = 0; z < 64; z++)
+        quant[z] = kind == 5 ? (uint8_t)(z * 4) : (uint8_t)test_rand(); /* 0..255 */
+      fill_random(pred, n, 0, 255);
+      for (int with_pred = 0; with_pred < 2; with_pred++) {
+        c63_dsp_c.dequant_idct_recon(coeffs, with_pred ? pred : NULL, w, h, quant, a);
+        opt.dequant_idct_recon(coeffs, with_pred ? pred : NULL, w, h, quant, b);
+        if (memcmp(a, b, n) != 0) {
+          fprintf(stderr, "dequant_idct_recon %dx%d kind %d pred %d: AVX2 differs from C\n", w, h,
+                  kind, with_pred);
+          test_failures++;
+        }
+      }
+    }
+    free(coeffs);
+    free(pred);
+    free(a);
+    free(b);
+  }
+}
+
 /* Flat planes: every candidate ties, so the first in raster order wins,
  * i.e. the top-left corner of the clipped window. */
 static void test_tie_break_and_borders(void)
@@ -234,6 +315,8 @@ int main(void)
   test_saturated_alternating();
   test_random_roundtrip();
   test_motion_search_simd();
+  test_dequant_rounding();
+  test_dequant_idct_recon_simd();
   test_tie_break_and_borders();
   test_motion_compensate();
   return test_done("test_dsp");
