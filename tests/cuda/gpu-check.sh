@@ -120,6 +120,8 @@ if [ -f "$bin/libgstc63.so" ] && command -v gst-launch-1.0 > /dev/null; then
   if [ -x "$bin/c63-element-bench" ]; then
     bench element "$bin/c63-element-bench" -f 3000 -n 5 "$mandel"
     bench element-pool "$bin/c63-element-bench" -p -f 3000 -n 5 "$mandel"
+    # frames already in CUDA memory (cudaupload once, context shared)
+    bench element-cuda "$bin/c63-element-bench" -c -f 3000 -n 5 "$mandel"
   fi
   bench gst-bench sh tools/c63-cuda-bench-gst.sh "$mandel" 1920 1080 1000 3
 fi
