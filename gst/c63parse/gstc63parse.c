@@ -75,6 +75,8 @@ static gboolean gst_c63_parse_start(GstBaseParse *parse)
   GST_OBJECT_UNLOCK(self);
   self->upstream_fps = FALSE;
   g_array_set_size(self->keyframes, 0);
+  self->upstream_size = -1;
+  self->duration = GST_CLOCK_TIME_NONE;
   gst_base_parse_set_min_frame_size(parse, MIN_FRAME_BYTES);
   gst_base_parse_set_syncable(parse, TRUE);
   gst_base_parse_set_has_timing_info(parse, FALSE);
@@ -130,6 +132,35 @@ static void gst_c63_parse_note_keyframe(GstC63Parse *self, guint64 offset, GstCl
   GST_OBJECT_UNLOCK(self);
 }
 
+/* The duration: the time parsed so far scaled by the upstream size, in
+ * whole frames, so exact once the last frame is parsed. GstBaseParse only
+ * estimates after 3 s of frames; this starts with the first, and updates
+ * when the estimate moves by a second or the end is reached. */
+static void gst_c63_parse_update_duration(GstC63Parse *self, guint64 end_offset, GstClockTime end)
+{
+  GstClockTime frame = gst_util_uint64_scale(GST_SECOND, self->fps_d, self->fps_n);
+  GstClockTime est;
+  guint64 frames;
+
+  if (self->upstream_size < 0 &&
+      !gst_pad_peer_query_duration(GST_BASE_PARSE_SINK_PAD(self), GST_FORMAT_BYTES,
+                                   &self->upstream_size))
+    self->upstream_size = 0;
+  if (self->upstream_size <= 0 || end_offset == 0 || !GST_CLOCK_TIME_IS_VALID(end) || frame == 0)
+    return;
+  frames = gst_util_uint64_scale_round(gst_util_uint64_scale(end, self->upstream_size, end_offset),
+                                       1, frame);
+  est = gst_util_uint64_scale(frames, GST_SECOND * self->fps_d, self->fps_n);
+  if (GST_CLOCK_TIME_IS_VALID(self->duration) && end_offset < (guint64)self->upstream_size &&
+      (GstClockTimeDiff)(est - self->duration) < GST_SECOND &&
+      (GstClockTimeDiff)(self->duration - est) < GST_SECOND)
+    return;
+  if (est == self->duration) return;
+  GST_DEBUG_OBJECT(self, "duration %" GST_TIME_FORMAT, GST_TIME_ARGS(est));
+  self->duration = est;
+  gst_base_parse_set_duration(GST_BASE_PARSE(self), GST_FORMAT_TIME, est, 0);
+}
+
 static GstFlowReturn gst_c63_parse_handle_frame(GstBaseParse *parse, GstBaseParseFrame *frame,
                                                 gint *skipsize)
 {
@@ -148,6 +179,12 @@ static GstFlowReturn gst_c63_parse_handle_frame(GstBaseParse *parse, GstBasePars
   r = c63_frame_scan(&self->scanner, map.data, map.size, at_end, &res);
   gst_buffer_unmap(frame->buffer, &map);
 
+  /* Until the frame is complete, GstBaseParse hands over all bytes again,
+   * copied together; asking for a quarter more (at least 4 KiB) each time
+   * keeps a stream in tiny buffers linear. */
+  gst_base_parse_set_min_frame_size(
+      parse, r == C63_SCAN_NEED_DATA ? (guint)MIN(map.size + MAX(map.size / 4, 4096), G_MAXUINT / 2)
+                                     : MIN_FRAME_BYTES);
   if (r == C63_SCAN_NEED_DATA) {
     *skipsize = 0;
     return GST_FLOW_OK;
@@ -184,6 +221,10 @@ static GstFlowReturn gst_c63_parse_handle_frame(GstBaseParse *parse, GstBasePars
     GST_BUFFER_FLAG_SET(frame->buffer, GST_BUFFER_FLAG_DELTA_UNIT);
   }
   GST_BUFFER_FLAG_UNSET(frame->buffer, GST_BUFFER_FLAG_CORRUPTED);
+  if (GST_BUFFER_PTS_IS_VALID(frame->buffer))
+    gst_c63_parse_update_duration(self, frame->offset + res.size,
+                                  GST_BUFFER_PTS(frame->buffer) +
+                                      gst_util_uint64_scale(GST_SECOND, self->fps_d, self->fps_n));
   return gst_base_parse_finish_frame(parse, frame, res.size);
 }
 

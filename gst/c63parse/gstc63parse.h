@@ -24,6 +24,8 @@ struct _GstC63Parse {
   gint fps_n, fps_d;         /* in use: upstream caps, else the property */
   gint prop_fps_n, prop_fps_d;
   gboolean upstream_fps; /* the framerate came from upstream caps */
+  gint64 upstream_size;  /* bytes, 0: unknown (not asked yet: -1) */
+  GstClockTime duration; /* last duration set (estimated) */
   GArray *keyframes;     /* GstClockTime of the keyframes seen, ascending (object lock) */
 };
 
