@@ -109,20 +109,29 @@ static void test_vectors(void)
   }
 }
 
+/* pan_176x144.c63 (NULL after a failed check), with its first two frames' headers. */
+static uint8_t *first_two_frames(size_t *len, c63_frame_header *h0, c63_frame_header *h1)
+{
+  uint8_t *s = read_vector("pan_176x144.c63", len);
+
+  TU_CHECK(s != NULL, "no vector");
+  if (!s) return NULL;
+  c63_parse_frame_header(s, *len, h0, NULL, 0);
+  c63_parse_frame_header(s + h0->frame_size, *len - h0->frame_size, h1, NULL, 0);
+  return s;
+}
+
 /* Junk before, between and after frames is skipped, whatever the chunks. */
 static void test_junk(void)
 {
   static const uint8_t junk[] = {0x00, 0xff, 0xd8, 0x12, 0xff, 0xff, 0xd9, 0xff, 0xd8, 0x00, 0x55};
   static events whole, part;
   size_t len;
-  uint8_t *s = read_vector("pan_176x144.c63", &len);
   c63_frame_header h0, h1;
+  uint8_t *s = first_two_frames(&len, &h0, &h1);
   tu_buf b = {0};
 
-  TU_CHECK(s != NULL, "no vector");
   if (!s) return;
-  c63_parse_frame_header(s, len, &h0, NULL, 0);
-  c63_parse_frame_header(s + h0.frame_size, len - h0.frame_size, &h1, NULL, 0);
   tu_buf_append(&b, junk, sizeof junk);
   tu_buf_append(&b, s, h0.frame_size);
   tu_buf_append(&b, junk, sizeof junk);
@@ -151,14 +160,11 @@ static void test_markers_in_dqt(void)
 {
   static events whole, part;
   size_t len;
-  uint8_t *s = read_vector("pan_176x144.c63", &len);
   c63_frame_header h0, h1;
+  uint8_t *s = first_two_frames(&len, &h0, &h1);
   tu_buf b = {0};
 
-  TU_CHECK(s != NULL, "no vector");
   if (!s) return;
-  c63_parse_frame_header(s, len, &h0, NULL, 0);
-  c63_parse_frame_header(s + h0.frame_size, len - h0.frame_size, &h1, NULL, 0);
   tu_buf_append(&b, s, h0.frame_size + h1.frame_size);
   /* SOI, DQT marker and length, table id 0: the table's values follow. */
   TU_CHECK(b.data[2] == 0xff && b.data[3] == 0xdb, "DQT first");
