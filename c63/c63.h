@@ -205,6 +205,64 @@ size_t c63_find_frame_start(const uint8_t *buf, size_t len);
  * outside C63_MIN_SIZE..C63_MAX_SIZE). */
 size_t c63_max_frame_bytes(int width, int height);
 
+/* c63_max_frame_bytes(C63_MAX_SIZE, C63_MAX_SIZE): no frame of any size is
+ * longer (about 672 MiB). A bound for buffering a frame whose header has not
+ * been read yet; tests/test_frame_scan.c checks that the two agree. */
+#define C63_MAX_FRAME_BYTES ((size_t)704906071u)
+
+/* ---- Splitting a byte stream into frames ------------------------------- */
+
+typedef enum c63_scan_status {
+  C63_SCAN_NEED_DATA = 0, /* call again with more bytes, or with at_end set */
+  C63_SCAN_SKIP = 1,      /* buf[0..size) belongs to no frame: drop it */
+  C63_SCAN_FRAME = 2      /* buf[0..size) is a frame (complete or broken) */
+} c63_scan_status;
+
+/* What c63_frame_scan found. */
+typedef struct c63_frame_scan_result {
+  /* SKIP, FRAME: the bytes to consume. NEED_DATA: bytes already known to
+   * belong to the frame under way whatever follows (0 before a frame start
+   * was seen), so a caller may hand them on before the frame is complete. */
+  size_t size;
+  /* FRAME: 1 when it parsed (c63_parse_frame_header: hdr is set), 0 when it
+   * is broken: bad headers, cut short by the next frame's start, no end
+   * within limit bytes (too_long) or the stream ended inside it. */
+  int complete;
+  int too_long;
+  /* The most bytes the frame under way may take: c63_max_frame_bytes of its
+   * size once its headers parsed, a bound on headers before that. */
+  size_t limit;
+  /* FRAME, complete: the frame's header. Otherwise width and height of the
+   * frame under way once its headers parsed (0 before). */
+  c63_frame_header hdr;
+} c63_frame_scan_result;
+
+/* State kept between calls; fields are private. */
+typedef struct c63_frame_scanner {
+  int synced, have_header, broken_header;
+  size_t scan_pos, data_offset, limit;
+  int width, height;
+} c63_frame_scanner;
+
+/* Start scanning at a new stream position (also after a seek or flush). */
+void c63_frame_scanner_init(c63_frame_scanner *s);
+
+/* Find the frame boundary at the front of buf: buf[0..len) is the stream
+ * from the position where the last SKIP or FRAME ended (or from the start)
+ * and, after NEED_DATA, the same bytes as the last call plus any new ones.
+ * Bytes already looked at are not looked at again, so splitting a stream
+ * takes time linear in its length whatever the chunking (1-byte chunks
+ * included). Junk before a frame start is skipped; a frame's headers are
+ * parsed before its end is searched for (bytes inside a quantiser table may
+ * be FF D8 FF DB or FF D9); in the entropy-coded data every FF is stuffed,
+ * so FF D9 ends the frame and FF D8 starts the next one. With at_end set no
+ * more bytes follow: what is left becomes a broken frame or is skipped.
+ * After SKIP or FRAME the scanner is ready for buf + size. Returns a
+ * c63_scan_status, or C63_ERR_INVALID_ARG for NULL s or res (or a NULL buf
+ * with len > 0). */
+int c63_frame_scan(c63_frame_scanner *s, const uint8_t *buf, size_t len, int at_end,
+                   c63_frame_scan_result *res);
+
 /* ---- Decoder ------------------------------------------------------------ */
 
 typedef struct c63_decoder c63_decoder;

@@ -1,4 +1,4 @@
-/* The c63 plugin: Codec63 encoders, decoder and typefinder.
+/* The c63 plugin: Codec63 encoders, parser, decoder and typefinder.
  *
  * Copyright (C) 2026 gst-c63 contributors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -15,6 +15,7 @@
 
 #include "c63enc/gstc63enc.h"
 #include "c63dec/gstc63dec.h"
+#include "c63parse/gstc63parse.h"
 #include "gstc63typefind.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_c63_plugin_debug);
@@ -53,6 +54,8 @@ static gboolean plugin_init(GstPlugin *plugin)
   ok &= gst_c63_enc_register(plugin, C63_BACKEND_CPU, GST_RANK_PRIMARY);
   ok &= plugin_register_cuda(plugin);
   ok &= gst_element_register(plugin, "c63dec", GST_RANK_PRIMARY, GST_TYPE_C63_DEC);
+  /* Ranked above c63dec, so decodebin puts it in front of the decoder. */
+  ok &= GST_ELEMENT_REGISTER(c63parse, plugin);
   ok &= gst_c63_typefind_register(plugin);
   return ok;
 }

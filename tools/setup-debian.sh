@@ -13,7 +13,7 @@ packages="
   libglib2.0-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
-  gstreamer1.0-plugins-bad
+  gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
   clang
 "
 

@@ -156,6 +156,9 @@ static gboolean gst_c63_dec_start(GstVideoDecoder *vdec)
     params.cuda_context = gst_c63_cuda_handle(self->cuda_ctx);
   }
 #endif
+  /* Delta frames before the first keyframe are dropped by the base class,
+   * which asks upstream for a keyframe. */
+  gst_video_decoder_set_needs_sync_point(vdec, TRUE);
   status = c63_decoder_new_with_params(&params, &self->dec, msg, sizeof msg);
   if (status == C63_ERR_NO_DEVICE) {
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND,
@@ -176,6 +179,7 @@ static gboolean gst_c63_dec_start(GstVideoDecoder *vdec)
   self->bytes_in = self->bytes_skipped = 0;
   self->frames_in = self->frames_out = self->frames_corrupt = self->frames_no_ref = 0;
   self->error_run = self->failed = FALSE;
+  self->last_key_sent = -1;
   return TRUE;
 }
 
@@ -401,6 +405,17 @@ static gboolean gst_c63_dec_copy_picture(GstC63Dec *self, const c63_decoded_pict
   return status == C63_OK;
 }
 
+/* A frame came out without a picture: unless a keyframe was sent after it
+ * (frames are in flight), ask upstream for one (a force-key-unit event) and
+ * have the base class drop the input until it comes, as nothing can be
+ * predicted from what follows. */
+static void gst_c63_dec_request_keyframe(GstC63Dec *self, GstVideoCodecFrame *frame)
+{
+  if ((gint64)frame->system_frame_number < self->last_key_sent) return;
+  gst_video_decoder_request_sync_point(GST_VIDEO_DECODER(self), frame,
+                                       GST_VIDEO_DECODER_REQUEST_SYNC_POINT_DISCARD_INPUT);
+}
+
 /* Drop a corrupt frame. GST_VIDEO_DECODER_ERROR is the one mechanism that
  * counts bad frames: once more than max-errors frames in a row were bad it
  * posts an error message and returns GST_FLOW_ERROR. Below that limit
@@ -426,6 +441,7 @@ static GstFlowReturn gst_c63_dec_drop_corrupt(GstC63Dec *self, GstVideoCodecFram
                          "reported, but count against max-errors)",
                          c63_status_string(status), c63_decoder_error(self->dec)));
   self->error_run = TRUE;
+  gst_c63_dec_request_keyframe(self, frame);
   gst_video_decoder_drop_frame(GST_VIDEO_DECODER(self), frame);
   return ret;
 }
@@ -470,6 +486,7 @@ static GstFlowReturn gst_c63_dec_output(GstC63Dec *self, int status, const c63_d
      * nothing to predict from, so it is skipped, not shown broken. */
     GST_DEBUG_OBJECT(self, "skipping delta frame without a preceding keyframe");
     self->frames_no_ref++;
+    gst_c63_dec_request_keyframe(self, frame);
     gst_video_decoder_release_frame(vdec, frame);
     return GST_FLOW_OK;
   }
@@ -532,6 +549,7 @@ static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCod
     self->failed = TRUE;
     return GST_FLOW_ERROR;
   }
+  if (GST_VIDEO_CODEC_FRAME_IS_SYNC_POINT(frame)) self->last_key_sent = frame->system_frame_number;
   /* libc63 copies the bytes; the base class keeps the frame in its list
    * until the picture comes back tagged with its number. */
   while ((status = c63_decoder_send_packet(self->dec, map.data, map.size,

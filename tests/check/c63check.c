@@ -104,15 +104,18 @@ GPtrArray *c63check_split_frames(GBytes *stream)
   GPtrArray *frames = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
   gsize len, pos = 0;
   const guint8 *data = g_bytes_get_data(stream, &len);
+  c63_frame_scanner sc;
 
+  c63_frame_scanner_init(&sc);
   while (pos < len) {
-    c63_frame_header hdr;
-    char msg[256] = "";
-    int st = c63_parse_frame_header(data + pos, len - pos, &hdr, msg, sizeof msg);
+    c63_frame_scan_result res;
+    int st = c63_frame_scan(&sc, data + pos, len - pos, 1, &res);
 
-    fail_unless(st == C63_OK, "frame %u at %" G_GSIZE_FORMAT ": %s", frames->len, pos, msg);
-    g_ptr_array_add(frames, g_bytes_new_from_bytes(stream, pos, hdr.frame_size));
-    pos += hdr.frame_size;
+    fail_unless(st == C63_SCAN_FRAME && res.complete,
+                "frame %u at %" G_GSIZE_FORMAT ": not a complete frame (scan %d)", frames->len, pos,
+                st);
+    g_ptr_array_add(frames, g_bytes_new_from_bytes(stream, pos, res.size));
+    pos += res.size;
   }
   return frames;
 }

@@ -559,6 +559,52 @@ GST_START_TEST(test_dec_corrupt_recovery)
 }
 GST_END_TEST;
 
+/* A corrupt frame makes the decoder ask upstream for a keyframe (a
+ * force-key-unit event) and drop the delta frames until one comes; with
+ * the input flagged like c63parse's output, the pictures are those of a
+ * clean decode but for frames 3 to 6. */
+GST_START_TEST(test_dec_corrupt_requests_keyframe)
+{
+  GPtrArray *frames = load_frames(K7_STREAM);
+  GPtrArray *clean = clean_pictures(frames);
+  GstHarness *hh = dec_harness(PACKETIZED_CAPS);
+  GPtrArray *each = g_ptr_array_new_with_free_func(g_free);
+  GstEvent *ev;
+  gboolean forced = FALSE;
+  guint n;
+
+  for (n = 0; n < frames->len; n++) {
+    GstBuffer *buf;
+    gboolean key = FALSE;
+    gsize len;
+    const guint8 *good = g_bytes_get_data(frames->pdata[n], &len);
+    guint8 *d = g_memdup2(good, len);
+
+    buf = gst_buffer_new_wrapped(d, len);
+    c63check_frame_info(buf, NULL, NULL, &key, NULL);
+    if (n == 3) d[222] ^= 0xff; /* the C4 of the DHT marker */
+    if (!key) GST_BUFFER_FLAG_SET(buf, GST_BUFFER_FLAG_DELTA_UNIT);
+    GST_BUFFER_PTS(buf) = n * FRAME_DURATION;
+    GST_BUFFER_DURATION(buf) = FRAME_DURATION;
+    fail_unless_equals_int(gst_harness_push(hh, buf), GST_FLOW_OK);
+  }
+  fail_unless(gst_harness_push_event(hh, gst_event_new_eos()));
+  while ((ev = gst_harness_try_pull_upstream_event(hh))) {
+    if (gst_video_event_is_force_key_unit(ev)) forced = TRUE;
+    gst_event_unref(ev);
+  }
+  fail_unless(forced, "no force-key-unit event upstream");
+  g_free(pull_pictures(hh, each, NULL, NULL));
+  fail_unless_equals_int(each->len, frames->len - 4);
+  for (n = 0; n < each->len; n++)
+    fail_unless_equals_string(each->pdata[n], clean->pdata[n < 3 ? n : n + 4]);
+  g_ptr_array_unref(each);
+  g_ptr_array_unref(clean);
+  g_ptr_array_unref(frames);
+  gst_harness_teardown(hh);
+}
+GST_END_TEST;
+
 /* With max-errors=0 the first corrupt frame is fatal. */
 GST_START_TEST(test_dec_corrupt_fatal)
 {
@@ -947,6 +993,7 @@ static Suite *c63dec_suite(void)
   tcase_add_test(tc, test_dec_backends);
   tcase_add_test(tc, test_dec_skip_until_keyframe);
   tcase_add_test(tc, test_dec_corrupt_recovery);
+  tcase_add_test(tc, test_dec_corrupt_requests_keyframe);
   tcase_add_test(tc, test_dec_corrupt_fatal);
   tcase_add_test(tc, test_dec_size_change);
   tcase_add_test(tc, test_dec_size_change_bytestream);

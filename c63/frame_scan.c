@@ -1,0 +1,127 @@
+/* Splitting a Codec63 byte stream into frames, incrementally (c63.h,
+ * c63_frame_scan).
+ *
+ * A frame runs from SOI to EOI (FF D9). Its headers are parsed first, so
+ * bytes inside them (a quantiser table may hold FF D8 FF DB, or FF D9) are
+ * never taken for a boundary; then, in the entropy-coded data, every FF is
+ * followed by a stuffed 00, so an FF D8 there is the start of the next frame
+ * (this one was cut short) and an FF D9 the end, confirmed with
+ * c63_parse_frame_header(). Memory is bounded by the picture: a frame longer
+ * than the largest its header's size allows (c63_max_frame_bytes) is given
+ * up on, and so are headers longer than any valid ones.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <string.h>
+
+#include "c63.h"
+
+/* Headers (DQT, SOF0, DHT and SOS, a DHT or SOS at most 64 KiB each) never
+ * take more; a frame whose headers are longer is broken. */
+#define MAX_HEADER_BYTES (4u * 65540u)
+
+void c63_frame_scanner_init(c63_frame_scanner *s)
+{
+  if (!s) return;
+  memset(s, 0, sizeof *s);
+  s->limit = MAX_HEADER_BYTES;
+}
+
+static int done(c63_frame_scanner *s, c63_frame_scan_result *res, int status, size_t size)
+{
+  res->size = size;
+  c63_frame_scanner_init(s);
+  return status;
+}
+
+/* Not in a frame: skip to the next frame start. */
+static int sync(c63_frame_scanner *s, const uint8_t *buf, size_t len, int at_end,
+                c63_frame_scan_result *res)
+{
+  size_t off = c63_find_frame_start(buf, len);
+
+  if (off == 0 && len >= 5) { /* SOI, an optional 00, FF and a segment marker */
+    s->synced = 1;
+    s->scan_pos = 2; /* past our own SOI */
+    return C63_SCAN_NEED_DATA;
+  }
+  if (off == 0 && at_end) off = len; /* a partial frame start at the end */
+  if (off == 0) return C63_SCAN_NEED_DATA;
+  return done(s, res, C63_SCAN_SKIP, off);
+}
+
+/* Parse the frame's headers once they are all there. */
+static void headers(c63_frame_scanner *s, const uint8_t *buf, size_t len, int at_end)
+{
+  c63_frame_header hdr;
+  int status;
+
+  if (s->have_header || s->broken_header) return;
+  status = c63_parse_frame_headers_only(buf, len, &hdr, NULL, 0);
+  if (status == C63_OK) {
+    s->have_header = 1;
+    s->data_offset = hdr.data_offset;
+    s->limit = c63_max_frame_bytes(hdr.width, hdr.height);
+    if (s->scan_pos < s->data_offset) s->scan_pos = s->data_offset;
+    s->width = hdr.width;
+    s->height = hdr.height;
+  } else if (status != C63_ERR_TRUNCATED || at_end || len > MAX_HEADER_BYTES) {
+    /* A broken frame, ending where the next one starts: searched for from
+     * its SOI on, so the result does not depend on how the bytes came. */
+    s->broken_header = 1;
+  }
+}
+
+int c63_frame_scan(c63_frame_scanner *s, const uint8_t *buf, size_t len, int at_end,
+                   c63_frame_scan_result *res)
+{
+  size_t p, end;
+
+  if (!s || !res || (!buf && len > 0)) return C63_ERR_INVALID_ARG;
+  memset(res, 0, sizeof *res);
+  if (!s->synced) {
+    int r = sync(s, buf, len, at_end, res);
+    if (!s->synced) {
+      res->limit = s->limit;
+      return r;
+    }
+  }
+  headers(s, buf, len, at_end);
+  res->limit = s->limit;
+  res->hdr.width = s->width;
+  res->hdr.height = s->height;
+  if (!s->have_header && !s->broken_header) { /* headers still arriving */
+    res->size = s->scan_pos;
+    return C63_SCAN_NEED_DATA;
+  }
+  /* The frame is at most limit bytes: an FF D8 at limit - 1 still ends
+   * it, anything after that is too far. */
+  end = len < s->limit + 1 ? len : s->limit + 1;
+  for (p = s->scan_pos; p + 1 < end; p++) {
+    const uint8_t *ff = memchr(buf + p, 0xff, end - 1 - p);
+    if (!ff) {
+      p = end - 1;
+      break;
+    }
+    p = (size_t)(ff - buf);
+    if (buf[p + 1] == 0xd8) { /* a new frame: this one was cut short */
+      return done(s, res, C63_SCAN_FRAME, p);
+    } else if (buf[p + 1] == 0xd9 && p + 2 <= s->limit) {
+      c63_frame_header hdr;
+      int status = c63_parse_frame_header(buf, p + 2, &hdr, NULL, 0);
+
+      if (status == C63_ERR_TRUNCATED) /* FF D9 in a segment after the data */
+        continue;
+      if (status != C63_OK) return done(s, res, C63_SCAN_FRAME, p + 2);
+      res->complete = 1;
+      res->hdr = hdr;
+      return done(s, res, C63_SCAN_FRAME, hdr.frame_size);
+    }
+  }
+  s->scan_pos = p > s->scan_pos ? p : s->scan_pos;
+  if (len > s->limit) { /* no end within the bound: given up on */
+    res->too_long = 1;
+    return done(s, res, C63_SCAN_FRAME, s->limit);
+  }
+  if (at_end) return done(s, res, C63_SCAN_FRAME, len); /* the stream ends inside it */
+  res->size = s->scan_pos;
+  return C63_SCAN_NEED_DATA;
+}

@@ -1,0 +1,36 @@
+/* c63parse: splits a Codec63 byte stream into frames.
+ *
+ * Copyright (C) 2026 gst-c63 contributors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#ifndef GST_C63_PARSE_H
+#define GST_C63_PARSE_H
+
+#include <gst/base/gstbaseparse.h>
+#include <gst/gst.h>
+
+#include "c63/c63.h"
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_C63_PARSE (gst_c63_parse_get_type())
+G_DECLARE_FINAL_TYPE(GstC63Parse, gst_c63_parse, GST, C63_PARSE, GstBaseParse)
+
+struct _GstC63Parse {
+  GstBaseParse parent;
+
+  c63_frame_scanner scanner; /* the frame under way at the adapter's front */
+  gint width, height;        /* of the caps set downstream (0: none yet) */
+  gint fps_n, fps_d;         /* in use: upstream caps, else the property */
+  gint prop_fps_n, prop_fps_d;
+  gboolean upstream_fps; /* the framerate came from upstream caps */
+  gint64 upstream_size;  /* bytes, 0: unknown (not asked yet: -1) */
+  GstClockTime duration; /* last duration set (estimated) */
+  GArray *keyframes;     /* GstClockTime of the keyframes seen, ascending (object lock) */
+};
+
+GST_ELEMENT_REGISTER_DECLARE(c63parse);
+
+G_END_DECLS
+
+#endif /* GST_C63_PARSE_H */

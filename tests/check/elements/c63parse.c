@@ -1,0 +1,448 @@
+/* c63parse: the same frames as libc63's splitter at any chunking, with
+ * DELTA_UNIT on delta frames, timestamps and durations from the framerate
+ * (upstream caps or the property), caps with the picture size; in a
+ * pipeline: a duration, key-unit seeks landing on keyframes, decodebin
+ * picking it, and a transcode to MP4 keeping the duration.
+ *
+ * Copyright (C) 2026 gst-c63 contributors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <glib/gstdio.h>
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+
+#include "c63check.h"
+
+#define FRAME_DURATION (GST_SECOND / 25)
+
+/* Keyframes at 0, 7, 14, 21 and 28 of its 30 frames. */
+#define K7_STREAM "pan_352x288_q10k7.c63"
+
+/* Push bytes [0, len) of data in chunks of `chunk` bytes, then EOS. */
+static void push_chunked(GstHarness *hh, GBytes *data, gsize len, gsize chunk)
+{
+  gsize pos = 0;
+
+  while (pos < len) {
+    gsize n = MIN(chunk, len - pos);
+    GstBuffer *buf = gst_buffer_new_wrapped_bytes(g_bytes_new_from_bytes(data, pos, n));
+    fail_unless_equals_int(gst_harness_push(hh, buf), GST_FLOW_OK);
+    pos += n;
+  }
+  fail_unless(gst_harness_push_event(hh, gst_event_new_eos()));
+}
+
+/* A byte stream from a file or socket comes in a segment in bytes, with
+ * no timestamps (the harness starts one in time). */
+static void push_bytes_segment(GstHarness *hh)
+{
+  GstSegment seg;
+
+  gst_segment_init(&seg, GST_FORMAT_BYTES);
+  fail_unless(gst_harness_push_event(hh, gst_event_new_segment(&seg)));
+}
+
+/* The first `n` frames of the stream, pushed in `chunk`-byte pieces, come
+ * out as the library splits them, timed at fps_n/fps_d. */
+static void check_frames(const gchar *caps, const gchar *framerate_prop, gsize chunk, guint n,
+                         gint fps_n, gint fps_d)
+{
+  const C63Vector *v = c63check_vector(K7_STREAM);
+  GBytes *stream = c63check_read_file(v->stream);
+  GPtrArray *frames = c63check_split_frames(stream);
+  GBytes *head;
+  GstHarness *hh = gst_harness_new("c63parse");
+  GstCaps *out_caps;
+  GstStructure *s;
+  gboolean parsed = FALSE;
+  gint w = 0, h = 0, cn = 0, cd = 0;
+  guint i;
+
+  if (framerate_prop) gst_util_set_object_arg(G_OBJECT(hh->element), "framerate", framerate_prop);
+  gst_harness_set_src_caps_str(hh, caps);
+  push_bytes_segment(hh);
+  n = MIN(n, frames->len);
+  head = c63check_join_frames(frames, 0, n);
+  push_chunked(hh, head, g_bytes_get_size(head), chunk);
+  fail_unless_equals_int(gst_harness_buffers_in_queue(hh), n);
+  for (i = 0; i < n; i++) {
+    GstBuffer *buf = gst_harness_pull(hh);
+    GstClockTime pts = gst_util_uint64_scale(i, GST_SECOND * fps_d, fps_n);
+    GstClockTime dur = gst_util_uint64_scale(GST_SECOND, fps_d, fps_n);
+    gboolean key = FALSE;
+    gsize size;
+    const guint8 *want = g_bytes_get_data(frames->pdata[i], &size);
+
+    fail_unless(gst_buffer_memcmp(buf, 0, want, size) == 0 && gst_buffer_get_size(buf) == size,
+                "frame %u differs (%" G_GSIZE_FORMAT " bytes, want %" G_GSIZE_FORMAT ")", i,
+                gst_buffer_get_size(buf), size);
+    c63check_frame_info(buf, NULL, NULL, &key, NULL);
+    fail_unless(GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DELTA_UNIT) == !key,
+                "frame %u: keyframe %d, flags %x", i, key, GST_BUFFER_FLAGS(buf));
+    /* GstBaseParse adds the rounded frame duration up: within 1 ns a frame. */
+    fail_unless(GST_BUFFER_PTS(buf) + i >= pts && GST_BUFFER_PTS(buf) <= pts + i,
+                "frame %u at %" GST_TIME_FORMAT ", want %" GST_TIME_FORMAT, i,
+                GST_TIME_ARGS(GST_BUFFER_PTS(buf)), GST_TIME_ARGS(pts));
+    fail_unless_equals_uint64(GST_BUFFER_DURATION(buf), dur);
+    gst_buffer_unref(buf);
+  }
+  out_caps = gst_pad_get_current_caps(hh->sinkpad);
+  s = gst_caps_get_structure(out_caps, 0);
+  fail_unless(gst_structure_has_name(s, "video/x-c63"));
+  fail_unless(gst_structure_get_boolean(s, "parsed", &parsed) && parsed);
+  fail_unless(gst_structure_get_int(s, "width", &w) && gst_structure_get_int(s, "height", &h));
+  fail_unless(gst_structure_get_fraction(s, "framerate", &cn, &cd));
+  fail_unless_equals_int(w, v->width);
+  fail_unless_equals_int(h, v->height);
+  fail_unless_equals_int(cn * fps_d, cd * fps_n);
+  gst_caps_unref(out_caps);
+  gst_harness_teardown(hh);
+  g_bytes_unref(head);
+  g_ptr_array_unref(frames);
+  g_bytes_unref(stream);
+}
+
+GST_START_TEST(test_parse_1byte)
+{
+  check_frames("video/x-c63", NULL, 1, 8, 25, 1);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_parse_chunks)
+{
+  check_frames("video/x-c63", NULL, 7, G_MAXUINT, 25, 1);
+  check_frames("video/x-c63", NULL, 4096, G_MAXUINT, 25, 1);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_parse_upstream_framerate)
+{
+  check_frames("video/x-c63, framerate=30/1", NULL, 4096, G_MAXUINT, 30, 1);
+  /* upstream caps win over the property */
+  check_frames("video/x-c63, framerate=30/1", "50/1", 4096, 10, 30, 1);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_parse_framerate_property)
+{
+  GstElement *parse = gst_element_factory_make("c63parse", NULL);
+  gint n = 0, d = 0;
+  GValue v = G_VALUE_INIT;
+
+  g_value_init(&v, GST_TYPE_FRACTION);
+  g_object_get_property(G_OBJECT(parse), "framerate", &v);
+  n = gst_value_get_fraction_numerator(&v);
+  d = gst_value_get_fraction_denominator(&v);
+  fail_unless(n == 25 && d == 1, "default framerate %d/%d", n, d);
+  g_value_unset(&v);
+  gst_object_unref(parse);
+  check_frames("video/x-c63", "30000/1001", 4096, 10, 30000, 1001);
+}
+GST_END_TEST;
+
+/* Junk before and between frames is dropped. */
+GST_START_TEST(test_parse_junk)
+{
+  static const guint8 junk[] = {0x00, 0xff, 0xd8, 0x12, 0xff, 0xff, 0xd9, 0x55};
+  GBytes *stream = c63check_read_file(c63check_vector(K7_STREAM)->stream);
+  GPtrArray *frames = c63check_split_frames(stream);
+  GByteArray *data = g_byte_array_new();
+  GBytes *all;
+  GstHarness *hh = gst_harness_new("c63parse");
+  guint i;
+
+  gst_harness_set_src_caps_str(hh, "video/x-c63");
+  push_bytes_segment(hh);
+  for (i = 0; i < 4; i++) {
+    gsize n;
+    const guint8 *d = g_bytes_get_data(frames->pdata[i], &n);
+    g_byte_array_append(data, junk, sizeof junk);
+    g_byte_array_append(data, d, n);
+  }
+  all = g_byte_array_free_to_bytes(data);
+  push_chunked(hh, all, g_bytes_get_size(all), 3);
+  fail_unless_equals_int(gst_harness_buffers_in_queue(hh), 4);
+  for (i = 0; i < 4; i++) {
+    GstBuffer *buf = gst_harness_pull(hh);
+    gsize n;
+    const guint8 *d = g_bytes_get_data(frames->pdata[i], &n);
+    fail_unless(gst_buffer_get_size(buf) == n && gst_buffer_memcmp(buf, 0, d, n) == 0);
+    gst_buffer_unref(buf);
+  }
+  gst_harness_teardown(hh);
+  g_bytes_unref(all);
+  g_ptr_array_unref(frames);
+  g_bytes_unref(stream);
+}
+GST_END_TEST;
+
+/* ---- Pipelines ---------------------------------------------------------- */
+
+typedef struct {
+  GMutex lock;
+  GArray *pts;    /* GstClockTime of each picture */
+  GPtrArray *sha; /* SHA-256 hex of each picture */
+} Pictures;
+
+static void on_handoff(G_GNUC_UNUSED GstElement *sink, GstBuffer *buf, GstPad *pad, Pictures *p)
+{
+  GstCaps *caps = gst_pad_get_current_caps(pad);
+  GstVideoInfo info;
+  GstClockTime pts = GST_BUFFER_PTS(buf);
+
+  fail_unless(caps && gst_video_info_from_caps(&info, caps));
+  g_mutex_lock(&p->lock);
+  g_array_append_val(p->pts, pts);
+  g_ptr_array_add(p->sha, c63check_picture_sha256(&info, buf));
+  g_mutex_unlock(&p->lock);
+  gst_caps_unref(caps);
+}
+
+static void pictures_clear(Pictures *p)
+{
+  g_mutex_lock(&p->lock);
+  g_array_set_size(p->pts, 0);
+  g_ptr_array_set_size(p->sha, 0);
+  g_mutex_unlock(&p->lock);
+}
+
+/* A pipeline ending in a fakesink named sink whose pictures go to p. */
+static GstElement *pipeline_new(const gchar *description, Pictures *p)
+{
+  GError *err = NULL;
+  GstElement *pipeline = gst_parse_launch(description, &err);
+  GstElement *sink;
+
+  fail_unless(pipeline != NULL, "'%s': %s", description, err ? err->message : "?");
+  g_mutex_init(&p->lock);
+  p->pts = g_array_new(FALSE, FALSE, sizeof(GstClockTime));
+  p->sha = g_ptr_array_new_with_free_func(g_free);
+  sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  g_object_set(sink, "signal-handoffs", TRUE, "sync", FALSE, NULL);
+  g_signal_connect(sink, "handoff", G_CALLBACK(on_handoff), p);
+  gst_object_unref(sink);
+  return pipeline;
+}
+
+static void pipeline_free(GstElement *pipeline)
+{
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+}
+
+static void pictures_free(Pictures *p)
+{
+  g_array_unref(p->pts);
+  g_ptr_array_unref(p->sha);
+  g_mutex_clear(&p->lock);
+}
+
+static void set_state_wait(GstElement *pipeline, GstState state)
+{
+  gst_element_set_state(pipeline, state);
+  fail_unless_equals_int(gst_element_get_state(pipeline, NULL, NULL, 60 * GST_SECOND),
+                         GST_STATE_CHANGE_SUCCESS);
+}
+
+/* Run until EOS (an error fails the test). */
+static void wait_eos(GstElement *pipeline)
+{
+  GstBus *bus = gst_element_get_bus(pipeline);
+  GstMessage *msg =
+      gst_bus_timed_pop_filtered(bus, 120 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless(msg != NULL, "no EOS");
+  if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR) {
+    GError *err = NULL;
+    gst_message_parse_error(msg, &err, NULL);
+    fail("error: %s", err->message);
+  }
+  gst_message_unref(msg);
+  gst_object_unref(bus);
+}
+
+static gchar *describe(const gchar *middle, const C63Vector *v)
+{
+  return g_strdup_printf("filesrc location=\"%s\" ! %s ! fakesink name=sink", v->stream, middle);
+}
+
+/* A duration in time, frames x 40 ms; a key-unit seek into the middle
+ * starts at a keyframe's timestamp with the pictures of a clean decode. */
+GST_START_TEST(test_parse_pipeline_duration_seek)
+{
+  const C63Vector *v = c63check_vector(K7_STREAM);
+  gchar *desc = describe("c63parse ! c63dec", v);
+  Pictures clean, p;
+  GstElement *pipeline = pipeline_new(desc, &clean);
+  gint64 duration = -1;
+  guint i, start, key;
+
+  /* A clean decode, then the duration of the stream fully parsed. */
+  set_state_wait(pipeline, GST_STATE_PLAYING);
+  wait_eos(pipeline);
+  fail_unless_equals_int(clean.sha->len, v->frames);
+  for (i = 0; i < clean.pts->len; i++)
+    fail_unless_equals_uint64(g_array_index(clean.pts, GstClockTime, i), i * FRAME_DURATION);
+  fail_unless(gst_element_query_duration(pipeline, GST_FORMAT_TIME, &duration));
+  fail_unless_equals_uint64(duration, v->frames * FRAME_DURATION);
+  pipeline_free(pipeline);
+
+  /* Prerolled only: the duration is known (estimated from the size). */
+  pipeline = pipeline_new(desc, &p);
+  set_state_wait(pipeline, GST_STATE_PAUSED);
+  fail_unless(gst_element_query_duration(pipeline, GST_FORMAT_TIME, &duration));
+  fail_unless(duration > 0, "no duration at preroll");
+
+  /* Play through (the keyframes are indexed), then seek back into the
+   * middle of a group: frame 17 lies after keyframe 14. */
+  set_state_wait(pipeline, GST_STATE_PLAYING);
+  wait_eos(pipeline);
+  pictures_clear(&p);
+  fail_unless(gst_element_seek_simple(pipeline, GST_FORMAT_TIME,
+                                      GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_KEY_UNIT,
+                                      17 * FRAME_DURATION + FRAME_DURATION / 2));
+  wait_eos(pipeline);
+  fail_unless(p.pts->len > 0);
+  start = (guint)(g_array_index(p.pts, GstClockTime, 0) / FRAME_DURATION);
+  key = 14;
+  fail_unless_equals_uint64(g_array_index(p.pts, GstClockTime, 0), key * FRAME_DURATION);
+  fail_unless_equals_int(p.sha->len, v->frames - start);
+  for (i = 0; i < p.sha->len; i++) {
+    fail_unless_equals_uint64(g_array_index(p.pts, GstClockTime, i), (start + i) * FRAME_DURATION);
+    fail_unless_equals_string(p.sha->pdata[i], clean.sha->pdata[start + i]);
+  }
+
+  /* A seek before anything past the start was parsed (no keyframe known
+   * there): GstBaseParse finds the place; the pictures from there on are
+   * those of a clean decode, with their timestamps. */
+  set_state_wait(pipeline, GST_STATE_NULL);
+  pictures_clear(&p);
+  set_state_wait(pipeline, GST_STATE_PAUSED);
+  pictures_clear(&p);
+  fail_unless(gst_element_seek_simple(pipeline, GST_FORMAT_TIME,
+                                      GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_KEY_UNIT,
+                                      17 * FRAME_DURATION));
+  set_state_wait(pipeline, GST_STATE_PLAYING);
+  wait_eos(pipeline);
+  fail_unless(p.sha->len > 0);
+  start = (guint)(g_array_index(p.pts, GstClockTime, 0) / FRAME_DURATION);
+  fail_unless(start <= 17, "the first picture after the seek is frame %u", start);
+  fail_unless_equals_int(p.sha->len, v->frames - start);
+  for (i = 0; i < p.sha->len; i++) {
+    fail_unless_equals_uint64(g_array_index(p.pts, GstClockTime, i), (start + i) * FRAME_DURATION);
+    fail_unless_equals_string(p.sha->pdata[i], clean.sha->pdata[start + i]);
+  }
+
+  pipeline_free(pipeline);
+  pictures_free(&p);
+  pictures_free(&clean);
+  g_free(desc);
+}
+GST_END_TEST;
+
+/* decodebin puts c63parse in front of c63dec; pictures have timestamps. */
+GST_START_TEST(test_parse_decodebin)
+{
+  const C63Vector *v = c63check_vector(K7_STREAM);
+  gchar *desc = describe("decodebin", v);
+  Pictures p;
+  GstElement *pipeline = pipeline_new(desc, &p);
+  GstIterator *it;
+  GValue item = G_VALUE_INIT;
+  gboolean found = FALSE;
+  guint i;
+
+  set_state_wait(pipeline, GST_STATE_PLAYING);
+  wait_eos(pipeline);
+  it = gst_bin_iterate_recurse(GST_BIN(pipeline));
+  while (gst_iterator_next(it, &item) == GST_ITERATOR_OK) {
+    GstElement *e = g_value_get_object(&item);
+    GstElementFactory *f = gst_element_get_factory(e);
+    if (f && !g_strcmp0(GST_OBJECT_NAME(f), "c63parse")) found = TRUE;
+    g_value_reset(&item);
+  }
+  g_value_unset(&item);
+  gst_iterator_free(it);
+  fail_unless(found, "decodebin did not use c63parse");
+  fail_unless_equals_int(p.pts->len, v->frames);
+  for (i = 0; i < p.pts->len; i++)
+    fail_unless_equals_uint64(g_array_index(p.pts, GstClockTime, i), i * FRAME_DURATION);
+  pipeline_free(pipeline);
+  pictures_free(&p);
+  g_free(desc);
+}
+GST_END_TEST;
+
+static gboolean have_elements(const gchar *const *names)
+{
+  for (; *names; names++) {
+    GstElementFactory *f = gst_element_factory_find(*names);
+    if (!f) {
+      g_print("c63parse transcode test skipped: no %s element (gstreamer1.0-plugins-%s)\n", *names,
+              !g_strcmp0(*names, "x264enc") ? "ugly" : "good");
+      return FALSE;
+    }
+    gst_object_unref(f);
+  }
+  return TRUE;
+}
+
+/* filesrc ! decodebin ! videoconvert ! x264enc ! mp4mux: the MP4 lasts
+ * frames / 25 s. */
+GST_START_TEST(test_parse_transcode_mp4)
+{
+  static const gchar *const needed[] = {"x264enc", "mp4mux", "qtdemux", "videoconvert", NULL};
+  const C63Vector *v = c63check_vector(K7_STREAM);
+  gchar *dir, *mp4, *desc;
+  GstElement *pipeline;
+  GError *err = NULL;
+  gint64 duration = -1;
+
+  if (!have_elements(needed)) return;
+  dir = g_dir_make_tmp("c63parse-XXXXXX", &err);
+  fail_unless(dir != NULL);
+  mp4 = g_build_filename(dir, "out.mp4", NULL);
+  desc = g_strdup_printf("filesrc location=\"%s\" ! decodebin ! videoconvert ! "
+                         "x264enc speed-preset=ultrafast ! mp4mux ! filesink location=\"%s\"",
+                         v->stream, mp4);
+  pipeline = gst_parse_launch(desc, &err);
+  fail_unless(pipeline != NULL);
+  set_state_wait(pipeline, GST_STATE_PLAYING);
+  wait_eos(pipeline);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+  g_free(desc);
+
+  desc = g_strdup_printf("filesrc location=\"%s\" ! qtdemux ! fakesink", mp4);
+  pipeline = gst_parse_launch(desc, &err);
+  fail_unless(pipeline != NULL);
+  set_state_wait(pipeline, GST_STATE_PAUSED);
+  fail_unless(gst_element_query_duration(pipeline, GST_FORMAT_TIME, &duration));
+  fail_unless_equals_uint64(duration, gst_util_uint64_scale(v->frames, GST_SECOND, 25));
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+  g_unlink(mp4);
+  g_rmdir(dir);
+  g_free(desc);
+  g_free(mp4);
+  g_free(dir);
+}
+GST_END_TEST;
+
+static Suite *c63parse_suite(void)
+{
+  Suite *s = suite_create("c63parse");
+  TCase *tc = tcase_create("general");
+
+  suite_add_tcase(s, tc);
+  tcase_add_test(tc, test_parse_1byte);
+  tcase_add_test(tc, test_parse_chunks);
+  tcase_add_test(tc, test_parse_upstream_framerate);
+  tcase_add_test(tc, test_parse_framerate_property);
+  tcase_add_test(tc, test_parse_junk);
+  tcase_add_test(tc, test_parse_pipeline_duration_seek);
+  tcase_add_test(tc, test_parse_decodebin);
+  tcase_add_test(tc, test_parse_transcode_mp4);
+  return s;
+}
+
+GST_CHECK_MAIN(c63parse);
