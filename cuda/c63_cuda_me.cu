@@ -3,37 +3,42 @@
  * raster order).
  *
  * Designed against the hardware limit rather than the obvious
- * thread-per-block loop:
- *  - one CTA per 8x8 block; its search window is staged once in shared
- *    memory as 32-bit words, the current block in registers;
+ * thread-per-block loop. The limit is the ALU pipe: VABSDIFF4 (four pixel
+ * differences and their sum, one instruction) issues there at full rate,
+ * PRMT (byte alignment) at half rate, and the pipe also runs the compares
+ * and minimums. So:
+ *  - a CTA searches a strip of consecutive blocks of a block row. Their
+ *    windows overlap in all but 8 columns each: the strip's window is
+ *    staged in shared memory once, and again shifted by one, two and three
+ *    bytes, so every thread reads its candidate's reference rows as aligned
+ *    words (two loads, no PRMT in the search loop);
  *  - candidate-parallel threads: a thread owns one horizontal offset and G
- *    consecutive vertical offsets, so each reference row it aligns (two
- *    PRMT) feeds up to G candidates: the inner loop is almost only
- *    VABSDIFF4 with accumulate, four pixel differences per instruction;
+ *    consecutive vertical offsets, so each reference row it reads feeds up
+ *    to G candidates: the inner loop is almost only VABSDIFF4 with
+ *    accumulate;
  *  - one min-reduction over the packed key (sad << 14) | raster_index:
  *    the smallest SAD wins and, among equal SADs, the first candidate in
  *    raster order, exactly the reference's strict < tie-break;
- *  - U and V blocks at the same position share a CTA, one search per warp
- *    group, so the small chroma searches still fill the multiprocessors.
- * On an H200 (Nsight Compute) the luma kernel keeps the ALU pipe, which runs
- * VABSDIFF4 at half rate, about 70% busy.
+ *  - several warps of a CTA share the strip's window, one block each at a
+ *    time; U and V blocks at the same position share a CTA.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "cuda/c63_cuda_internal.h"
 
 namespace
 {
 
-/* Threads per CTA at most. Luma CTAs (128 threads at range 16) keep 40
- * registers so 12 fit on a multiprocessor; wider ranges loop. */
-constexpr int kMaxThreads = 128;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-constexpr int kMinLumaCtas = 8; /* Turing runs at most 1024 threads per SM */
-#else
-constexpr int kMinLumaCtas = 12;
-#endif
 /* SAD of an 8x8 block is at most 64 * 255 = 16320 < 2^14; the raster index
  * of a candidate is below (2 * 64)^2 = 2^14. */
 constexpr int kIndexBits = 14;
+/* Searches that fit one warp (every range up to 16) run kWarpGroups warps
+ * per plane in a CTA, each on its own blocks of the strip. */
+constexpr int kWarpGroups = 4;
+/* Blocks per strip at most (see strip_length). On an H200 at 1080p,
+ * strips of 4 / 8 / 12 / 16 blocks ran the search in 86 / 78 / 77 / 79 us
+ * per frame (one block: 100 us). */
+constexpr int kMaxStrip = 12;
+/* Dynamic shared memory a launch gets without opting in. */
+constexpr size_t kShmemLimit = 48 * 1024;
 
 __device__ __forceinline__ uint32_t sad4_acc(uint32_t a, uint32_t b, uint32_t acc)
 {
@@ -50,169 +55,282 @@ __device__ __forceinline__ uint32_t warp_min(uint32_t v)
   return v;
 }
 
+/* Shape of a strip's shared memory, the same on host and device. */
 struct window_shape {
-  int rows;  /* rows staged: groups * G + 7 */
-  int words; /* 32-bit words per staged row */
+  int rows;        /* rows staged: row groups * G + 7 */
+  int words;       /* 32-bit words per staged row */
+  int copy_words;  /* words between the four shifted copies */
+  int plane_words; /* words per searched plane: four copies, then the strip's current blocks */
 };
 
-/* Largest window for a search range (unclipped block), G rows per thread. */
-inline window_shape max_window(int range, int G)
+/* Largest window of a strip of `strip` blocks (unclipped) for a search
+ * range, G candidate rows per thread, in `copies` shifted copies (4, or 1
+ * where four do not fit). The copies lie 8 banks apart (mod 32), so a
+ * warp's 32 consecutive columns, spread over four copies, read from
+ * distinct banks but for one pair; the current blocks stay 16-byte
+ * aligned. */
+__host__ __device__ inline window_shape max_window(int range, int G, int strip, int copies)
 {
-  int n = 2 * range;
+  const int n = 2 * range;
   window_shape s;
   s.rows = (n + G - 1) / G * G + 7;
-  s.words = ((3 + n - 1) >> 2) + 3;
+  s.words = ((3 + 8 * (strip - 1) + n - 1) >> 2) + 3;
+  s.copy_words = (s.rows * s.words + 31) / 32 * 32 + 8;
+  s.plane_words = copies * s.copy_words + strip * 16;
   return s;
 }
 
 /* The planes one launch searches: luma alone, or U and V together (same
- * geometry and range), one search per thread group of each CTA. Chroma
- * searches are small (32 threads at the default range): pairing them fills
- * the multiprocessors twice as well as one 32-thread CTA each. */
+ * geometry and range), each by its own warps of every CTA. */
 struct me_planes {
   c63_cu_plane pl; /* geometry and range, shared by the searches */
-  int n;           /* searches per CTA: 1 or 2 */
   int pix_off[2];  /* each search's plane in the frame buffers */
   int blk_off[2];
 };
 
-/* Launch bounds: wide row groups (G = 32) hold 32 SADs per thread, so
- * their CTAs are small and many; narrow ones keep 40 registers. */
+/* Launch bounds: wide row groups (G = 32) hold 32 SADs per thread (64
+ * registers: 8 CTAs of four warps fill a multiprocessor); narrow ones
+ * (chroma, two planes of four warps) keep 40. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+constexpr int kMaxSmThreads = 1024; /* Turing */
+#else
+constexpr int kMaxSmThreads = 1536;
+#endif
 template <int G> struct me_bounds {
-  static constexpr int threads = G >= 32 ? 64 : kMaxThreads;
-  static constexpr int min_ctas = G >= 32 ? 16 : kMinLumaCtas;
+  static constexpr int threads = G >= 32 ? 32 * kWarpGroups : 64 * kWarpGroups;
+  static constexpr int min_ctas = G >= 32 ? 1024 / threads : kMaxSmThreads / threads;
 };
 
-template <int G, int N>
-__global__ void __launch_bounds__(me_bounds<G>::threads, N == 1 ? me_bounds<G>::min_ctas : 8)
-    me_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, me_planes mp,
-              int win_words, c63_mv *__restrict__ mvs)
+/* Smallest key of a search group, valid in its thread 0. A one-warp group
+ * needs no shared memory nor barrier; a wider group is alone in its plane's
+ * share of the CTA (launch), so CTA barriers are safe: one before the
+ * exchange and one after, so the next block can reuse red[]. */
+__device__ __forceinline__ uint32_t group_min(uint32_t best, int tpb, int tid, uint32_t *red)
 {
-  extern __shared__ uint32_t smem[];
-  __shared__ uint32_t cur_s[2][16];
-  __shared__ uint32_t red[kMaxThreads / 32];
-  static_assert(me_bounds<G>::threads <= kMaxThreads, "red[] holds one entry per warp");
+  best = warp_min(best);
+  if (tpb == 32) return best;
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = best;
+  __syncthreads();
+  const int w0 = (int)threadIdx.x >> 5, nw = tpb >> 5;
+  if (tid == 0)
+    for (int i = 1; i < nw; i++)
+      best = min(best, red[w0 + i]);
+  return best;
+}
 
-  /* Thread group `sub` (a whole number of warps) does search `sub`. */
-  const int tpb = N == 1 ? (int)blockDim.x : (int)blockDim.x / N;
-  const int sub = N == 1 ? 0 : (int)threadIdx.x / tpb, tid = (int)threadIdx.x - sub * tpb;
+/* One CTA searches a strip of `strip` blocks of one block row, in N planes;
+ * each plane has `ng` groups of `tpb` threads (blockDim.x = N * ng * tpb). */
+template <int G, int N, int COPIES>
+__global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
+    me_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, me_planes mp,
+              int strip, int tpb, window_shape ws, c63_mv *__restrict__ mvs)
+{
+  extern __shared__ uint4 smem4[];
+  __shared__ uint32_t red[me_bounds<G>::threads / 32];
+
+  const int plane_threads = (int)blockDim.x / N;
+  const int sub = N == 1 ? 0 : (int)threadIdx.x / plane_threads;
+  const int ptid = (int)threadIdx.x - sub * plane_threads; /* thread in the plane's share */
+  const int grp = ptid / tpb, ngroups = plane_threads / tpb, tid = ptid - grp * tpb;
   const c63_cu_plane &pl = mp.pl;
-  uint32_t *win = smem + sub * win_words;
+  uint32_t *copies = reinterpret_cast<uint32_t *>(smem4) + sub * ws.plane_words;
+  uint32_t *cur_s = copies + COPIES * ws.copy_words;
   const int pix_off = sub ? mp.pix_off[1] : mp.pix_off[0];
-  const int blk_off = sub ? mp.blk_off[1] : mp.blk_off[0];
+  c63_mv *out = mvs + (sub ? mp.blk_off[1] : mp.blk_off[0]) + blockIdx.y * pl.bw;
 
   const int w = pl.w, h = pl.h, range = pl.range;
-  const int mx = blockIdx.x * 8, my = blockIdx.y * 8;
-  const int left = max(0, mx - range), right = min(w - 8, mx + range);
+  const int bx0 = (int)blockIdx.x * strip, nblk = min(strip, pl.bw - bx0);
+  const int my = blockIdx.y * 8;
   const int top = max(0, my - range), bottom = min(h - 8, my + range);
-  const int nx = right - left, ny = bottom - top;
+  const int ny = bottom - top;
+  const int sleft = max(0, bx0 * 8 - range), sright = min(w - 8, (bx0 + nblk - 1) * 8 + range);
   /* No candidate at all (tiny planes, range 0): the reference keeps the
-   * zero vector it started with. */
-  const bool any = nx > 0 && ny > 0;
-  cur += pix_off;
-  ref += pix_off;
-  if (N == 1 && !any) {
-    /* CTA-uniform: leave at once (keeps the common path lean). */
-    if (tid == 0) mvs[blk_off + blockIdx.y * pl.bw + blockIdx.x] = c63_mv{0, 0, 1, 0};
+   * zero vector it started with. A block's candidates are empty only when
+   * the plane is 8 wide or the range 0, so the test is CTA-uniform. */
+  if (sright <= sleft || ny <= 0) {
+    for (int b = ptid; b < nblk; b += plane_threads)
+      out[bx0 + b] = c63_mv{0, 0, 1, 0};
     return;
   }
+  cur += pix_off;
+  ref += pix_off;
 
-  /* Stage the window: rows [top, top + rows), words from the 4-aligned
-   * column at or left of `left`. Pixels outside the plane read as zero;
-   * no valid candidate touches them, they only keep the loads in bounds. */
-  const int groups = any ? (ny + G - 1) / G : 0;
+  /* Stage the window into copy 0: rows [top, top + rows), words from the
+   * 4-aligned column at or left of the strip's first candidate. Pixels
+   * outside the plane read as zero; no valid candidate touches them, they
+   * only keep the loads in bounds. Threads keep one word column per pass
+   * and stride down the rows (no division per word). */
+  const int groups = (ny + G - 1) / G;
   const int rows = groups * G + 7;
-  const int wx0 = left & ~3;
-  const int off0 = left - wx0;
-  const int words = any ? ((off0 + nx - 1) >> 2) + 3 : 1;
-  if (any) {
-    /* Each thread keeps one word column and strides down the rows: one
-     * division per thread instead of one per word. tpb >= words holds for
-     * every range (the launcher sizes groups by 2 * range). */
-    const int c = tid % words, rstep = tpb / words;
-    const int x = wx0 + 4 * c;
-    if (tid < rstep * words) {
-      for (int r = tid / words; r < rows; r += rstep) {
-        const int y = top + r;
-        uint32_t v = 0;
-        if (y < h && x < w) v = *reinterpret_cast<const uint32_t *>(ref + (size_t)y * w + x);
-        win[r * words + c] = v;
-      }
-    }
-  }
-  if (tid < 16) {
-    const int j = tid >> 1;
-    cur_s[sub][tid] =
-        *reinterpret_cast<const uint32_t *>(cur + (size_t)(my + j) * w + mx + 4 * (tid & 1));
-  }
-  __syncthreads();
-
-  uint32_t cw[16];
-#pragma unroll
-  for (int i = 0; i < 16; i++)
-    cw[i] = cur_s[sub][i];
-
-  uint32_t best = 0xffffffffu;
-  const int items = nx * groups;
-  for (int item = tid; item < items; item += tpb) {
-    /* Consecutive threads take consecutive columns: their window reads
-     * share words (broadcast), no bank conflicts. */
-    const int g = item / nx, c = item - g * nx;
-    const int col = off0 + c;
-    const uint32_t sel = 0x3210u + 0x1111u * (uint32_t)(col & 3);
-    const uint32_t *p = win + g * G * words + (col >> 2);
-    uint32_t sad[G];
-#pragma unroll
-    for (int k = 0; k < G; k++)
-      sad[k] = 0;
-#pragma unroll
-    for (int r = 0; r < G + 7; r++) {
-      const uint32_t a = p[r * words], b = p[r * words + 1], d = p[r * words + 2];
-      const uint32_t lo = __byte_perm(a, b, sel), hi = __byte_perm(b, d, sel);
-      /* Reference row r is row j = r - k of candidate k. */
-#pragma unroll
-      for (int k = 0; k < G; k++) {
-        const int j = r - k;
-        if (j >= 0 && j < 8) {
-          sad[k] = sad4_acc(cw[2 * j], lo, sad[k]);
-          sad[k] = sad4_acc(cw[2 * j + 1], hi, sad[k]);
+  const int wx0 = sleft & ~3;
+  const int words = ws.words; /* row pitch: the strip's largest window */
+  const int used = ((sleft - wx0 + (sright - sleft) - 1) >> 2) + 3;
+  {
+    const int cols = min(used, plane_threads), rstep = plane_threads / cols;
+    if (ptid < rstep * cols) {
+      for (int c = ptid % cols; c < used; c += cols) {
+        const int x = wx0 + 4 * c;
+        for (int r = ptid / cols; r < rows; r += rstep) {
+          const int y = top + r;
+          uint32_t v = 0;
+          if (y < h && x < w) v = *reinterpret_cast<const uint32_t *>(ref + (size_t)y * w + x);
+          copies[r * words + c] = v;
         }
       }
     }
-    /* Keys: sad * 2^14 + raster index (multiply-adds, off the ALU pipe the
-     * SADs need); only the last row group can hold rows past the window. */
-    const uint32_t base = (uint32_t)(g * G * nx + c);
-    if (g * G + G <= ny) {
-#pragma unroll
-      for (int k = 0; k < G; k++)
-        best = min(best, sad[k] * (1u << kIndexBits) + base + (uint32_t)(k * nx));
-    } else {
-#pragma unroll
-      for (int k = 0; k < G; k++)
-        if (g * G + k < ny)
-          best = min(best, sad[k] * (1u << kIndexBits) + base + (uint32_t)(k * nx));
+  }
+  /* The strip's current blocks: word i is row (i >> 1) & 7, half i & 1 of
+   * block i >> 4. */
+  for (int i = ptid; i < nblk * 16; i += plane_threads) {
+    const int b = i >> 4, j = (i >> 1) & 7;
+    cur_s[i] = *reinterpret_cast<const uint32_t *>(cur + (size_t)(my + j) * w + (bx0 + b) * 8 +
+                                                   4 * (i & 1));
+  }
+  __syncthreads();
+  /* Copies 1-3: word c of copy s holds bytes 4c + s .. 4c + s + 3 of the
+   * row, from words c and c + 1 of copy 0. The search reads words up to
+   * used - 2 of them. */
+  if (COPIES == 4) {
+    const int cw = used - 1;
+    const int cols = min(cw, plane_threads), rstep = plane_threads / cols;
+    if (ptid < rstep * cols) {
+      for (int c = ptid % cols; c < cw; c += cols) {
+        for (int r = ptid / cols; r < rows; r += rstep) {
+          const uint32_t a = copies[r * words + c], b = copies[r * words + c + 1];
+          copies[ws.copy_words + r * words + c] = __byte_perm(a, b, 0x4321);
+          copies[2 * ws.copy_words + r * words + c] = __byte_perm(a, b, 0x5432);
+          copies[3 * ws.copy_words + r * words + c] = __byte_perm(a, b, 0x6543);
+        }
+      }
     }
   }
-
-  best = warp_min(best);
-  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = best;
   __syncthreads();
-  if (tid == 0) {
-    const int w0 = threadIdx.x >> 5, nw = tpb >> 5;
-    for (int i = 1; i < nw; i++)
-      best = min(best, red[w0 + i]);
-    c63_mv mv{0, 0, 1, 0};
-    if (any) {
+
+  for (int b = grp; b < nblk; b += ngroups) {
+    const int mx = (bx0 + b) * 8;
+    const int left = max(0, mx - range), right = min(w - 8, mx + range);
+    const int nx = right - left;
+    const int off0 = left - wx0;
+
+    uint32_t cw[16];
+    const uint4 *cb = reinterpret_cast<const uint4 *>(cur_s + b * 16);
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+      const uint4 q = cb[i];
+      cw[4 * i] = q.x;
+      cw[4 * i + 1] = q.y;
+      cw[4 * i + 2] = q.z;
+      cw[4 * i + 3] = q.w;
+    }
+
+    uint32_t best = 0xffffffffu;
+    const int items = nx * groups;
+    for (int item = tid; item < items; item += tpb) {
+      /* Consecutive threads take consecutive columns: four copies, eight
+       * words each, on distinct banks. */
+      const int g = groups == 1 ? 0 : item / nx, c = item - g * nx;
+      const int col = off0 + c;
+      const uint32_t *p =
+          copies + (COPIES == 4 ? (col & 3) * ws.copy_words : 0) + g * G * words + (col >> 2);
+      const uint32_t sel = 0x3210u + 0x1111u * (uint32_t)(col & 3);
+      uint32_t sad[G];
+#pragma unroll
+      for (int k = 0; k < G; k++)
+        sad[k] = 0;
+#pragma unroll
+      for (int r = 0; r < G + 7; r++) {
+        uint32_t lo, hi;
+        if (COPIES == 4) {
+          lo = p[r * words];
+          hi = p[r * words + 1];
+        } else {
+          /* Unshifted window: align the row in registers. */
+          const uint32_t a = p[r * words], b = p[r * words + 1], d = p[r * words + 2];
+          lo = __byte_perm(a, b, sel);
+          hi = __byte_perm(b, d, sel);
+        }
+        /* Reference row r is row j = r - k of candidate k. */
+#pragma unroll
+        for (int k = 0; k < G; k++) {
+          const int j = r - k;
+          if (j >= 0 && j < 8) {
+            sad[k] = sad4_acc(cw[2 * j], lo, sad[k]);
+            sad[k] = sad4_acc(cw[2 * j + 1], hi, sad[k]);
+          }
+        }
+      }
+      /* Keys: sad * 2^14 + raster index (multiply-adds, off the ALU pipe
+       * the SADs need); only the last row group can hold rows past the
+       * window. */
+      const uint32_t base = (uint32_t)(g * G * nx + c);
+      if (g * G + G <= ny) {
+#pragma unroll
+        for (int k = 0; k < G; k++)
+          best = min(best, sad[k] * (1u << kIndexBits) + base + (uint32_t)(k * nx));
+      } else {
+#pragma unroll
+        for (int k = 0; k < G; k++)
+          if (g * G + k < ny)
+            best = min(best, sad[k] * (1u << kIndexBits) + base + (uint32_t)(k * nx));
+      }
+    }
+
+    best = group_min(best, tpb, tid, red);
+    if (tid == 0) {
       const int idx = (int)(best & ((1u << kIndexBits) - 1));
       const int dy = idx / nx, dx = idx - dy * nx;
-      mv.x = (int8_t)(left + dx - mx);
-      mv.y = (int8_t)(top + dy - my);
+      out[bx0 + b] = c63_mv{(int8_t)(left + dx - mx), (int8_t)(top + dy - my), 1, 0};
     }
-    mvs[blk_off + blockIdx.y * pl.bw + blockIdx.x] = mv;
   }
 }
 
-template <int G>
+/* Shared memory of a launch with N planes. */
+inline size_t me_shmem(int range, int G, int strip, int copies, int n)
+{
+  return (size_t)n * max_window(range, G, strip, copies).plane_words * sizeof(uint32_t);
+}
+
+/* Blocks per strip: long strips share more of the window, but the grid
+ * must still fill the GPU: at least one wave of resident CTAs, at most
+ * kMaxStrip blocks, and within the 48 KiB of shared memory a launch gets
+ * without opting in. */
+template <int G, int N, int COPIES> int strip_length(const c63_cu_plane &pl, int range, int threads)
+{
+  static int slots = 0; /* resident CTAs on the whole device (first device asked) */
+  if (slots == 0) {
+    int dev = 0, sms = 0, per_sm = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, me_kernel<G, N, COPIES>, threads,
+                                                      me_shmem(range, G, kMaxStrip, COPIES, N)) !=
+            cudaSuccess)
+      return 1;
+    slots = sms * (per_sm > 0 ? per_sm : 1);
+  }
+  int strip = pl.bw * pl.bh / slots;
+  strip = strip < 1 ? 1 : strip > kMaxStrip ? kMaxStrip : strip;
+  while (strip > 1 && me_shmem(range, G, strip, COPIES, N) > kShmemLimit)
+    strip--;
+  return strip;
+}
+
+template <int G, int N, int COPIES>
+cudaError_t launch_copies(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, int range,
+                          int tpb, c63_mv *mvs, cudaStream_t s)
+{
+  const c63_cu_plane &pl = mp.pl;
+  const int ng = tpb == 32 ? kWarpGroups : 1;
+  const int threads = N * ng * tpb;
+  const int strip = strip_length<G, N, COPIES>(pl, range, threads);
+  const window_shape ws = max_window(range, G, strip, COPIES);
+  const dim3 grid((pl.bw + strip - 1) / strip, pl.bh);
+  me_kernel<G, N, COPIES><<<grid, threads, me_shmem(range, G, strip, COPIES, N), s>>>(
+      cur, ref, mp, strip, tpb, ws, mvs);
+  return cudaGetLastError();
+}
+
+template <int G, int N>
 cudaError_t launch(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, c63_mv *mvs,
                    cudaStream_t s)
 {
@@ -221,20 +339,18 @@ cudaError_t launch(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, 
   const int range = pl.range < 0 ? 0 : pl.range;
   /* The packed key holds raster indices below (2 * 64)^2 only. */
   if (range > 64) return cudaErrorInvalidValue;
-  const window_shape ws = max_window(range, G);
-  const int win_words = ws.rows * ws.words;
-  const size_t shmem = (size_t)mp.n * win_words * sizeof(uint32_t);
-  /* Enough threads for every (column, row group) item of an unclipped block,
-   * in whole warps; wider ranges loop. */
+  /* Threads per search: enough for every (column, row group) item of an
+   * unclipped block, in whole warps; wider ranges loop. One-warp searches
+   * run kWarpGroups to a plane; a wider one is alone in its plane. */
   const int items = 2 * range * ((2 * range + G - 1) / G);
-  int threads = (items + 31) / 32 * 32;
-  if (threads < 32) threads = 32;
-  if (threads > me_bounds<G>::threads / mp.n) threads = me_bounds<G>::threads / mp.n;
-  if (mp.n == 2)
-    me_kernel<G, 2><<<dim3(pl.bw, pl.bh), threads * 2, shmem, s>>>(cur, ref, mp, win_words, mvs);
-  else
-    me_kernel<G, 1><<<dim3(pl.bw, pl.bh), threads, shmem, s>>>(cur, ref, mp, win_words, mvs);
-  return cudaGetLastError();
+  const int max_tpb = me_bounds<G>::threads / N;
+  int tpb = (items + 31) / 32 * 32;
+  tpb = tpb < 32 ? 32 : tpb > max_tpb ? max_tpb : tpb;
+  /* Four shifted copies where they fit (every range up to 40 or so);
+   * wider windows keep one copy and align rows with PRMT. */
+  if (me_shmem(range, G, 1, 4, N) <= kShmemLimit)
+    return launch_copies<G, N, 4>(cur, ref, mp, range, tpb, mvs, s);
+  return launch_copies<G, N, 1>(cur, ref, mp, range, tpb, mvs, s);
 }
 
 } // namespace
@@ -250,10 +366,9 @@ cudaError_t c63_cu_motion_search(const uint8_t *cur, const uint8_t *ref, const c
 {
   me_planes mp;
   mp.pl = pl;
-  mp.n = 1;
   mp.pix_off[0] = mp.pix_off[1] = pl.pix_off;
   mp.blk_off[0] = mp.blk_off[1] = pl.blk_off;
-  return launch<32>(cur, ref, mp, mvs, s);
+  return launch<32, 1>(cur, ref, mp, mvs, s);
 }
 
 cudaError_t c63_cu_motion_search_pair(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &a,
@@ -265,10 +380,9 @@ cudaError_t c63_cu_motion_search_pair(const uint8_t *cur, const uint8_t *ref, co
   }
   me_planes mp;
   mp.pl = a;
-  mp.n = 2;
   mp.pix_off[0] = a.pix_off;
   mp.pix_off[1] = b.pix_off;
   mp.blk_off[0] = a.blk_off;
   mp.blk_off[1] = b.blk_off;
-  return launch<8>(cur, ref, mp, mvs, s);
+  return launch<8, 2>(cur, ref, mp, mvs, s);
 }
