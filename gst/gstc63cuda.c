@@ -46,8 +46,13 @@ gboolean gst_c63_cuda_open(GstElement *element, gint device_id, GstObject **ctx)
    * too, but a pipeline may hold no nvcodec element) */
   gst_cuda_memory_init_once();
   if (!gst_cuda_ensure_element_context(element, device_id, (GstCudaContext **)ctx)) {
-    GST_ELEMENT_ERROR(element, RESOURCE, NOT_FOUND,
-                      ("No usable CUDA device (cuda-device-id %d) for a CUDA context", device_id),
+    /* The device exists when the element was registered for it, so the
+     * usual cause is a GPU whose memory is used up (a context takes some). */
+    GST_ELEMENT_ERROR(element, RESOURCE, NO_SPACE_LEFT,
+                      ("Could not create a CUDA context on cuda-device-id %d: the GPU's memory "
+                       "may be used up, or the device is missing. Free GPU memory (fewer or "
+                       "smaller encoders) or choose another cuda-device-id.",
+                       device_id),
                       ("gst_cuda_ensure_element_context failed"));
     return FALSE;
   }
