@@ -50,32 +50,32 @@ static long rss_kib(void)
   return kib;
 }
 
-/* GPU memory this process uses, in MiB (nvidia-smi's per-process figure,
- * so other processes on the GPU do not count), or -1 without nvidia-smi. */
-static long gpu_used_mib(void)
+/* Memory in MiB from nvidia-smi, or -1 without it: the process's own
+ * (per-process figure, so other processes on the GPU do not count) when
+ * own is set, else all that GPU 0 uses. */
+static long nvidia_smi_mib(int own)
 {
-  FILE *p = popen("nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits "
-                  "2>/dev/null",
+  FILE *p = popen(own ? "nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,"
+                        "nounits 2>/dev/null"
+                      : "nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0 "
+                        "2>/dev/null",
                   "r");
-  long pid, mib, found = -1;
+  long pid = 0, mib, found = -1;
   if (!p) return -1;
-  while (fscanf(p, "%ld, %ld", &pid, &mib) == 2)
-    if (pid == (long)getpid()) found = mib;
+  while (own ? fscanf(p, "%ld, %ld", &pid, &mib) == 2 : fscanf(p, "%ld", &mib) == 1)
+    if (!own || pid == (long)getpid()) found = mib;
   pclose(p);
   return found;
 }
 
-/* GPU memory used on the whole of GPU 0, in MiB, or -1. */
+static long gpu_used_mib(void)
+{
+  return nvidia_smi_mib(1);
+}
+
 static long gpu_total_used_mib(void)
 {
-  FILE *p = popen("nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0 "
-                  "2>/dev/null",
-                  "r");
-  long mib = -1;
-  if (!p) return -1;
-  if (fscanf(p, "%ld", &mib) != 1) mib = -1;
-  pclose(p);
-  return mib;
+  return nvidia_smi_mib(0);
 }
 
 /* The synthetic clip as I420 buffers laid out as GstVideoInfo says. */
