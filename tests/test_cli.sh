@@ -320,6 +320,15 @@ left=$(ls -A "$O" | grep '^\.') && fail "temporary files left behind: $left" ||
 "$ENC" --help | grep -q "Usage" && echo "ok: c63-enc --help" || fail "c63-enc --help"
 "$DEC" --help | grep -q "Usage" && echo "ok: c63-dec --help" || fail "c63-dec --help"
 
+# --version on every tool; --quiet leaves a clean run silent.
+for tool in "$ENC" "$DEC" "$PSNR"; do
+  v=$("$tool" --version) && echo "$v" | grep -q "(gst-c63) [0-9]" &&
+    echo "ok: $v" || fail "$tool --version: $v"
+done
+"$DEC" --quiet "$CONF/pan_176x144.c63" "$T/quiet.yuv" > "$T/quiet.out" 2>&1 &&
+  [ ! -s "$T/quiet.out" ] && echo "ok: c63-dec --quiet prints nothing" ||
+  fail "c63-dec --quiet printed: $(cat "$T/quiet.out")"
+
 if [ $fails -ne 0 ]; then
   echo "$fails CLI checks failed"
   exit 1

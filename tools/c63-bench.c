@@ -160,6 +160,7 @@ int main(int argc, char **argv)
   params.width = 1920;
   params.height = 1080;
   opterr = 0;
+  if (cli_version(prog, argc, argv)) return 0;
   while ((opt = getopt_long(argc, argv, ":" CLI_ENC_OPTSTRING "f:n:", long_opts, NULL)) != -1) {
     int r = cli_enc_option(opt, optarg, &params, msg, sizeof msg);
     if (r < 0) return bad_usage("%s", msg);

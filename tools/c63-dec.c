@@ -236,6 +236,7 @@ int main(int argc, char **argv)
   memset(&st, 0, sizeof st);
   c63_dec_params_init(&params);
   opterr = 0;
+  if (cli_version(prog, argc, argv)) return 0;
   while ((opt = getopt_long(argc, argv, "t:", long_opts, NULL)) != -1) {
     switch (opt) {
     case 'Q':
@@ -396,15 +397,17 @@ int main(int argc, char **argv)
   } else if (cli_output_commit(&out, prog) != 0) {
     goto done;
   }
-  /* The frame count is always reported: callers rely on it. Frames that
-   * decoded are kept when others were corrupt, as a player would show them;
-   * the exit status says the stream was not clean. */
-  fprintf(stderr, "%s: decoded %ld frames", prog, st.frames);
-  if (!quiet && st.frames > 0) fprintf(stderr, " of %dx%d", st.last_w, st.last_h);
-  if (st.bad_frames > 0)
-    fprintf(stderr, ", %ld frames skipped (corrupt, or without their reference)", st.bad_frames);
-  fprintf(stderr, "\n");
+  /* Frames that decoded are kept when others were corrupt, as a player
+   * would show them; the exit status says the stream was not clean, and the
+   * summary says how many frames came out (with --quiet only then). */
   status = st.frames == 0 || st.bad_frames > 0 || total_skipped > 0 ? 1 : 0;
+  if (!quiet || status != 0) {
+    fprintf(stderr, "%s: decoded %ld frames", prog, st.frames);
+    if (st.frames > 0) fprintf(stderr, " of %dx%d", st.last_w, st.last_h);
+    if (st.bad_frames > 0)
+      fprintf(stderr, ", %ld frames skipped (corrupt, or without their reference)", st.bad_frames);
+    fprintf(stderr, "\n");
+  }
   goto done;
 
 nomem:

@@ -143,6 +143,7 @@ int main(int argc, char **argv)
   memset(&out, 0, sizeof out);
   c63_enc_params_init(&params);
   opterr = 0; /* we print our own messages */
+  if (cli_version(prog, argc, argv)) return 0;
   while ((opt = getopt_long(argc, argv, ":" CLI_ENC_OPTSTRING "o:f:", long_opts, NULL)) != -1) {
     int r = cli_enc_option(opt, optarg, &params, msg, sizeof msg);
     if (r < 0) return bad_usage("%s", msg);

@@ -2,6 +2,8 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "cliutil.h"
 
+#include "c63-config.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -299,4 +301,14 @@ void cli_output_abort(cli_output *o)
   free(o->tmp_path);
   free(o->final_path);
   o->tmp_path = o->final_path = NULL;
+}
+
+int cli_version(const char *prog, int argc, char **argv)
+{
+  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    if (strcmp(argv[i], "--version") == 0) {
+      printf("%s (gst-c63) %s\n", prog, C63_VERSION);
+      return 1;
+    }
+  return 0;
 }

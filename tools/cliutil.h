@@ -28,6 +28,10 @@
  * Ranges are left to c63_enc_params_validate. */
 int cli_enc_option(int opt, const char *arg, c63_enc_params *p, char *err, size_t err_size);
 
+/* When argv holds --version (before any "--"), print "PROG (gst-c63)
+ * VERSION" and return 1: the tool then exits with 0. */
+int cli_version(const char *prog, int argc, char **argv);
+
 /* Parse a whole decimal integer into *out. Returns 0 on success, -1 when s is
  * empty, has trailing characters or does not fit an int. */
 int cli_parse_int(const char *s, int *out);
