@@ -353,17 +353,24 @@ static GstFlowReturn gst_c63_dec_parse(GstVideoDecoder *vdec, GstVideoCodecFrame
   }
 }
 
-/* Set (or change) the output caps to the stream's picture size. */
+/* Set (or change) the output caps to the stream's picture size, and the
+ * framerate and pixel aspect ratio of the input caps (renewed when new
+ * input caps change them mid-stream). */
 static gboolean gst_c63_dec_ensure_output(GstC63Dec *self, int width, int height)
 {
   GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
   GstVideoCodecState *out = gst_video_decoder_get_output_state(vdec);
+  const GstVideoInfo *in = self->input_state ? &self->input_state->info : NULL;
   gboolean same = out && GST_VIDEO_INFO_WIDTH(&out->info) == width &&
-                  GST_VIDEO_INFO_HEIGHT(&out->info) == height;
+                  GST_VIDEO_INFO_HEIGHT(&out->info) == height &&
+                  (!in || (GST_VIDEO_INFO_FPS_N(&out->info) == GST_VIDEO_INFO_FPS_N(in) &&
+                           GST_VIDEO_INFO_FPS_D(&out->info) == GST_VIDEO_INFO_FPS_D(in) &&
+                           GST_VIDEO_INFO_PAR_N(&out->info) == GST_VIDEO_INFO_PAR_N(in) &&
+                           GST_VIDEO_INFO_PAR_D(&out->info) == GST_VIDEO_INFO_PAR_D(in)));
 
   if (out) gst_video_codec_state_unref(out);
   if (same) return TRUE;
-  GST_INFO_OBJECT(self, "stream size %dx%d", width, height);
+  GST_INFO_OBJECT(self, "output %dx%d", width, height);
   out = gst_video_decoder_set_output_state(vdec, GST_VIDEO_FORMAT_I420, width, height,
                                            self->input_state);
   gst_video_codec_state_unref(out);

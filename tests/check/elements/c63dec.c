@@ -191,6 +191,46 @@ GST_START_TEST(test_dec_packetized)
 }
 GST_END_TEST;
 
+/* New input caps with another framerate and pixel aspect ratio mid-stream
+ * renew the output caps (same picture size). */
+GST_START_TEST(test_dec_caps_renewed)
+{
+  GPtrArray *frames = load_frames("pan_176x144.c63");
+  GstHarness *hh = dec_harness(PACKETIZED_CAPS);
+  GstEvent *ev;
+  GstCaps *first = NULL, *last = NULL;
+  guint n, half = frames->len / 2;
+
+  for (n = 0; n < half; n++)
+    fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[n]), n), GST_FLOW_OK);
+  gst_harness_set_src_caps_str(
+      hh, "video/x-c63, parsed=(boolean)true, framerate=50/1, pixel-aspect-ratio=4/3");
+  push_frames_eos(hh, frames, half);
+  fail_unless_equals_int(gst_harness_buffers_in_queue(hh), frames->len);
+  while ((ev = gst_harness_try_pull_event(hh))) {
+    if (GST_EVENT_TYPE(ev) == GST_EVENT_CAPS) {
+      GstCaps *caps;
+      gst_event_parse_caps(ev, &caps);
+      if (!first) first = gst_caps_ref(caps);
+      gst_caps_replace(&last, caps);
+    }
+    gst_event_unref(ev);
+  }
+  fail_unless(first && last);
+  GstVideoInfo a, b;
+  fail_unless(gst_video_info_from_caps(&a, first) && gst_video_info_from_caps(&b, last));
+  fail_unless_equals_int(GST_VIDEO_INFO_FPS_N(&a), 25);
+  fail_unless_equals_int(GST_VIDEO_INFO_FPS_N(&b), 50);
+  fail_unless_equals_int(GST_VIDEO_INFO_PAR_N(&b), 4);
+  fail_unless_equals_int(GST_VIDEO_INFO_PAR_D(&b), 3);
+  fail_unless_equals_int(GST_VIDEO_INFO_WIDTH(&b), 176);
+  gst_caps_unref(first);
+  gst_caps_unref(last);
+  g_ptr_array_unref(frames);
+  gst_harness_teardown(hh);
+}
+GST_END_TEST;
+
 static void check_bytestream(const gsize *chunks, guint n_chunks)
 {
   const C63Vector *v = c63check_vector(K7_STREAM);
@@ -986,6 +1026,7 @@ static Suite *c63dec_suite(void)
 
   suite_add_tcase(s, tc);
   tcase_add_test(tc, test_dec_packetized);
+  tcase_add_test(tc, test_dec_caps_renewed);
   tcase_add_test(tc, test_dec_bytestream_1byte);
   tcase_add_test(tc, test_dec_bytestream_chunks);
   tcase_add_test(tc, test_dec_bytestream_junk);
