@@ -46,20 +46,26 @@ static gboolean plugin_register_cuda(GstPlugin *plugin)
   return gst_c63_enc_register(plugin, C63_BACKEND_CUDA, GST_RANK_PRIMARY + 1);
 }
 
+/* For static builds too: GST_ELEMENT_REGISTER(c63cudaenc, plugin) registers
+ * it only where a CUDA device is usable. */
+GST_ELEMENT_REGISTER_DEFINE_CUSTOM(c63cudaenc, plugin_register_cuda);
+
 static gboolean plugin_init(GstPlugin *plugin)
 {
   gboolean ok = TRUE;
 
   GST_DEBUG_CATEGORY_INIT(gst_c63_plugin_debug, "c63", 0, "Codec63 plugin");
-  ok &= gst_c63_enc_register(plugin, C63_BACKEND_CPU, GST_RANK_PRIMARY);
-  ok &= plugin_register_cuda(plugin);
-  ok &= gst_element_register(plugin, "c63dec", GST_RANK_PRIMARY, GST_TYPE_C63_DEC);
+  ok &= GST_ELEMENT_REGISTER(c63enc, plugin);
+  ok &= GST_ELEMENT_REGISTER(c63cudaenc, plugin);
+  ok &= GST_ELEMENT_REGISTER(c63dec, plugin);
   /* Ranked above c63dec, so decodebin puts it in front of the decoder. */
   ok &= GST_ELEMENT_REGISTER(c63parse, plugin);
   ok &= gst_c63_typefind_register(plugin);
   return ok;
 }
 
-GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, c63,
-                  "Codec63 (IN5050) video encoder and decoder, on the CPU and CUDA", plugin_init,
-                  PACKAGE_VERSION, "LGPL", "gst-c63", "https://github.com/gst-c63/gst-c63")
+GST_PLUGIN_DEFINE(
+    GST_VERSION_MAJOR, GST_VERSION_MINOR, c63,
+    "Codec63 (IN5050) video encoder and decoder, on the CPU and CUDA (c63cudaenc only "
+    "where a CUDA device is usable: GST_DEBUG=c63:4 says why not)",
+    plugin_init, PACKAGE_VERSION, "LGPL", "gst-c63", "https://github.com/gst-c63/gst-c63")

@@ -16,6 +16,32 @@
  * and delta frames are skipped until the next keyframe. A stream that
  * yields no picture at all ends in an error at EOS.
  */
+
+/**
+ * SECTION:element-c63dec
+ * @title: c63dec
+ *
+ * Decodes Codec63 into I420 pictures, on the GPU when one is usable
+ * (#GstC63Dec:backend, default auto) and otherwise on the CPU; both give the
+ * same pixels as the reference decoder, which it is as liberal as (see
+ * docs/decoder-tolerance.md). Takes parsed frames (from #c63parse or an
+ * encoder) or a raw byte stream, which it splits itself. The picture size
+ * comes from each frame, so the output caps follow the stream; framerate
+ * and pixel aspect ratio come from the input caps. Corrupt frames are
+ * dropped and counted with GStreamer's max-errors mechanism, and a keyframe
+ * is requested upstream. With the CUDA backend, the pictures can stay on
+ * the GPU (`memory:CUDAMemory` output) when downstream takes them.
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 filesrc location=clip.c63 ! c63parse ! c63dec ! videoconvert ! autovideosink
+ * ]| Play a Codec63 file.
+ * |[
+ * gst-launch-1.0 filesrc location=clip.c63 ! c63dec backend=cpu ! filesink location=clip.yuv
+ * ]| Decode on the CPU to a raw file (rows padded as GStreamer lays out I420).
+ *
+ * Since: 0.1
+ */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -807,3 +833,5 @@ static void gst_c63_dec_init(GstC63Dec *self)
   gst_video_decoder_set_use_default_pad_acceptcaps(vdec, TRUE);
   GST_PAD_SET_ACCEPT_TEMPLATE(GST_VIDEO_DECODER_SINK_PAD(vdec));
 }
+
+GST_ELEMENT_REGISTER_DEFINE(c63dec, "c63dec", GST_RANK_PRIMARY, GST_TYPE_C63_DEC);

@@ -46,6 +46,8 @@ struct _GstC63Dec {
   gboolean failed;       /* an error message was posted */
 };
 
+GST_ELEMENT_REGISTER_DECLARE(c63dec);
+
 G_END_DECLS
 
 #endif /* GST_C63_DEC_H */

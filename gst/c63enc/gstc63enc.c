@@ -9,6 +9,53 @@
  * GstVideoCodecFrame by that tag. Keyframe decisions (first frame, interval,
  * forced) are libc63's; the element only forwards force-key-unit requests.
  */
+
+/**
+ * SECTION:element-c63enc
+ * @title: c63enc
+ *
+ * Encodes raw I420 or NV12 video into Codec63 (`video/x-c63, parsed=true`)
+ * on the CPU, byte for byte as the public reference encoder does at the same
+ * settings (#GstC63EncBase:quality, #GstC63EncBase:keyframe-interval,
+ * #GstC63EncBase:search-range). Any size from 8x8 to 8192x8192. Motion
+ * search, transform and entropy coding run in stripes on a pool of
+ * #GstC63EncBase:threads threads. Force-key-unit events start a keyframe.
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 videotestsrc num-buffers=250 ! video/x-raw,format=I420,width=1280,height=720 ! \
+ *     c63enc quality=25 keyframe-interval=25 ! filesink location=test.c63
+ * ]| Encode 10 seconds of a test pattern.
+ *
+ * Since: 0.1
+ */
+
+/**
+ * SECTION:element-c63cudaenc
+ * @title: c63cudaenc
+ *
+ * The same encoder on an NVIDIA GPU, with the same properties and the same
+ * output bytes as #c63enc: motion search, transform, reconstruction,
+ * entropy coding and byte stuffing all run on the device, and only the
+ * coded frame comes back. Takes CUDA memory (`memory:CUDAMemory`, I420 or
+ * NV12, e.g. from `nvh264dec` or `cudaupload`) in the pipeline's shared CUDA
+ * context, or system memory, for which it proposes a pool of page-locked
+ * buffers. Registered only when a CUDA device is usable at plugin load
+ * (`GST_DEBUG=c63:4 gst-inspect-1.0 c63` says why not); `cuda-device-id`
+ * picks the GPU.
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 filesrc location=in.yuv ! rawvideoparse width=1920 height=1080 format=i420 ! \
+ *     queue ! c63cudaenc ! filesink location=out.c63
+ * ]| Encode a raw 1080p file on the GPU.
+ * |[
+ * gst-launch-1.0 filesrc location=in.mp4 ! qtdemux ! h264parse ! nvh264dec ! c63cudaenc ! \
+ *     filesink location=out.c63
+ * ]| Transcode H.264 without the pictures leaving the GPU.
+ *
+ * Since: 0.1
+ */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -761,3 +808,10 @@ gboolean gst_c63_enc_register(GstPlugin *plugin, c63_backend_kind backend, guint
   if (!type) type = g_type_register_static(GST_TYPE_C63_ENC, type_name, &info, 0);
   return gst_element_register(plugin, cuda ? "c63cudaenc" : "c63enc", rank, type);
 }
+
+static gboolean gst_c63_enc_register_cpu(GstPlugin *plugin)
+{
+  return gst_c63_enc_register(plugin, C63_BACKEND_CPU, GST_RANK_PRIMARY);
+}
+
+GST_ELEMENT_REGISTER_DEFINE_CUSTOM(c63enc, gst_c63_enc_register_cpu);

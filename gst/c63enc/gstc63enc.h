@@ -62,6 +62,9 @@ GType gst_c63_enc_get_type(void);
  * C63_BACKEND_CPU, "c63cudaenc" (with a cuda-device-id property) for
  * C63_BACKEND_CUDA. */
 gboolean gst_c63_enc_register(GstPlugin *plugin, c63_backend_kind backend, guint rank);
+/* c63enc, for GST_ELEMENT_REGISTER (c63cudaenc is registered in plugin.c,
+ * where its device check lives). */
+GST_ELEMENT_REGISTER_DECLARE(c63enc);
 
 G_END_DECLS
 
