@@ -16,6 +16,8 @@
 
 #include <gst/base/gstadapter.h>
 
+#include "c63/c63.h"
+
 G_BEGIN_DECLS
 
 typedef enum {
@@ -25,14 +27,9 @@ typedef enum {
 } GstC63FramerResult;
 
 typedef struct {
-  gboolean synced;  /* a frame start was found */
+  c63_frame_scanner scanner;
   GByteArray *data; /* the current frame's bytes seen so far (or junk, unsynced) */
   gsize added;      /* of those, bytes already added to the frame */
-  gsize scan_pos;   /* positions before this were searched for markers */
-  /* The current frame's headers: parsed (then the data starts at
-   * data_offset and the frame is at most max_bytes long), or broken. */
-  gboolean have_header, broken_header;
-  gsize data_offset, max_bytes;
 } GstC63Framer;
 
 void gst_c63_framer_init(GstC63Framer *framer);
