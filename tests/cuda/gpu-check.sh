@@ -23,10 +23,13 @@ for f in tests/data/conformance/*.yuv.xz; do
   fi
 done
 status=0
+# Every step has a time limit (STEP_TIMEOUT, default 300 s), so one that
+# hangs is reported (exit 124) and the rest still run within the device
+# call's own limit.
 step() { # name command...
   name=$1; shift
   t0=$(date +%s.%N)
-  "$@" > "$out/$name.log" 2>&1; rc=$?
+  timeout "${STEP_TIMEOUT:-300}" "$@" > "$out/$name.log" 2>&1; rc=$?
   t1=$(date +%s.%N)
   tail -n 4 "$out/$name.log"
   echo "== $name: exit $rc ($(echo "$t0 $t1" | awk '{printf "%.1f", $2 - $1}') s)"
