@@ -3,16 +3,22 @@
 # go (device time is scarce): the tests, the tests under compute-sanitizer
 # memcheck and racecheck, and the benchmarks. Run from the repository root:
 #
-#   tests/cuda/gpu-check.sh BIN_DIR [OUT_DIR]
+#   tests/cuda/gpu-check.sh BIN_DIR [OUT_DIR [PARTS]]
+#
+# PARTS picks what runs, since the whole takes longer than one device call
+# may: any of tests, sanitizers, bench, joined by commas (default all three).
 #
 # BIN_DIR holds test_cuda_dsp, test_cuda_entropy, test_cuda_encode, test_cuda_decode,
 # c63-cuda-bench and optionally test_decode_api, c63-enc, c63-dec,
-# c63-element-bench, check-c63cudaenc, check-c63dec and libgstc63.so; the conformance inputs are unpacked from
-# tests/data into OUT_DIR (xz, or Python's lzma where xz is missing).
+# c63-element-bench, check-c63cudaenc, check-c63dec, check-c63parse and
+# libgstc63.so; the conformance inputs are unpacked from tests/data into
+# OUT_DIR (xz, or Python's lzma where xz is missing).
 # The GStreamer part needs a kit (../shared/gpu/make-kit.sh) sourced first.
 set -u
 bin=${1:?usage: $0 BIN_DIR [OUT_DIR]}
 out=${2:-${TMPDIR:-/tmp}/c63-gpu-check}
+parts=,${3:-tests,sanitizers,bench},
+want() { case $parts in *,$1,*) return 0 ;; esac; return 1; }
 mkdir -p "$out/yuv"
 export C63_TEST_DATA=$PWD/tests/data C63_TEST_YUV_DIR=$out/yuv
 for f in tests/data/conformance/*.yuv.xz; do
@@ -36,6 +42,7 @@ step() { # name command...
   [ $rc -eq 0 ] || status=1
 }
 nvidia-smi -L
+if want tests; then
 step dsp "$bin/test_cuda_dsp"
 step entropy "$bin/test_cuda_entropy"
 step conformance "$bin/test_cuda_encode" conformance
@@ -48,14 +55,19 @@ step decode "$bin/test_cuda_decode"
 [ -x "$bin/test_decode_api" ] && step decode-api "$bin/test_decode_api"
 if [ -f "$bin/libgstc63.so" ] && [ -x "$bin/check-c63cudaenc" ]; then
   GST_PLUGIN_PATH=$bin step gst-c63cudaenc "$bin/check-c63cudaenc"
-  GST_PLUGIN_PATH=$bin CK_FORK=no step memcheck-gst-c63cudaenc timeout 300 compute-sanitizer \
-    --tool memcheck --error-exitcode 9 "$bin/check-c63cudaenc"
 fi
 if [ -f "$bin/libgstc63.so" ] && [ -x "$bin/check-c63dec" ]; then
   # backend=auto: the decoder element reconstructs on the GPU here
   GST_PLUGIN_PATH=$bin step gst-c63dec "$bin/check-c63dec"
+  # decodebin and playbin pick c63dec, on the GPU here, after c63parse
+  [ -x "$bin/check-c63parse" ] && GST_PLUGIN_PATH=$bin step gst-c63parse "$bin/check-c63parse"
 fi
-if command -v compute-sanitizer > /dev/null; then
+fi
+if want sanitizers && command -v compute-sanitizer > /dev/null; then
+  if [ -f "$bin/libgstc63.so" ] && [ -x "$bin/check-c63cudaenc" ]; then
+    GST_PLUGIN_PATH=$bin CK_FORK=no step memcheck-gst-c63cudaenc timeout 300 compute-sanitizer \
+      --tool memcheck --error-exitcode 9 "$bin/check-c63cudaenc"
+  fi
   export C63_TEST_QUICK=1
   step memcheck-dsp timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/test_cuda_dsp"
   step racecheck-dsp timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/test_cuda_dsp"
@@ -92,6 +104,7 @@ bench() { # name args...
     "$out/$name.log"
 }
 mandel=$out/yuv/mandel_1920x1080.yuv
+want bench || exit $status
 bench bench-mandel "$bin/c63-cuda-bench" -f 300 -n 5 "$mandel"
 bench bench-mandel-t4 "$bin/c63-cuda-bench" -t 4 -f 300 -n 5 "$mandel"
 bench bench-mandel-pinned "$bin/c63-cuda-bench" -p -f 300 -n 5 "$mandel"
