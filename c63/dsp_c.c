@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <math.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "dsp.h"
@@ -199,7 +200,11 @@ static void dequant_idct_recon_c(const int16_t *coeffs, const uint8_t *pred, int
       c63_dequant_idct_block(coeffs + ((size_t)by * bw + bx) * 64, quant, res);
       for (int j = 0; j < 8; j++) {
         for (int i = 0; i < 8; i++) {
+          /* The reference keeps the sum in int16_t before clamping: past
+           * 32767 it wraps to a negative value, which clamps to 0. Only
+           * crafted coefficients get there. */
           int v = res[j * 8 + i] + (pred ? pred[off + j * w + i] : 0);
+          if (v > INT16_MAX) v = 0;
           recon[off + j * w + i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
         }
       }

@@ -61,6 +61,58 @@ static int get_mv_component(decode_ctx *d, int8_t *v)
   return C63_OK;
 }
 
+/* Decoding order of block (bx, by) of plane c within the plane: MCUs in
+ * raster order, in an MCU the luma blocks row by row. */
+static long mcu_order(const c63_geometry *g, int c, int bx, int by)
+{
+  if (c) return (long)by * g->mcus_w + bx;
+  return ((long)(by >> 1) * g->mcus_w + (bx >> 1)) * 4 + (by & 1) * 2 + (bx & 1);
+}
+
+/* Set coefficient `index` of block `blk` to `value`: the block's entries
+ * are written again at the end of the array, in index order, with it. */
+static int sparse_set(decode_ctx *d, c63_sparse_frame *f, size_t blk, int index, int value)
+{
+  if (f->entries_cap - f->n_entries < 64)
+    FAIL(C63_ERR_BITSTREAM, "more coefficients than frame data of this size can code");
+  const uint32_t *src = f->entries + f->start[blk];
+  uint32_t *dst = f->entries + f->n_entries, *e = dst;
+  int k = 0, n = f->count[blk];
+  while (k < n && (int)(src[k] >> 16) < index)
+    *e++ = src[k++];
+  *e++ = c63_sparse_entry(index, value);
+  if (k < n && (int)(src[k] >> 16) == index) k++;
+  while (k < n)
+    *e++ = src[k++];
+  f->start[blk] = (uint32_t)f->n_entries;
+  f->count[blk] = (uint8_t)(e - dst);
+  f->n_entries += (size_t)(e - dst);
+  return C63_OK;
+}
+
+/* An AC run that ends past coefficient 63, at 64 + `spill`: the reference
+ * writes the value into the coefficient memory after the block, which is
+ * the next block of the plane's row (or the first of the next row). A block
+ * decoded later clears it; one decoded already (the first block of the
+ * second luma row of an MCU row, after the last block of the first) keeps
+ * it as its coefficient `spill`; after the plane's last block the write
+ * lands outside the reference's buffer, which is rejected. */
+static int spill_ac(decode_ctx *d, const c63_geometry *g, int c, int bx, int by,
+                    c63_sparse_frame *f, size_t blk, int spill, int value)
+{
+  const int bw = g->blocks_w[c];
+  int tx = bx + 1, ty = by;
+  if (tx == bw) {
+    tx = 0;
+    ty++;
+  }
+  if (ty == g->blocks_h[c])
+    FAIL(C63_ERR_BITSTREAM, "AC coefficients run past the end of plane %d (block %d,%d)", c, bx,
+         by);
+  if (mcu_order(g, c, tx, ty) > mcu_order(g, c, bx, by)) return C63_OK;
+  return sparse_set(d, f, blk + 1, spill, value); /* the next block in raster order */
+}
+
 /* One block, appended to f's entries. mvs is the plane's vectors, all zero
  * before the frame: the reference decodes into a zeroed array, and a reused
  * vector is the one of the block before this one in the plane's raster
@@ -70,7 +122,7 @@ static int get_mv_component(decode_ctx *d, int8_t *v)
 static int get_block(decode_ctx *d, const c63_geometry *g, int c, int bx, int by, int keyframe,
                      c63_sparse_frame *f, size_t blk, c63_mv *mvs, size_t idx, int *prev_dc)
 {
-  int chroma = c != 0, r;
+  int chroma = c != 0, r, spill = -1, spill_value = 0;
   c63_mv *mv = &mvs[idx];
 
   mv->use_mv = (uint8_t)c63_br_get(&d->br, 1);
@@ -84,12 +136,13 @@ static int get_block(decode_ctx *d, const c63_geometry *g, int c, int bx, int by
       return r;
     }
     /* Keyframes are not predicted: their vectors are read and ignored.
-     * In a delta frame the prediction must lie inside the padded reference
-     * plane (the reference would read outside it). */
-    int px = bx * 8 + mv->x, py = by * 8 + mv->y;
-    if (!keyframe && (px < 0 || py < 0 || px > g->pad_w[c] - 8 || py > g->pad_h[c] - 8))
-      FAIL(C63_ERR_BITSTREAM, "motion vector (%d,%d) points outside plane %d at block %d,%d", mv->x,
-           mv->y, c, bx, by);
+     * In a delta frame the reference reads ref[(y + mv_y) * w + x + mv_x]
+     * for the block's pixels: a vector past the left or right edge goes on
+     * in the neighbouring row, which is fine while the reads stay inside the
+     * plane's buffer (c63_mv_reads_inside); beyond it they are not. */
+    if (!keyframe && !c63_mv_reads_inside(g->pad_w[c], g->pad_h[c], bx, by, mv->x, mv->y))
+      FAIL(C63_ERR_BITSTREAM, "motion vector (%d,%d) of block %d,%d reads outside plane %d", mv->x,
+           mv->y, bx, by, c);
   }
 
   /* A block adds at most 64 entries; c63_sparse_entries_bound sizes the
@@ -116,17 +169,21 @@ static int get_block(decode_ctx *d, const c63_geometry *g, int c, int bx, int by
       continue;
     }
     i += run;
-    if (i > 63)
-      FAIL(C63_ERR_BITSTREAM, "AC coefficients beyond 63 (plane %d block %d,%d)", c, bx, by);
     /* size >= 1: never zero */
-    *e++ = c63_sparse_entry(i++, get_value(&d->br, size));
+    const int value = get_value(&d->br, size);
+    if (i > 63) {
+      spill = i - 64;
+      spill_value = value;
+      break; /* the reference's loop ends here too, without an EOB */
+    }
+    *e++ = c63_sparse_entry(i++, value);
   }
   if (c63_br_overrun(&d->br))
     FAIL(C63_ERR_TRUNCATED, "frame data ends inside block %d,%d of plane %d", bx, by, c);
   f->start[blk] = (uint32_t)f->n_entries;
   f->count[blk] = (uint8_t)(e - e0);
   f->n_entries += (size_t)(e - e0);
-  return C63_OK;
+  return spill < 0 ? C63_OK : spill_ac(d, g, c, bx, by, f, blk, spill, spill_value);
 }
 
 int c63_entropy_decode(const uint8_t *data, size_t size, const c63_geometry *g, int keyframe,

@@ -53,6 +53,20 @@ static inline void c63_mcu_block(int mx, int my, int k, int *c, int *bx, int *by
   }
 }
 
+/* Whether the prediction of block (bx, by) with vector (mx, my) reads only
+ * inside a w x h plane, as the reference reads it: pixel (x, y) of the block
+ * from ref[(y + my) * w + x + mx], so that past the left or right edge a row
+ * goes on in the neighbouring one. The first and last reads bound them all. */
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+    static inline int
+    c63_mv_reads_inside(int w, int h, int bx, int by, int mx, int my)
+{
+  const long first = (long)(by * 8 + my) * w + bx * 8 + mx;
+  return first >= 0 && first + 7L * w + 7 < (long)w * h;
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -63,18 +63,19 @@ TARGET static inline void idct_pass(const __m256 in[8], __m256 out[8])
 }
 
 /* Store eight rows of results: saturate to int16, truncate toward zero,
- * add the prediction, clamp to 0..255. */
+ * add the prediction in 16 bits as the reference does (a sum past 32767
+ * wraps negative), clamp to 0..255. */
 TARGET static inline void store_rows(const __m256 x[8], const uint8_t *pred, int stride,
                                      uint8_t *recon)
 {
   const __m256 hi = _mm256_set1_ps(32767.0f), lo = _mm256_set1_ps(-32768.0f);
   for (int r = 0; r < 8; r++) {
     __m256i res = _mm256_cvttps_epi32(_mm256_max_ps(_mm256_min_ps(x[r], hi), lo));
+    __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(res), _mm256_extracti128_si256(res, 1));
     if (pred) {
       __m128i p = _mm_loadl_epi64((const __m128i *)(pred + (size_t)r * stride));
-      res = _mm256_add_epi32(res, _mm256_cvtepu8_epi32(p));
+      w16 = _mm_add_epi16(w16, _mm_cvtepu8_epi16(p));
     }
-    __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(res), _mm256_extracti128_si256(res, 1));
     _mm_storel_epi64((__m128i *)(recon + (size_t)r * stride), _mm_packus_epi16(w16, w16));
   }
 }

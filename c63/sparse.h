@@ -52,7 +52,8 @@ static inline size_t c63_frame_blocks(const c63_geometry *g)
 /* Most entries entropy-coded data of `size` bytes can give: one DC per
  * block, and each non-zero AC takes at least 3 bits (a 2-bit code and a
  * value bit); a block may run up to 63 AC into the zero bits past the end
- * before the decoder sees the truncation. */
+ * before the decoder sees the truncation; and room to rewrite one block per
+ * block row (an AC run past a block's end, entropy_decode.c). */
 size_t c63_sparse_entries_bound(const c63_geometry *g, size_t data_size);
 
 /* Make room for `blocks` blocks and `entries` entries; arrays only grow

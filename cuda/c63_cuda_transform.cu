@@ -84,8 +84,10 @@ __device__ __forceinline__ block_pos locate(const c63_cu_planes &P, int gb)
 }
 
 /* Row `row` of the block's prediction: ref displaced by the block's vector,
- * zero for intra blocks (or no ref). Vectors from the search always keep the
- * block inside the plane; any other vector predicts zero rather than read
+ * zero for intra blocks (or no ref). Read as the reference reads it, from
+ * ref[(y + mv_y) * w + x + mv_x], so a vector past the left or right edge
+ * goes on in the neighbouring row (the decoder accepts those while the reads
+ * stay in the plane); any other vector predicts zero rather than read
  * outside the buffer. */
 __device__ __forceinline__ void predict_row(const uint8_t *ref, const c63_mv *mvs, int gb,
                                             const c63_cu_planes &P, const block_pos &bp, int row,
@@ -96,9 +98,8 @@ __device__ __forceinline__ void predict_row(const uint8_t *ref, const c63_mv *mv
     out[i] = 0;
   if (!mvs || !ref) return;
   const c63_mv mv = mvs[gb];
-  const int x = bp.x + mv.x, y = bp.y + mv.y;
-  if (!mv.use_mv || x < 0 || y < 0 || x + 8 > bp.w || y + 8 > bp.h) return;
-  const uint8_t *src = ref + P.p[bp.plane].pix_off + (y + row) * bp.w + x;
+  if (!mv.use_mv || !c63_mv_reads_inside(bp.w, bp.h, bp.x / 8, bp.y / 8, mv.x, mv.y)) return;
+  const uint8_t *src = ref + P.p[bp.plane].pix_off + (bp.y + mv.y + row) * bp.w + bp.x + mv.x;
 #pragma unroll
   for (int i = 0; i < 8; i++)
     out[i] = src[i];
@@ -253,7 +254,9 @@ __device__ __forceinline__ void recon_block(const tables &tb, float (*buf)[8][9]
   predict_row(ref, mvs, gb, P, bp, r, pr);
 #pragma unroll
   for (int i = 0; i < 8; i++) {
-    const int v = __float_as_int(buf[lb][r][i]) + pr[i];
+    /* int16 sum as in the reference: past 32767 it wraps negative (to 0) */
+    int v = __float_as_int(buf[lb][r][i]) + pr[i];
+    if (v > 32767) v = 0;
     px[i] = v < 0 ? 0 : (v > 255 ? 255 : v);
   }
   store_row(recon + bp.index + r * bp.w, px);

@@ -469,17 +469,19 @@ static void test_vectors(void)
                "vector (8,8): row %d not taken from the reference's block (8,8)", y);
   }
 
-  /* vectors that leave the 16x16 luma or 8x8 chroma plane */
+  /* vectors that read outside the 16x16 luma or 8x8 chroma plane's buffer
+   * (past the left or right edge alone a row goes on in the next one, as
+   * in the reference: test_tolerance) */
   {
     static const struct {
       int block, x, y;
       const char *what;
     } bad[] = {
-        {0, 9, 0, "luma (9,0) past the right edge"},
+        {0, 9, 8, "luma (9,8) past the end of the plane"},
         {0, -1, 0, "luma (-1,0) past the left edge"},
         {0, 0, -1, "luma (0,-1) above the top"},
         {3, 0, 1, "luma block 3 (0,1) below the bottom"},
-        {1, 1, 0, "luma block 1 (1,0) past the right edge"},
+        {3, 1, 0, "luma block 3 (1,0): its last pixel past the end"},
         {0, 127, 127, "luma (127,127)"},
         {0, -127, -127, "luma (-127,-127)"},
         {4, 1, 0, "U (1,0)"},

@@ -47,15 +47,55 @@ static size_t marker(const frames *f, int i, uint8_t m)
   return 0;
 }
 
-/* Decode a whole stream frame by frame; every frame must decode. */
-static int decode_all(const uint8_t *s, size_t len, tu_buf *pics, const char *what)
+static int decode_with(c63_backend_kind backend, const uint8_t *s, size_t len, tu_buf *pics,
+                       const char *what)
 {
+  c63_dec_params p;
   c63_decoder *dec;
-  c63_decoder_new(&dec);
+  char msg[256];
+  c63_dec_params_init(&p);
+  p.backend = backend;
+  int r = c63_decoder_new_with_params(&p, &dec, msg, sizeof msg);
+  TU_CHECK(r == C63_OK, "%s: decoder: %s", what, msg);
+  if (r) return 0;
   pics->size = 0;
   int n = tu_decode_frames(dec, s, len, pics, what);
   c63_decoder_free(dec);
   return n;
+}
+
+/* Decode a whole stream frame by frame; every frame must decode. With a
+ * GPU, the CUDA backend must give the same pictures as the CPU one. */
+static int decode_all(const uint8_t *s, size_t len, tu_buf *pics, const char *what)
+{
+  int n = decode_with(C63_BACKEND_CPU, s, len, pics, what);
+  if (c63_backend_available(C63_BACKEND_CUDA, 0, NULL, 0)) {
+    tu_buf gpu = {0};
+    int m = decode_with(C63_BACKEND_CUDA, s, len, &gpu, what);
+    TU_CHECK(m == n && gpu.size == pics->size && memcmp(gpu.data, pics->data, gpu.size) == 0,
+             "%s: the CUDA backend decodes it differently", what);
+    tu_buf_free(&gpu);
+  }
+  return n;
+}
+
+/* The second of two frames is rejected, with a message, on every backend. */
+static void expect_rejected(const tu_buf *key, const tu_buf *fr, const char *what)
+{
+  for (int b = 0; b < 2; b++) {
+    c63_dec_params p;
+    c63_decoder *dec;
+    c63_dec_params_init(&p);
+    p.backend = b ? C63_BACKEND_CUDA : C63_BACKEND_CPU;
+    if (b && !c63_backend_available(C63_BACKEND_CUDA, 0, NULL, 0)) break;
+    TU_CHECK(c63_decoder_new_with_params(&p, &dec, NULL, 0) == C63_OK, "%s: decoder", what);
+    c63_decoder_decode(dec, key->data, key->size, NULL);
+    int r = c63_decoder_decode(dec, fr->data, fr->size, NULL);
+    TU_CHECK(r == C63_ERR_BITSTREAM && c63_decoder_error(dec)[0], "%s: %d (%s)", what, r,
+             c63_decoder_error(dec));
+    if (!b) printf("  %-50s %s\n", what, c63_decoder_error(dec));
+    c63_decoder_free(dec);
+  }
 }
 
 /* The stream with frame i replaced by the given bytes. */
@@ -218,8 +258,13 @@ static void test_vectors_in_keyframe(const frames *f)
 
 /* ---- hand-made delta frames of 32x16: two MCUs ---- */
 
+/* One block of a hand-made frame: its vector syntax, its DC difference,
+ * up to six AC tokens (run, value; value 0 with run 15 is a ZRL), and
+ * whether an EOB follows them (after a run past coefficient 63 the
+ * reference reads none). */
 typedef struct vec {
   int use, reuse, x, y;
+  int dc, n, run[6], val[6], no_eob;
 } vec;
 
 static void put_value(c63_bitwriter *bw, const c63_huff_enc *t, int v)
@@ -231,19 +276,30 @@ static void put_value(c63_bitwriter *bw, const c63_huff_enc *t, int v)
   if (size) c63_bw_put(bw, (uint32_t)(v >= 0 ? v : v - 1) & ((1u << size) - 1), size);
 }
 
-/* A delta frame whose 12 blocks (MCU order) have zero residual and the given
- * vector syntax, with the headers of the keyframe. */
-static void make_delta32x16(const uint8_t *key, size_t key_size, const vec v[12], tu_buf *out)
+static void put_ac(c63_bitwriter *bw, const c63_huff_enc *t, int run, int v)
+{
+  int a = v < 0 ? -v : v, size = 0;
+  while ((1 << size) <= a)
+    size++;
+  c63_bw_put(bw, t->code[run << 4 | size], t->len[run << 4 | size]);
+  if (size) c63_bw_put(bw, (uint32_t)(v >= 0 ? v : v - 1) & ((1u << size) - 1), size);
+}
+
+/* A 32x16 frame (two MCUs: 12 blocks in MCU order) with the given block
+ * syntax, the keyframe flag, and the quantiser tables of `key` unless
+ * `quant` is given. */
+static void make_frame32x16(const uint8_t *key, size_t key_size, const vec v[12], int keyframe,
+                            const uint8_t (*quant)[64], tu_buf *out)
 {
   const c63_huff_enc *t = c63_huff_enc_tables();
-  uint8_t bits[256];
+  uint8_t bits[1024];
   c63_bitwriter bw;
   c63_frame_header hdr;
   char msg[256];
   c63_bytebuf b = {0};
 
   c63_parse_frame_header(key, key_size, &hdr, msg, sizeof msg);
-  c63_write_frame_headers(&b, 32, 16, 0, (const uint8_t(*)[64])hdr.quant);
+  c63_write_frame_headers(&b, 32, 16, keyframe, quant ? quant : (const uint8_t(*)[64])hdr.quant);
   c63_bw_init(&bw, bits);
   for (int i = 0; i < 12; i++) {
     const int chroma = i % 6 >= 4;
@@ -255,9 +311,11 @@ static void make_delta32x16(const uint8_t *key, size_t key_size, const vec v[12]
         put_value(&bw, &t[C63_HUFF_MV], v[i].y);
       }
     }
-    put_value(&bw, &t[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0], 0); /* DC difference 0 */
+    put_value(&bw, &t[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0], v[i].dc);
     const c63_huff_enc *ac = &t[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0];
-    c63_bw_put(&bw, ac->code[0], ac->len[0]); /* EOB */
+    for (int k = 0; k < v[i].n; k++)
+      put_ac(&bw, ac, v[i].run[k], v[i].val[k]);
+    if (!v[i].no_eob) c63_bw_put(&bw, ac->code[0], ac->len[0]); /* EOB */
   }
   c63_bw_flush_bytes(&bw);
   c63_write_stuffed(&b, bw.start, (size_t)(bw.p - bw.start), (uint32_t)bw.acc, bw.nbits);
@@ -269,13 +327,16 @@ static void make_delta32x16(const uint8_t *key, size_t key_size, const vec v[12]
   c63_bytebuf_free(&b);
 }
 
-/* Reused vectors: the block before in the plane's raster order, decoded
- * yet or not, with a vector or not. */
-static void test_reuse(void)
+static void make_delta32x16(const uint8_t *key, size_t key_size, const vec v[12], tu_buf *out)
+{
+  make_frame32x16(key, key_size, v, 0, NULL, out);
+}
+
+/* A 32x16 keyframe of a busy pattern (every luma value occurs). */
+static void make_key32x16(tu_buf *key)
 {
   enum { KW = 32, KH = 16 };
   c63_enc_params p;
-  tu_buf key = {0}, fr = {0}, s = {0}, pics = {0};
   uint8_t *yuv = malloc(tu_i420_size(KW, KH));
   char msg[256];
   for (size_t i = 0; i < tu_i420_size(KW, KH); i++)
@@ -284,19 +345,32 @@ static void test_reuse(void)
   p.width = KW;
   p.height = KH;
   p.quality = 50;
-  TU_CHECK(tu_encode(&p, yuv, 1, &key, msg, sizeof msg) == C63_OK, "keyframe: %s", msg);
+  TU_CHECK(tu_encode(&p, yuv, 1, key, msg, sizeof msg) == C63_OK, "keyframe: %s", msg);
+  free(yuv);
+}
+
+/* Reused vectors: the block before in the plane's raster order, decoded
+ * yet or not, with a vector or not. */
+static void test_reuse(void)
+{
+  tu_buf key = {0}, fr = {0}, s = {0}, pics = {0};
+  make_key32x16(&key);
 
   /* MCU 0: luma (0,0) (1,0) (0,1) (1,1), U, V; MCU 1: luma (2,0) (3,0) (2,1) (3,1), U, V */
+  const vec none = {0}, reuse = {.use = 1, .reuse = 1};
   const vec v[12] = {
-      {0, 0, 0, 0},                              /* (0,0): no vector: predicted from zero */
-      {1, 1, 0, 0},                              /* (1,0): reuses (0,0), which has none: (0,0) */
-      {1, 1, 0, 0},                              /* (0,1): reuses (3,0), not decoded yet: (0,0) */
-      {1, 0, -8, 0},                             /* (1,1): (-8,0) */
-      {0, 0, 0, 0},  {0, 0, 0, 0}, {1, 1, 0, 0}, /* (2,0): reuses (1,0): (0,0) */
-      {1, 0, -8, 0},                             /* (3,0): (-8,0) */
-      {1, 0, 0, -8},                             /* (2,1): (0,-8) */
-      {1, 1, 0, 0},                              /* (3,1): reuses (2,1): (0,-8) */
-      {0, 0, 0, 0},  {0, 0, 0, 0},
+      none,                /* (0,0): no vector: predicted from zero */
+      reuse,               /* (1,0): reuses (0,0), which has none: (0,0) */
+      reuse,               /* (0,1): reuses (3,0), not decoded yet: (0,0) */
+      {.use = 1, .x = -8}, /* (1,1): (-8,0) */
+      none,
+      none,
+      reuse,               /* (2,0): reuses (1,0): (0,0) */
+      {.use = 1, .x = -8}, /* (3,0): (-8,0) */
+      {.use = 1, .y = -8}, /* (2,1): (0,-8) */
+      reuse,               /* (3,1): reuses (2,1): (0,-8) */
+      none,
+      none,
   };
   /* where each luma block's prediction comes from, in the keyframe's
    * picture (block column and row), or -1 for zero */
@@ -308,15 +382,15 @@ static void test_reuse(void)
   tu_buf_append(&s, fr.data, fr.size);
   int n = decode_all(s.data, s.size, &pics, "reused vectors");
   int ok = n == 2;
-  const uint8_t *ref = pics.data, *pic = pics.data + tu_i420_size(KW, KH);
+  const uint8_t *ref = pics.data, *pic = pics.data + tu_i420_size(32, 16);
   for (int m = 0; ok && m < 2; m++)
     for (int k = 0; k < 4; k++) {
       const int bx = 2 * m + (k & 1), by = k >> 1;
       for (int y = 0; y < 8; y++)
         for (int x = 0; x < 8; x++) {
           const int fx = from[m][k][0], fy = from[m][k][1];
-          const uint8_t want = fx < 0 ? 0 : ref[(fy * 8 + y) * KW + fx * 8 + x];
-          if (pic[(by * 8 + y) * KW + bx * 8 + x] != want) ok = 0;
+          const uint8_t want = fx < 0 ? 0 : ref[(fy * 8 + y) * 32 + fx * 8 + x];
+          if (pic[(by * 8 + y) * 32 + bx * 8 + x] != want) ok = 0;
         }
     }
   TU_CHECK(ok, "reused vectors: %d frames, luma not predicted as the reference does", n);
@@ -326,20 +400,179 @@ static void test_reuse(void)
    * its array; rejected with a message */
   vec first[12];
   memcpy(first, v, sizeof first);
-  first[0] = (vec){1, 1, 0, 0};
+  first[0] = (vec){.use = 1, .reuse = 1};
   make_delta32x16(key.data, key.size, first, &fr);
-  c63_decoder *dec;
-  c63_decoder_new(&dec);
-  c63_decoder_decode(dec, key.data, key.size, NULL);
-  int r = c63_decoder_decode(dec, fr.data, fr.size, NULL);
-  TU_CHECK(r == C63_ERR_BITSTREAM && c63_decoder_error(dec)[0], "reuse at the first block: %d (%s)",
-           r, c63_decoder_error(dec));
-  printf("  %-50s %s\n", "reuse at the first block: rejected", c63_decoder_error(dec));
-  c63_decoder_free(dec);
-  free(yuv);
+  expect_rejected(&key, &fr, "reuse at the first block: rejected");
   tu_buf_free(&key);
   tu_buf_free(&fr);
   tu_buf_free(&s);
+  tu_buf_free(&pics);
+}
+
+/* The luma of the second picture of key + fr, decoded (both must decode). */
+static int decode_pair(const tu_buf *key, const tu_buf *fr, tu_buf *pics, const char *what)
+{
+  tu_buf s = {0};
+  tu_buf_append(&s, key->data, key->size);
+  tu_buf_append(&s, fr->data, fr->size);
+  int n = decode_all(s.data, s.size, pics, what);
+  TU_CHECK(n == 2, "%s: %d frames decoded", what, n);
+  tu_buf_free(&s);
+  return n == 2;
+}
+
+/* Vectors past the left or right edge: the reference reads
+ * ref[(y + mv_y) * w + x + mv_x], so a row goes on in the next one (or the
+ * one before). Accepted while every read is inside the plane. */
+static void test_wrap_vectors(void)
+{
+  tu_buf key = {0}, fr = {0}, pics = {0};
+  const vec none = {0};
+  /* (0,1) from row 7, column 24 on; (3,0) from row 1, column 0; (3,1)
+   * from columns 28..31 of its rows, then 0..3 of the next ones */
+  vec v[12] = {
+      [2] = {.use = 1, .x = -8}, [7] = {.use = 1, .x = 8}, [9] = {.use = 1, .x = 4, .y = -8}};
+  /* luma block (bx, by) of each vector above, by index */
+  static const int at[12][2] = {[2] = {0, 1}, [7] = {3, 0}, [9] = {3, 1}};
+  make_key32x16(&key);
+  make_delta32x16(key.data, key.size, v, &fr);
+  int ok = decode_pair(&key, &fr, &pics, "vectors wrapping around rows");
+  const uint8_t *ref = pics.data, *pic = pics.data + tu_i420_size(32, 16);
+  for (int i = 0; ok && i < 12; i++) {
+    if (!v[i].use) continue;
+    const int bx = at[i][0], by = at[i][1];
+    for (int y = 0; y < 8; y++)
+      for (int x = 0; x < 8; x++)
+        if (pic[(by * 8 + y) * 32 + bx * 8 + x] !=
+            ref[(by * 8 + y + v[i].y) * 32 + bx * 8 + x + v[i].x])
+          ok = 0;
+  }
+  TU_CHECK(ok, "vectors wrapping around rows: not predicted as the reference does");
+  printf("  %-50s %s\n", "vectors past the left and right edges", ok ? "ok" : "WRONG");
+
+  v[0] = (vec){.use = 1, .x = -1}; /* reads ref[-1] */
+  make_delta32x16(key.data, key.size, v, &fr);
+  expect_rejected(&key, &fr, "vector reading before the plane: rejected");
+  v[0] = none;
+  v[9] = (vec){.use = 1, .x = 1}; /* the last read is one past the plane */
+  make_delta32x16(key.data, key.size, v, &fr);
+  expect_rejected(&key, &fr, "vector reading past the plane: rejected");
+  tu_buf_free(&key);
+  tu_buf_free(&fr);
+  tu_buf_free(&pics);
+}
+
+/* The pictures of key + a and key + b are the same. */
+static void expect_equivalent(const tu_buf *key, const vec a[12], const vec b[12], const char *what)
+{
+  tu_buf fa = {0}, fb = {0}, pa = {0}, pb = {0};
+  make_delta32x16(key->data, key->size, a, &fa);
+  make_delta32x16(key->data, key->size, b, &fb);
+  int ok = decode_pair(key, &fa, &pa, what) && decode_pair(key, &fb, &pb, what) &&
+           pa.size == pb.size && memcmp(pa.data, pb.data, pa.size) == 0;
+  TU_CHECK(ok, "%s: not decoded as the reference does", what);
+  printf("  %-50s %s\n", what, ok ? "ok" : "WRONG");
+  tu_buf_free(&fa);
+  tu_buf_free(&fb);
+  tu_buf_free(&pa);
+  tu_buf_free(&pb);
+}
+
+/* AC runs past coefficient 63: the reference writes the value at 64 + k of
+ * the block's memory, which is coefficient k of the next block in the
+ * plane's raster order, and reads no EOB. The next block clears it when it
+ * is decoded later; when it was decoded already (the first of the second
+ * luma row after the last of the first) it keeps it. */
+static void test_ac_spill(void)
+{
+  tu_buf key = {0}, fr = {0};
+  /* three ZRLs take a block from coefficient 1 to 49 */
+#define ZRL3 15, 15, 15
+  const vec none = {0};
+  make_key32x16(&key);
+
+  /* (0,0) runs to 64: erased by (1,0), decoded next, which must still be
+   * read from the right bit */
+  vec a[12] = {[0] = {.n = 4, .run = {ZRL3, 15}, .val = {0, 0, 0, 9}, .no_eob = 1},
+               [1] = {.dc = 5, .n = 1, .val = {3}}};
+  vec b[12];
+  memcpy(b, a, sizeof b);
+  b[0] = none;
+  expect_equivalent(&key, a, b, "AC run past 63 into a block decoded later");
+
+  /* the same in chroma: U (0,0) into U (1,0), decoded in the next MCU */
+  memcpy(a, b, sizeof a);
+  a[4] = (vec){.n = 4, .run = {ZRL3, 15}, .val = {0, 0, 0, -2}, .no_eob = 1};
+  expect_equivalent(&key, a, b, "chroma AC run past 63 into a later block");
+
+  /* (3,0), the last block of luma row 0, runs to 65 (a coefficient at 49
+   * first): coefficient 1 of (0,1), decoded in the first MCU, becomes -6 */
+  const vec key01 = {.dc = 3, .n = 2, .val = {2, 7}};
+  vec c[12] = {
+      [2] = key01, [7] = {.n = 5, .run = {ZRL3, 0, 15}, .val = {0, 0, 0, 4, -6}, .no_eob = 1}};
+  vec d[12];
+  memcpy(d, c, sizeof d);
+  d[2] = (vec){.dc = 3, .n = 2, .val = {-6, 7}};
+  d[7] = (vec){.n = 4, .run = {ZRL3, 0}, .val = {0, 0, 0, 4}};
+  expect_equivalent(&key, c, d, "AC run past 63 into a block decoded before");
+
+  /* running to 64 replaces the DC of (0,1), not the DC prediction chain */
+  c[7] = (vec){.n = 4, .run = {ZRL3, 15}, .val = {0, 0, 0, 10}, .no_eob = 1};
+  memcpy(d, c, sizeof d);
+  d[2] = (vec){.dc = 10, .n = 2, .val = {2, 7}};
+  d[3] = (vec){.dc = 3 - 10};
+  d[7] = none;
+  expect_equivalent(&key, c, d, "AC run past 63 onto a decoded block's DC");
+
+  /* after the last block of a plane the reference writes outside its buffer */
+  memcpy(c, b, sizeof c);
+  c[9] = (vec){.n = 4, .run = {ZRL3, 15}, .val = {0, 0, 0, 1}, .no_eob = 1};
+  make_delta32x16(key.data, key.size, c, &fr);
+  expect_rejected(&key, &fr, "AC run past the end of the luma plane: rejected");
+  memcpy(c, b, sizeof c);
+  c[11] = (vec){.n = 4, .run = {ZRL3, 15}, .val = {0, 0, 0, 1}, .no_eob = 1};
+  make_delta32x16(key.data, key.size, c, &fr);
+  expect_rejected(&key, &fr, "AC run past the end of a chroma plane: rejected");
+#undef ZRL3
+  tu_buf_free(&key);
+  tu_buf_free(&fr);
+}
+
+/* The reference adds prediction and IDCT output in int16_t before it
+ * clamps: a sum past 32767 wraps negative and gives 0, not 255. A DC of
+ * 1024 with a quantiser of 255 gives an IDCT output just under 32767. */
+static void test_int16_wrap(void)
+{
+  tu_buf key = {0}, fr = {0}, pics = {0};
+  c63_frame_header hdr;
+  char msg[256];
+  make_key32x16(&key);
+  c63_parse_frame_header(key.data, key.size, &hdr, msg, sizeof msg);
+  uint8_t quant[3][64];
+  memcpy(quant, hdr.quant, sizeof quant);
+  quant[0][0] = 255;
+  const vec v[12] = {[0] = {.use = 1, .dc = 1024}, [1] = {.dc = -1024}};
+  make_frame32x16(key.data, key.size, v, 0, (const uint8_t(*)[64])quant, &fr);
+  int ok = decode_pair(&key, &fr, &pics, "prediction + IDCT past 32767");
+  int16_t coef[64] = {1024}, res[64];
+  c63_dequant_idct_block(coef, quant[0], res);
+  const uint8_t *ref = pics.data, *pic = pics.data + tu_i420_size(32, 16);
+  int wrapped = 0, kept = 0;
+  for (int y = 0; ok && y < 8; y++)
+    for (int x = 0; x < 8; x++) {
+      int16_t tmp = (int16_t)(uint16_t)(res[y * 8 + x] + ref[y * 32 + x]);
+      const uint8_t want = tmp < 0 ? 0 : tmp > 255 ? 255 : (uint8_t)tmp;
+      if (pic[y * 32 + x] != want) ok = 0;
+      if (tmp < 0)
+        wrapped++;
+      else
+        kept++;
+    }
+  TU_CHECK(ok && wrapped && kept, "int16 sum: %d pixels wrapped, %d not; %s", wrapped, kept,
+           ok ? "right" : "pixels differ from the reference's");
+  printf("  %-50s %s\n", "prediction + IDCT wrapping in 16 bits", ok ? "ok" : "WRONG");
+  tu_buf_free(&key);
+  tu_buf_free(&fr);
   tu_buf_free(&pics);
 }
 
@@ -363,6 +596,9 @@ int main(void)
   test_headers(&f, &clean);
   test_vectors_in_keyframe(&f);
   test_reuse();
+  test_wrap_vectors();
+  test_ac_spill();
+  test_int16_wrap();
   free(yuv);
   tu_buf_free(&f.data);
   tu_buf_free(&clean);

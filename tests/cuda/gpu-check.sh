@@ -9,10 +9,10 @@
 # may: any of tests, sanitizers, bench, joined by commas (default all three).
 #
 # BIN_DIR holds test_cuda_dsp, test_cuda_entropy, test_cuda_encode, test_cuda_decode,
-# c63-cuda-bench and optionally test_decode_api, c63-enc, c63-dec,
-# c63-element-bench, check-c63cudaenc, check-c63dec, check-c63parse and
-# libgstc63.so; the conformance inputs are unpacked from tests/data into
-# OUT_DIR (xz, or Python's lzma where xz is missing).
+# c63-cuda-bench and optionally test_decode_api, test_tolerance, c63-enc,
+# c63-dec, c63-element-bench, check-c63cudaenc, check-c63dec,
+# check-c63parse and libgstc63.so; the conformance inputs are unpacked from
+# tests/data into OUT_DIR (xz, or Python's lzma where xz is missing).
 # The GStreamer part needs a kit (../shared/gpu/make-kit.sh) sourced first.
 set -u
 bin=${1:?usage: $0 BIN_DIR [OUT_DIR]}
@@ -53,6 +53,9 @@ step api "$bin/test_cuda_encode" api
 step layouts "$bin/test_cuda_encode" layouts
 step decode "$bin/test_cuda_decode"
 [ -x "$bin/test_decode_api" ] && step decode-api "$bin/test_decode_api"
+# crafted streams of every accepted quirk, decoded on both backends (the
+# CUDA pictures must equal the CPU's), and the rejections on both
+[ -x "$bin/test_tolerance" ] && step tolerance "$bin/test_tolerance"
 if [ -f "$bin/libgstc63.so" ] && [ -x "$bin/check-c63cudaenc" ]; then
   GST_PLUGIN_PATH=$bin step gst-c63cudaenc "$bin/check-c63cudaenc"
 fi
@@ -85,6 +88,8 @@ if want sanitizers && command -v compute-sanitizer > /dev/null; then
     "$bin/test_cuda_decode"
   [ -x "$bin/test_decode_api" ] && step memcheck-decode-api timeout 300 compute-sanitizer \
     --tool memcheck --error-exitcode 9 "$bin/test_decode_api"
+  [ -x "$bin/test_tolerance" ] && step memcheck-tolerance timeout 300 compute-sanitizer \
+    --tool memcheck --error-exitcode 9 "$bin/test_tolerance"
   step synccheck-conformance timeout 150 compute-sanitizer --tool synccheck --error-exitcode 9 \
     "$bin/test_cuda_encode" conformance
   step memcheck-conformance timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \

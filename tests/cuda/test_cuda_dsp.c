@@ -256,8 +256,9 @@ static void check_fdct(int w, int h, enum content c, int with_pred, enum quant_k
   free(got);
 }
 
-enum coeff_kind { C_TYPICAL, C_LARGE, C_FULL, C_ZERO, C_FROM_FDCT, COEFF_COUNT };
-static const char *coeff_name[] = {"typical", "large", "full-int16", "zero", "from-fdct"};
+enum coeff_kind { C_TYPICAL, C_LARGE, C_FULL, C_ZERO, C_FROM_FDCT, C_WRAP, COEFF_COUNT };
+static const char *coeff_name[] = {"typical", "large",     "full-int16",
+                                   "zero",    "from-fdct", "int16-wrap"};
 
 static void check_recon(int w, int h, enum coeff_kind ck, int with_pred, enum quant_kind qk)
 {
@@ -267,6 +268,7 @@ static void check_recon(int w, int h, enum coeff_kind ck, int with_pred, enum qu
   char msg[256], what[96], detail[96] = "";
 
   make_quant(quant, qk, rnd() & 1);
+  if (ck == C_WRAP) quant[0] = 255;
   fill(pred, w, h, rnd() & 1 ? NOISE : SATURATED, 0);
   if (ck == C_FROM_FDCT) {
     uint8_t *cur = malloc(n);
@@ -287,6 +289,11 @@ static void check_recon(int w, int h, enum coeff_kind ck, int with_pred, enum qu
         break;
       case C_FULL:
         v = rnd_range(-32768, 32767);
+        break;
+      case C_WRAP:
+        /* DC only, with a DC quantiser of 255 an IDCT output near 32767:
+         * prediction + output wraps in int16 as in the reference */
+        v = i % 64 == 0 ? rnd_range(1015, 1026) : 0;
         break;
       default:
         v = 0;

@@ -183,7 +183,7 @@ static void test_dequant_idct_recon_simd(void)
     const size_t n = (size_t)w * h;
     int16_t *coeffs = malloc(n * sizeof(int16_t));
     uint8_t *pred = malloc(n), *a = malloc(n), *b = malloc(n), quant[64];
-    for (int kind = 0; kind < 8; kind++) {
+    for (int kind = 0; kind < 9; kind++) {
       for (size_t i = 0; i < n; i++) {
         int v;
         switch (kind) {
@@ -202,6 +202,9 @@ static void test_dequant_idct_recon_simd(void)
         case 6: /* DC only (the optimised version takes a shortcut) */
           v = i % 64 == 0 ? (int)(int16_t)test_rand() : 0;
           break;
+        case 8: /* DC only, IDCT output near 32767: prediction + output wraps in int16 */
+          v = i % 64 == 0 ? 1015 + (int)(test_rand() % 12) : 0;
+          break;
         case 7: /* DC and one AC coefficient at 16, 32 or 48 */
           v = i % 64 == 0 || i % 64 == 16 * (1 + (i / 64) % 3) ? (int)(test_rand() % 201) - 100 : 0;
           break;
@@ -213,6 +216,7 @@ static void test_dequant_idct_recon_simd(void)
       }
       for (int z = 0; z < 64; z++)
         quant[z] = kind == 5 ? (uint8_t)(z * 4) : (uint8_t)test_rand(); /* 0..255 */
+      if (kind == 8) quant[0] = 255;
       fill_random(pred, n, 0, 255);
       for (int with_pred = 0; with_pred < 2; with_pred++) {
         c63_dsp_c.dequant_idct_recon(coeffs, with_pred ? pred : NULL, w, h, quant, a);
