@@ -18,8 +18,10 @@ void c63_br_refill(c63_bitreader *br, int n)
     uint64_t byte = 0;
     if (br->p < br->end) {
       byte = *br->p++;
+      /* The byte after an FF is dropped, as the reference decoder drops
+       * it: 00 from an encoder, anything in a crafted stream. */
       if (byte == 0xff) {
-        if (br->p < br->end && *br->p == 0x00)
+        if (br->p < br->end)
           br->p++;
         else
           br->bad_stuff = 1;

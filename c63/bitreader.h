@@ -13,7 +13,7 @@ typedef struct c63_bitreader {
   uint64_t acc; /* bits, left-aligned in the top nbits */
   int nbits;
   int pad_bits;  /* zero bits appended past the end, at the bottom of acc */
-  int bad_stuff; /* an FF not followed by 00 was met */
+  int bad_stuff; /* the data ended with an FF (the byte it drops is missing) */
 } c63_bitreader;
 
 void c63_br_init(c63_bitreader *br, const uint8_t *data, size_t size);

@@ -216,6 +216,6 @@ int c63_entropy_decode(const uint8_t *data, size_t size, const c63_geometry *g, 
       }
     }
   }
-  if (d->br.bad_stuff) FAIL(C63_ERR_BITSTREAM, "FF byte without 00 stuffing in frame data");
+  if (d->br.bad_stuff) FAIL(C63_ERR_BITSTREAM, "frame data ends with an FF byte");
   return C63_OK;
 }

@@ -156,9 +156,13 @@ static int parse_sof(const uint8_t *buf, size_t len, size_t pos, c63_frame_heade
   return C63_OK;
 }
 
-/* The entropy-coded data from pos: every FF in it is followed by a 00
- * stuffing byte, so the first FF followed by anything else ends it. Sets
- * *end to that FF. */
+/* The entropy-coded data from pos. Encoders follow every FF in it with a
+ * 00; the reference decoder drops the byte after an FF whatever it is. So
+ * the data ends at the first FF followed by a marker this format has (the
+ * EOI, or a segment after the data), and an FF followed by any other byte
+ * is part of the data. Sets *end to that FF. (An FF followed by a marker
+ * byte inside the data, which the reference would drop too, ends it here:
+ * without that rule the end could only be found by decoding.) */
 static int find_data_end(const uint8_t *buf, size_t len, size_t pos, size_t *end, char *msg,
                          size_t msg_size)
 {
@@ -166,11 +170,18 @@ static int find_data_end(const uint8_t *buf, size_t len, size_t pos, size_t *end
   for (;;) {
     const uint8_t *ff = memchr(p, 0xff, (size_t)(buf + len - p));
     if (!ff || ff + 1 >= buf + len) FAIL(C63_ERR_TRUNCATED, "frame data ends before EOI");
-    if (ff[1] != 0x00) {
+    switch (ff[1]) {
+    case SOI:
+    case EOI:
+    case DQT:
+    case SOF0:
+    case DHT:
+    case SOS:
       *end = (size_t)(ff - buf);
       return C63_OK;
+    default: /* 00 stuffing, or a byte the reference drops just the same */
+      p = ff + 2;
     }
-    p = ff + 2;
   }
 }
 

@@ -197,6 +197,35 @@ static void test_headers(const frames *f, const tu_buf *clean)
 
 /* A delta frame of the stream, flagged as a keyframe: the reference reads
  * its vectors and predicts nothing, so the picture is the residual alone. */
+/* The reference drops the byte after an FF in the data whatever it is:
+ * an FF 00 of the clean stream with the 00 replaced decodes the same. */
+static void test_stuffing(const frames *f, const tu_buf *clean)
+{
+  static const uint8_t other[] = {0x37, 0xff, 0x01};
+  int found = 0;
+  printf("stuffing:\n");
+  for (int i = 0; i < FRAMES && !found; i++) {
+    c63_frame_header hdr;
+    char msg[256];
+    const uint8_t *d = f->data.data + f->off[i];
+    c63_parse_frame_header(d, f->size[i], &hdr, msg, sizeof msg);
+    for (size_t p = hdr.data_offset; p + 1 < hdr.data_offset + hdr.data_size; p++) {
+      if (d[p] != 0xff || d[p + 1] != 0x00) continue;
+      for (size_t k = 0; k < sizeof other; k++) {
+        tu_buf fr = {0};
+        char what[64];
+        spliced(f, i, p + 1, p + 2, &other[k], 1, &fr);
+        snprintf(what, sizeof what, "FF %02X instead of FF 00 in the data", other[k]);
+        expect_same(f, clean, i, &fr, what);
+        tu_buf_free(&fr);
+      }
+      found = 1;
+      break;
+    }
+  }
+  TU_CHECK(found, "the clean stream has no FF 00 in its data to vary");
+}
+
 static void test_vectors_in_keyframe(const frames *f)
 {
   tu_buf fr = {0}, s = {0}, pics = {0};
@@ -594,6 +623,7 @@ int main(void)
   split(&f);
   TU_CHECK(decode_all(f.data.data, f.data.size, &clean, "clean stream") == FRAMES, "clean stream");
   test_headers(&f, &clean);
+  test_stuffing(&f, &clean);
   test_vectors_in_keyframe(&f);
   test_reuse();
   test_wrap_vectors();

@@ -154,7 +154,14 @@ static void test_reader(void)
   CHECK(c63_br_overrun(&br));
   CHECK(!br.bad_stuff);
 
-  const uint8_t bad[2] = {0xff, 0x12};
+  /* the byte after FF is dropped whatever it is, as the reference does */
+  const uint8_t odd[3] = {0xff, 0x12, 0x34};
+  c63_br_init(&br, odd, sizeof(odd));
+  CHECK_EQ(c63_br_get(&br, 16), 0xff34);
+  CHECK(!br.bad_stuff);
+
+  /* an FF at the very end has no byte to drop */
+  const uint8_t bad[2] = {0x12, 0xff};
   c63_br_init(&br, bad, sizeof(bad));
   c63_br_get(&br, 16);
   CHECK(br.bad_stuff);
