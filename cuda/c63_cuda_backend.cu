@@ -4,20 +4,24 @@
  *
  * Everything is allocated in create for the geometry. Per in-flight slot:
  * pinned staging for the visible planes, the padded frame on the device (so
- * the upload of one frame runs ahead of the kernels of another), a device
- * payload buffer, and mapped pinned memory the GPU writes the coded frame
- * into. Shared: two reconstructions (ping-pong),
- * the coefficients and vectors, and the entropy coder's buffers.
+ * the upload of one frame runs ahead of the kernels of another), the
+ * coefficients and vectors, a device payload buffer, and mapped pinned
+ * memory the GPU writes the coded frame into. Shared: two reconstructions
+ * (ping-pong) and the entropy coder's buffers.
  *
  * Per frame: the host copies the picture into the slot's staging (the only
  * per-frame CPU work; skipped when the picture is in page-locked or device
  * memory already), the copy stream uploads it row by row into the slot's
- * zero-padded frame, and the compute stream waits for that upload,
- * searches, transforms, reconstructs, entropy codes and writes the payload
- * to the host, then records the slot's event.
- * The kernels of one frame depend on the previous frame's reconstruction,
- * so one compute stream orders them and the shared buffers are safe; only
- * the per-slot buffers see two frames at once.
+ * zero-padded frame, the compute stream waits for that upload, searches,
+ * transforms and reconstructs, and the coding stream then entropy codes,
+ * writes the payload to the host and records the slot's event.
+ * The search and transform of a frame depend on the previous frame's
+ * reconstruction, so one stream orders them (and the reconstructions are
+ * safe); entropy coding depends only on the frame's own coefficients, so it
+ * runs on a stream of its own, beside the next frame's search: its small,
+ * latency-bound kernels fill the multiprocessors the search leaves idle.
+ * The coding stream orders the frames' entropy coding (its buffers are
+ * shared); the coefficients and vectors are the slot's.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <pthread.h>
 #include <stdio.h>
@@ -70,9 +74,10 @@ struct slot {
   uint8_t *h_out_dev; /* h_out as the device sees it */
   uint32_t *h_size;   /* pinned, mapped: the payload's size */
   uint32_t *h_size_dev;
+  uint8_t *d_out;     /* device: the frame's coefficients, then its vectors */
   uint8_t *d_payload; /* device: the stuffed payload, kept until collect */
   uint32_t *d_size;
-  cudaEvent_t uploaded, done;
+  cudaEvent_t uploaded, transformed, done;
   cudaEvent_t ev[EV_COUNT];
   bool timed;
   double submit_ms; /* host time spent in submit */
@@ -88,17 +93,16 @@ volatile int stats_on;
 
 struct c63_backend {
   c63_geometry g;
-  c63_device dev;            /* the context everything below lives in */
-  int device;                /* its ordinal */
-  cudaStream_t copy, stream; /* uploads; everything else */
-  size_t in_bytes;           /* visible Y + U + V */
-  size_t frame_bytes;        /* padded Y + U + V */
-  size_t mv_offset;          /* of the vectors in d_out */
-  size_t out_capacity;       /* payload bytes that fit into a slot's h_out */
+  c63_device dev;                    /* the context everything below lives in */
+  int device;                        /* its ordinal */
+  cudaStream_t copy, stream, coding; /* uploads; search and transform; entropy coding */
+  size_t in_bytes;                   /* visible Y + U + V */
+  size_t frame_bytes;                /* padded Y + U + V */
+  size_t mv_offset;                  /* of the vectors in a slot's d_out */
+  size_t out_capacity;               /* payload bytes that fit into a slot's h_out */
   uint8_t *d_rec[2];
-  uint8_t *d_out; /* coefficients, then vectors */
-  int rec;        /* index of the latest reconstruction in d_rec */
-  bool have_ref;  /* d_rec[rec] holds a reconstruction */
+  int rec;       /* index of the latest reconstruction in d_rec */
+  bool have_ref; /* d_rec[rec] holds a reconstruction */
   c63_cu_planes planes;
   size_t in_off[3]; /* of each visible plane in a slot's h_in */
   c63_cu_entropy *entropy;
@@ -117,14 +121,14 @@ struct c63_backend {
 namespace
 {
 
-int16_t *d_coeffs(c63_backend *be)
+int16_t *d_coeffs(const slot &s)
 {
-  return reinterpret_cast<int16_t *>(be->d_out);
+  return reinterpret_cast<int16_t *>(s.d_out);
 }
 
-c63_mv *d_mvs(c63_backend *be)
+c63_mv *d_mvs(const c63_backend *be, const slot &s)
 {
-  return reinterpret_cast<c63_mv *>(be->d_out + be->mv_offset);
+  return reinterpret_cast<c63_mv *>(s.d_out + be->mv_offset);
 }
 
 /* Inside the backend's context. */
@@ -132,6 +136,7 @@ void release(c63_backend *be)
 {
   if (be->copy) cudaStreamSynchronize(be->copy);
   if (be->stream) cudaStreamSynchronize(be->stream);
+  if (be->coding) cudaStreamSynchronize(be->coding);
   for (int i = 0; i < kSlots; i++) {
     slot &s = be->slots[i];
     cudaFreeHost(s.h_in);
@@ -139,9 +144,11 @@ void release(c63_backend *be)
     cudaFreeHost(s.h_size);
     cudaFree(s.d_cur);
     cudaFree(s.d_uv);
+    cudaFree(s.d_out);
     cudaFree(s.d_payload);
     cudaFree(s.d_size);
     if (s.uploaded) cudaEventDestroy(s.uploaded);
+    if (s.transformed) cudaEventDestroy(s.transformed);
     if (s.done) cudaEventDestroy(s.done);
     for (int e = 0; e < EV_COUNT; e++)
       if (s.ev[e]) cudaEventDestroy(s.ev[e]);
@@ -149,9 +156,9 @@ void release(c63_backend *be)
   c63_cu_entropy_destroy(be->entropy);
   cudaFree(be->d_rec[0]);
   cudaFree(be->d_rec[1]);
-  cudaFree(be->d_out);
   if (be->copy) cudaStreamDestroy(be->copy);
   if (be->stream) cudaStreamDestroy(be->stream);
+  if (be->coding) cudaStreamDestroy(be->coding);
   free(be->big);
   free(be);
 }
@@ -186,6 +193,8 @@ cudaError_t alloc_slot(c63_backend *be, slot &s, size_t payload_bytes, const cha
   err = cudaMalloc(&s.d_cur, be->frame_bytes);
   if (err == cudaSuccess) err = cudaMemset(s.d_cur, 0, be->frame_bytes);
   if (err == cudaSuccess) err = cudaMalloc(&s.d_uv, 2 * (size_t)be->g.pic_w[1] * be->g.pic_h[1]);
+  if (err == cudaSuccess)
+    err = cudaMalloc(&s.d_out, be->mv_offset + (size_t)be->planes.total_blocks * sizeof(c63_mv));
   /* +16: copy_out reads whole 16-byte words */
   if (err == cudaSuccess) err = cudaMalloc(&s.d_payload, payload_bytes + 16);
   if (err == cudaSuccess) err = cudaMalloc(&s.d_size, sizeof(uint32_t));
@@ -193,6 +202,7 @@ cudaError_t alloc_slot(c63_backend *be, slot &s, size_t payload_bytes, const cha
   *what = "creating CUDA events";
   err = cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming);
   if (err == cudaSuccess) err = cudaEventCreateWithFlags(&s.uploaded, cudaEventDisableTiming);
+  if (err == cudaSuccess) err = cudaEventCreateWithFlags(&s.transformed, cudaEventDisableTiming);
   for (int e = 0; e < EV_COUNT && err == cudaSuccess; e++)
     err = cudaEventCreate(&s.ev[e]);
   return err;
@@ -231,8 +241,6 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
   be->dev = *dev;
   be->device = device_id;
   init_layout(be, g);
-  const c63_cu_planes &P = be->planes;
-  const size_t out_bytes = be->mv_offset + (size_t)P.total_blocks * sizeof(c63_mv);
 
   /* The encoder's pool copies the input into pinned memory: up to 4 slices
    * for frames over 1 MiB (the copy is memory-bound: on the H200 host 8
@@ -244,10 +252,10 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
   const char *what = "creating the CUDA streams";
   err = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking);
   if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&be->copy, cudaStreamNonBlocking);
+  if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&be->coding, cudaStreamNonBlocking);
   what = "allocating device buffers";
   for (int i = 0; i < 2 && err == cudaSuccess; i++)
     err = cudaMalloc(&be->d_rec[i], be->frame_bytes);
-  if (err == cudaSuccess) err = cudaMalloc(&be->d_out, out_bytes);
   if (err == cudaSuccess) {
     what = "allocating the entropy coder's device buffers";
     err = c63_cu_entropy_create(c63_cu_entropy_layout(g), &be->entropy);
@@ -360,7 +368,7 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
 
   cudaStream_t st = be->stream;
   const uint8_t *ref = job->keyframe ? nullptr : be->d_rec[be->rec];
-  const c63_mv *mvs = job->keyframe ? nullptr : d_mvs(be);
+  const c63_mv *mvs = job->keyframe ? nullptr : d_mvs(be, s);
   uint8_t *recon = be->d_rec[be->have_ref ? be->rec ^ 1 : be->rec];
   const char *what = "uploading the frame";
   record(s, EV_START, be->copy);
@@ -390,33 +398,37 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   if (err == cudaSuccess) {
     what = "motion search";
     if (job->keyframe) {
-      err = cudaMemsetAsync(d_mvs(be), 0, (size_t)P.total_blocks * sizeof(c63_mv), st);
+      err = cudaMemsetAsync(d_mvs(be, s), 0, (size_t)P.total_blocks * sizeof(c63_mv), st);
     } else {
-      err = c63_cu_motion_search(s.d_cur, ref, P.p[0], d_mvs(be), st);
+      err = c63_cu_motion_search(s.d_cur, ref, P.p[0], d_mvs(be, s), st);
       if (err == cudaSuccess)
-        err = c63_cu_motion_search_pair(s.d_cur, ref, P.p[1], P.p[2], d_mvs(be), st);
+        err = c63_cu_motion_search_pair(s.d_cur, ref, P.p[1], P.p[2], d_mvs(be, s), st);
     }
   }
   record(s, EV_SEARCHED, st);
   if (err == cudaSuccess) {
     what = "transform and reconstruction";
-    err = c63_cu_fdct_quant_recon(s.d_cur, ref, mvs, P, d_coeffs(be), recon, st);
+    err = c63_cu_fdct_quant_recon(s.d_cur, ref, mvs, P, d_coeffs(s), recon, st);
   }
   record(s, EV_RECONSTRUCTED, st);
+  /* Entropy coding on the coding stream, once the coefficients are in. */
+  cudaStream_t cs = be->coding;
+  if (err == cudaSuccess) err = cudaEventRecord(s.transformed, st);
+  if (err == cudaSuccess) err = cudaStreamWaitEvent(cs, s.transformed, 0);
   if (err == cudaSuccess) {
     what = "entropy coding";
-    err = c63_cu_entropy_encode(be->entropy, d_coeffs(be), d_mvs(be), s.d_payload, s.d_size, st);
+    err = c63_cu_entropy_encode(be->entropy, d_coeffs(s), d_mvs(be, s), s.d_payload, s.d_size, cs);
   }
-  record(s, EV_CODED, st);
+  record(s, EV_CODED, cs);
   if (err == cudaSuccess) {
     what = "writing the coded frame to the host";
     err = c63_cu_copy_payload(s.d_payload, s.d_size, s.h_out_dev + kHeaderRoom, s.h_size_dev,
-                              be->out_capacity, st);
+                              be->out_capacity, cs);
   }
-  record(s, EV_END, st);
+  record(s, EV_END, cs);
   if (err == cudaSuccess) {
     what = "recording the frame event";
-    err = cudaEventRecord(s.done, st);
+    err = cudaEventRecord(s.done, cs);
   }
   if (err != cudaSuccess) return c63_cu_error(err, what, msg, msg_size);
 

@@ -20,7 +20,8 @@
  *    the smallest SAD wins and, among equal SADs, the first candidate in
  *    raster order, exactly the reference's strict < tie-break;
  *  - several warps of a CTA share the strip's window, one block each at a
- *    time; U and V blocks at the same position share a CTA.
+ *    time (two, a half warp each, for chroma at the default range); U and V
+ *    blocks at the same position share a CTA.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "cuda/c63_cuda_internal.h"
 
@@ -30,8 +31,9 @@ namespace
 /* SAD of an 8x8 block is at most 64 * 255 = 16320 < 2^14; the raster index
  * of a candidate is below (2 * 64)^2 = 2^14. */
 constexpr int kIndexBits = 14;
-/* Searches that fit one warp (every range up to 16) run kWarpGroups warps
- * per plane in a CTA, each on its own blocks of the strip. */
+/* Searches that fit one warp or half a warp (every range up to 16) run in
+ * kWarpGroups warps per plane of a CTA, each group on its own blocks of the
+ * strip. */
 constexpr int kWarpGroups = 4;
 /* Blocks per strip at most (see strip_length). On an H200 at 1080p,
  * strips of 4 / 8 / 12 / 16 blocks ran the search in 86 / 78 / 77 / 79 us
@@ -47,10 +49,11 @@ __device__ __forceinline__ uint32_t sad4_acc(uint32_t a, uint32_t b, uint32_t ac
   return d;
 }
 
-__device__ __forceinline__ uint32_t warp_min(uint32_t v)
+/* Minimum over aligned groups of `width` lanes (16 or 32); every lane of
+ * the warp takes part. */
+__device__ __forceinline__ uint32_t warp_min(uint32_t v, int width)
 {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1)
+  for (int o = width >> 1; o > 0; o >>= 1)
     v = min(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
@@ -89,8 +92,8 @@ struct me_planes {
 };
 
 /* Launch bounds: wide row groups (G = 32) hold 32 SADs per thread (64
- * registers: 8 CTAs of four warps fill a multiprocessor); narrow ones
- * (chroma, two planes of four warps) keep 40. */
+ * registers: 8 CTAs of four warps fill a multiprocessor); G = 16 (chroma,
+ * two planes of four warps) gets 64 registers too, G = 8 keeps 40. */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 constexpr int kMaxSmThreads = 1024; /* Turing */
 #else
@@ -98,17 +101,18 @@ constexpr int kMaxSmThreads = 1536;
 #endif
 template <int G> struct me_bounds {
   static constexpr int threads = G >= 32 ? 32 * kWarpGroups : 64 * kWarpGroups;
-  static constexpr int min_ctas = G >= 32 ? 1024 / threads : kMaxSmThreads / threads;
+  static constexpr int min_ctas = G >= 16 ? 1024 / threads : kMaxSmThreads / threads;
 };
 
-/* Smallest key of a search group, valid in its thread 0. A one-warp group
- * needs no shared memory nor barrier; a wider group is alone in its plane's
- * share of the CTA (launch), so CTA barriers are safe: one before the
- * exchange and one after, so the next block can reuse red[]. */
+/* Smallest key of a search group, valid in its thread 0. A group of a warp
+ * or half a warp needs no shared memory nor barrier (every lane of the warp
+ * calls it); a wider group is alone in its plane's share of the CTA
+ * (launch), so CTA barriers are safe: one before the exchange and one
+ * after, so the next block can reuse red[]. */
 __device__ __forceinline__ uint32_t group_min(uint32_t best, int tpb, int tid, uint32_t *red)
 {
-  best = warp_min(best);
-  if (tpb == 32) return best;
+  best = warp_min(best, tpb < 32 ? tpb : 32);
+  if (tpb <= 32) return best;
   __syncthreads();
   if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = best;
   __syncthreads();
@@ -207,14 +211,19 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
   }
   __syncthreads();
 
-  for (int b = grp; b < nblk; b += ngroups) {
+  /* Half-warp groups go through the blocks two at a time, so both halves
+   * of a warp reach the reduction's shuffles together. */
+  const int gpw = tpb < 32 ? 32 / tpb : 1;
+  for (int b0 = grp - grp % gpw; b0 < nblk; b0 += ngroups) {
+    const int b = b0 + grp % gpw;
+    const bool act = b < nblk;
     const int mx = (bx0 + b) * 8;
     const int left = max(0, mx - range), right = min(w - 8, mx + range);
     const int nx = right - left;
     const int off0 = left - wx0;
 
     uint32_t cw[16];
-    const uint4 *cb = reinterpret_cast<const uint4 *>(cur_s + b * 16);
+    const uint4 *cb = reinterpret_cast<const uint4 *>(cur_s + (act ? b : 0) * 16);
 #pragma unroll
     for (int i = 0; i < 4; i++) {
       const uint4 q = cb[i];
@@ -225,7 +234,7 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
     }
 
     uint32_t best = 0xffffffffu;
-    const int items = nx * groups;
+    const int items = act ? nx * groups : 0;
     for (int item = tid; item < items; item += tpb) {
       /* Consecutive threads take consecutive columns: four copies, eight
        * words each, on distinct banks. */
@@ -277,7 +286,7 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
     }
 
     best = group_min(best, tpb, tid, red);
-    if (tid == 0) {
+    if (tid == 0 && act) {
       const int idx = (int)(best & ((1u << kIndexBits) - 1));
       const int dy = idx / nx, dx = idx - dy * nx;
       out[bx0 + b] = c63_mv{(int8_t)(left + dx - mx), (int8_t)(top + dy - my), 1, 0};
@@ -294,7 +303,12 @@ inline size_t me_shmem(int range, int G, int strip, int copies, int n)
 /* Blocks per strip: long strips share more of the window, but the grid
  * must still fill the GPU: at least one wave of resident CTAs, at most
  * kMaxStrip blocks, and within the 48 KiB of shared memory a launch gets
- * without opting in. */
+ * without opting in. A grid of under two waves loses much of its last one
+ * (1.3 waves of chroma at 1080p: the second nearly empty), so there the
+ * length with the fewest waves times CTA time wins, a CTA taking its blocks
+ * plus about two blocks' worth of staging. On an H200 at 1080p that made
+ * chroma strips of 8 blocks instead of 12: 22.3 to 20.7 us; luma (2.6
+ * waves) ran fastest at 12. */
 template <int G, int N, int COPIES> int strip_length(const c63_cu_plane &pl, int range, int threads)
 {
   static int slots = 0; /* resident CTAs on the whole device (first device asked) */
@@ -312,7 +326,18 @@ template <int G, int N, int COPIES> int strip_length(const c63_cu_plane &pl, int
   strip = strip < 1 ? 1 : strip > kMaxStrip ? kMaxStrip : strip;
   while (strip > 1 && me_shmem(range, G, strip, COPIES, N) > kShmemLimit)
     strip--;
-  return strip;
+  auto ctas = [&](int n) { return (long)((pl.bw + n - 1) / n) * pl.bh; };
+  if (ctas(strip) >= 2L * slots) return strip;
+  int best = strip;
+  long best_cost = (ctas(strip) + slots - 1) / slots * (strip + 2);
+  for (int n = strip - 1; n >= 1; n--) {
+    const long cost = (ctas(n) + slots - 1) / slots * (n + 2);
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = n;
+    }
+  }
+  return best;
 }
 
 template <int G, int N, int COPIES>
@@ -320,7 +345,7 @@ cudaError_t launch_copies(const uint8_t *cur, const uint8_t *ref, const me_plane
                           int tpb, c63_mv *mvs, cudaStream_t s)
 {
   const c63_cu_plane &pl = mp.pl;
-  const int ng = tpb == 32 ? kWarpGroups : 1;
+  const int ng = tpb <= 32 ? kWarpGroups * 32 / tpb : 1;
   const int threads = N * ng * tpb;
   const int strip = strip_length<G, N, COPIES>(pl, range, threads);
   const window_shape ws = max_window(range, G, strip, COPIES);
@@ -344,8 +369,8 @@ cudaError_t launch(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, 
    * run kWarpGroups to a plane; a wider one is alone in its plane. */
   const int items = 2 * range * ((2 * range + G - 1) / G);
   const int max_tpb = me_bounds<G>::threads / N;
-  int tpb = (items + 31) / 32 * 32;
-  tpb = tpb < 32 ? 32 : tpb > max_tpb ? max_tpb : tpb;
+  int tpb = items <= 16 ? 16 : (items + 31) / 32 * 32;
+  tpb = tpb > max_tpb ? max_tpb : tpb;
   /* Four shifted copies where they fit (every range up to 40 or so);
    * wider windows keep one copy and align rows with PRMT. */
   if (me_shmem(range, G, 1, 4, N) <= kShmemLimit)
@@ -384,5 +409,9 @@ cudaError_t c63_cu_motion_search_pair(const uint8_t *cur, const uint8_t *ref, co
   mp.pix_off[1] = b.pix_off;
   mp.blk_off[0] = a.blk_off;
   mp.blk_off[1] = b.blk_off;
+  /* Up to range 8 (the default's chroma), 16 candidate rows per thread: a
+   * half warp searches a block, each thread a whole column of candidates,
+   * as for luma; wider ranges take 8 rows per thread. */
+  if (a.range <= 8) return launch<16, 2>(cur, ref, mp, mvs, s);
   return launch<8, 2>(cur, ref, mp, mvs, s);
 }
