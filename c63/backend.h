@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "c63-config.h"
+#include "c63.h"
 #include "device.h"
 #include "dsp.h"
 #include "geometry.h"
@@ -47,6 +49,27 @@ typedef struct c63_frame_job {
 
 typedef struct c63_backend c63_backend;
 
+/* GPU stage timings of one backend (the CUDA one), for benchmarks: while
+ * timing is on, every frame's stages are bracketed with events and the
+ * times summed. Costs a few event records per frame, so it is off unless
+ * asked for. */
+typedef struct c63_stage_stats {
+  long frames;         /* frames timed since the last reset */
+  double upload_ms;    /* sums over those frames: host-to-device copy of the frame */
+  double motion_ms;    /* motion search (keyframes: clearing the vectors) */
+  double transform_ms; /* compensation, transform and quantisation, and the
+                          reconstruction from them (one kernel) */
+  double entropy_ms;   /* entropy coding, byte stuffing and the flush byte, from the
+                          end of the transform (it may wait for the frame before) */
+  double download_ms;  /* writing the coded frame into mapped host memory */
+  double total_ms;     /* the upload plus the GPU time from the search to the download */
+  /* Host side, wall clock: time in submit (copying the picture into pinned
+   * staging, enqueueing) and time collect waited for the GPU. A wait near
+   * zero means the GPU keeps up and the caller's CPU work sets the pace. */
+  double submit_host_ms;
+  double collect_wait_ms;
+} c63_stage_stats;
+
 typedef struct c63_backend_ops {
   const char *name;
   /* Frames the backend may hold between submit and collect (>= 1). */
@@ -61,9 +84,30 @@ typedef struct c63_backend_ops {
   /* Wait for the oldest submitted job and set its outputs. job is the same
    * object that was submitted (the encoder keeps it alive in between). */
   int (*collect)(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size);
+  /* 1 when the backend can run on device device_id of this machine; else 0
+   * with msg saying why (no driver, no device, no such device). */
+  int (*probe)(int device_id, char *msg, size_t msg_size);
+  /* Optional (NULL for the CPU): page-locked host memory that the backend
+   * uploads from by DMA, for c63_picture_memory_alloc; NULL when there is
+   * none to be had. */
+  void *(*host_alloc)(size_t size);
+  void (*host_free)(void *ptr);
+  /* Optional: stage timing of this backend (c63_stage_stats); get copies
+   * the sums and, with reset, starts them again. */
+  void (*set_timing)(c63_backend *be, int on);
+  void (*get_stats)(c63_backend *be, c63_stage_stats *out, int reset);
 } c63_backend_ops;
 
+/* The backends built into libc63, declared by the core (as FFmpeg declares
+ * its hardware accelerations) and implemented in their own directories:
+ * the core reaches the CUDA one through this table only. */
 extern const c63_backend_ops c63_backend_cpu;
+#if HAVE_CUDA
+extern const c63_backend_ops c63_backend_cuda;
+#endif
+
+/* The backend of a kind, or NULL when this build has none. */
+const c63_backend_ops *c63_backend_lookup(c63_backend_kind kind);
 
 /* Copy a visible plane into a zero-padded plane (stride pad_w). step: 1,
  * or 2 to take every second byte (one chroma plane of NV12's interleaved

@@ -179,6 +179,14 @@ static int cpu_collect(c63_backend *be, c63_frame_job *job, char *msg, size_t ms
   return C63_OK;
 }
 
+/* The CPU is always there. */
+static int cpu_probe(int device_id, char *msg, size_t msg_size)
+{
+  (void)device_id;
+  if (msg && msg_size) msg[0] = '\0';
+  return 1;
+}
+
 const c63_backend_ops c63_backend_cpu = {
     .name = "cpu",
     .max_in_flight = 1,
@@ -186,4 +194,5 @@ const c63_backend_ops c63_backend_cpu = {
     .destroy = cpu_destroy,
     .submit = cpu_submit,
     .collect = cpu_collect,
+    .probe = cpu_probe,
 };

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "c63-config.h"
+#include "c63.h"
 #include "device.h"
 #include "dsp.h"
 #include "geometry.h"
@@ -67,7 +69,13 @@ typedef struct c63_decode_backend_ops {
   int device_output;
 } c63_decode_backend_ops;
 
+/* The decoding backends built into libc63 (as c63_backend_lookup). */
 extern const c63_decode_backend_ops c63_decode_backend_cpu;
+#if HAVE_CUDA
+extern const c63_decode_backend_ops c63_decode_backend_cuda;
+#endif
+
+const c63_decode_backend_ops *c63_decode_backend_lookup(c63_backend_kind kind);
 
 #ifdef __cplusplus
 }

@@ -21,9 +21,6 @@
 #include "geometry.h"
 #include "sparse.h"
 #include "threadpool.h"
-#if HAVE_CUDA
-#include "../cuda/c63_cuda.h"
-#endif
 
 #include <unistd.h>
 
@@ -89,14 +86,6 @@ static size_t min_data_bytes(int width, int height)
   return ((size_t)g.mcus_w * g.mcus_h * 6 * 5) / 8;
 }
 
-static const c63_decode_backend_ops *decode_backend_ops(c63_backend_kind kind)
-{
-#if HAVE_CUDA
-  if (kind == C63_BACKEND_CUDA) return &c63_decode_backend_cuda;
-#endif
-  return kind == C63_BACKEND_CPU ? &c63_decode_backend_cpu : NULL;
-}
-
 int c63_decoder_new_with_params(const c63_dec_params *p, c63_decoder **out, char *msg,
                                 size_t msg_size)
 {
@@ -122,7 +111,7 @@ int c63_decoder_new_with_params(const c63_dec_params *p, c63_decoder **out, char
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     threads = cores < 1 ? 1 : cores > 16 ? 16 : (int)cores;
   }
-  dec->ops = decode_backend_ops(p->backend);
+  dec->ops = c63_decode_backend_lookup(p->backend);
   dec->depth = threads + dec->ops->depth;
   if (dec->depth > MAX_QUEUE) dec->depth = MAX_QUEUE;
   dec->pool = c63_threadpool_new(threads);

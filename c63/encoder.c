@@ -7,15 +7,13 @@
 #include <string.h>
 
 #include "backend.h"
+#include "encoder_stats.h"
 #include "c63-config.h"
 #include "c63.h"
 #include "frame_syntax.h"
 #include "tables.h"
 
 #include <unistd.h>
-#if HAVE_CUDA
-#include "../cuda/c63_cuda.h"
-#endif
 
 #define MAX_IN_FLIGHT 4
 
@@ -107,34 +105,13 @@ int c63_enc_params_validate(const c63_enc_params *p, char *msg, size_t msg_size)
 
 int c63_backend_available(c63_backend_kind kind, int device_id, char *msg, size_t msg_size)
 {
-  if (kind == C63_BACKEND_CPU) return 1;
-#if HAVE_CUDA
-  if (kind == C63_BACKEND_CUDA) {
-    int n = c63_cuda_device_count(msg, msg_size);
-    if (n > 0 && device_id >= n) {
-      set_msg(msg, msg_size, "CUDA device %d does not exist (%d device%s found)", device_id, n,
-              n == 1 ? "" : "s");
-      return 0;
-    }
-    return n > 0;
-  }
-#else
-  (void)device_id;
-  if (kind == C63_BACKEND_CUDA) {
+  const c63_backend_ops *ops = c63_backend_lookup(kind);
+  if (ops) return ops->probe(device_id, msg, msg_size);
+  if (kind == C63_BACKEND_CUDA)
     set_msg(msg, msg_size, "this build of libc63 has no CUDA backend (nvcc was not found)");
-    return 0;
-  }
-#endif
-  set_msg(msg, msg_size, "unknown backend %d", (int)kind);
+  else
+    set_msg(msg, msg_size, "unknown backend %d", (int)kind);
   return 0;
-}
-
-static const c63_backend_ops *backend_ops(c63_backend_kind kind)
-{
-#if HAVE_CUDA
-  if (kind == C63_BACKEND_CUDA) return &c63_backend_cuda;
-#endif
-  return kind == C63_BACKEND_CPU ? &c63_backend_cpu : NULL;
 }
 
 int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_t msg_size)
@@ -158,7 +135,7 @@ int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_
   }
   enc->p = *p;
   c63_geometry_init(&enc->g, p->width, p->height);
-  enc->ops = backend_ops(p->backend);
+  enc->ops = c63_backend_lookup(p->backend);
   enc->depth = enc->ops->max_in_flight < MAX_IN_FLIGHT ? enc->ops->max_in_flight : MAX_IN_FLIGHT;
   enc->quality = p->quality;
   c63_make_quant_tables(enc->quality, enc->quant);
@@ -337,4 +314,20 @@ const char *c63_encoder_backend_name(const c63_encoder *enc)
 {
   if (!enc) return "none";
   return enc->ops->name;
+}
+
+int c63_encoder_set_stage_timing(c63_encoder *enc, int on)
+{
+  if (!enc) return C63_ERR_INVALID_ARG;
+  if (!enc->ops->set_timing) return C63_ERR_UNSUPPORTED;
+  enc->ops->set_timing(enc->be, on);
+  return C63_OK;
+}
+
+int c63_encoder_get_stage_stats(c63_encoder *enc, c63_stage_stats *out, int reset)
+{
+  if (!enc || !out) return C63_ERR_INVALID_ARG;
+  if (!enc->ops->get_stats) return C63_ERR_UNSUPPORTED;
+  enc->ops->get_stats(enc->be, out, reset);
+  return C63_OK;
 }

@@ -4,11 +4,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "c63-config.h"
+#include "backend.h"
 #include "c63.h"
-#if HAVE_CUDA
-#include "../cuda/c63_cuda.h"
-#endif
 
 /* A header in front of each block says how it was allocated; 64 bytes keep
  * the picture aligned for any SIMD load. */
@@ -20,10 +17,8 @@ void *c63_picture_memory_alloc(size_t size)
   if (size > SIZE_MAX - HEADER) return NULL;
   uint8_t *p = NULL;
   int kind = KIND_HOST;
-#if HAVE_CUDA
-  p = c63_cuda_host_alloc(size + HEADER);
-  if (p) kind = KIND_PINNED;
-#endif
+  const c63_backend_ops *gpu = c63_backend_lookup(C63_BACKEND_CUDA);
+  if (gpu && gpu->host_alloc && (p = gpu->host_alloc(size + HEADER))) kind = KIND_PINNED;
   if (!p && posix_memalign((void **)&p, HEADER, size + HEADER) != 0) return NULL;
   *(int *)p = kind;
   return p + HEADER;
@@ -33,11 +28,9 @@ void c63_picture_memory_free(void *ptr)
 {
   if (!ptr) return;
   uint8_t *p = (uint8_t *)ptr - HEADER;
-#if HAVE_CUDA
   if (*(int *)p == KIND_PINNED) {
-    c63_cuda_host_free(p);
+    c63_backend_lookup(C63_BACKEND_CUDA)->host_free(p);
     return;
   }
-#endif
   free(p);
 }

@@ -1,5 +1,7 @@
-/* The CUDA backend of libc63, as seen from C. Built only when nvcc is found
- * (HAVE_CUDA); nothing here knows GStreamer.
+/* CUDA helpers of libc63 for its tools and tests, as seen from C. Built
+ * only when nvcc is found (HAVE_CUDA); nothing here knows GStreamer. The
+ * backends themselves are declared by the core (c63/backend.h,
+ * c63/decode_backend.h).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef C63_CUDA_H
 #define C63_CUDA_H
@@ -12,11 +14,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* The CUDA backend (c63_backend_ops: create/destroy/submit/collect). */
-extern const c63_backend_ops c63_backend_cuda;
-/* The CUDA decoding backend (c63_decode_backend_ops). */
-extern const c63_decode_backend_ops c63_decode_backend_cuda;
 
 /* Number of usable CUDA devices; 0 with a message when there is no driver or
  * no device. Never aborts. */
@@ -33,6 +30,10 @@ void c63_cuda_unpin(void *ptr);
  * driver or no memory. */
 void *c63_cuda_host_alloc(size_t size);
 void c63_cuda_host_free(void *ptr);
+
+/* Name of a CUDA device ("NVIDIA H100 80GB HBM3"); returns 0, or a c63_status
+ * with the CUDA error in name. */
+int c63_cuda_device_name(int device_id, char *name, size_t size);
 
 #ifdef __cplusplus
 }

@@ -32,7 +32,6 @@
 #include "c63/c63.h"
 #include "cuda/c63_cuda.h"
 #include "cuda/c63_cuda_internal.h"
-#include "cuda/c63_cuda_stats.h"
 
 extern "C" {
 #include "c63/frame_syntax.h"
@@ -84,11 +83,6 @@ struct slot {
   c63_frame_job *job;
 };
 
-/* Process-wide stage timings (c63_cuda_stats.h). */
-pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
-c63_cuda_stage_stats stats;
-volatile int stats_on;
-
 } // namespace
 
 struct c63_backend {
@@ -116,6 +110,9 @@ struct c63_backend {
   int copy_slices;
   slot slots[kSlots];
   int head, count;
+  /* Stage timings (c63_stage_stats), while timing is on. */
+  bool timing;
+  c63_stage_stats stats;
 };
 
 namespace
@@ -352,7 +349,7 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   if (err != cudaSuccess) return c63_cu_error(err, "entering the CUDA context", msg, msg_size);
 
   slot &s = be->slots[(be->head + be->count) % kSlots];
-  s.timed = stats_on != 0;
+  s.timed = be->timing;
   const double t_submit = s.timed ? now_ms() : 0.0;
   /* The slot's previous frame was collected, so its buffers are free. */
   const bool direct = dma_readable(job);
@@ -447,12 +444,12 @@ float elapsed(const slot &s, int from, int to)
   return t;
 }
 
-void add_stats(slot &s, double wait_ms)
+void add_stats(c63_backend *be, slot &s, double wait_ms)
 {
   const float upload = elapsed(s, EV_START, EV_UPLOADED);
   const float compute = elapsed(s, EV_COMPUTE, EV_END);
   cudaGetLastError();
-  pthread_mutex_lock(&stats_lock);
+  c63_stage_stats &stats = be->stats;
   stats.frames++;
   stats.upload_ms += upload;
   stats.motion_ms += elapsed(s, EV_COMPUTE, EV_SEARCHED);
@@ -462,7 +459,6 @@ void add_stats(slot &s, double wait_ms)
   stats.total_ms += upload + compute;
   stats.submit_host_ms += s.submit_ms;
   stats.collect_wait_ms += wait_ms;
-  pthread_mutex_unlock(&stats_lock);
 }
 
 /* The payload did not fit the slot's mapped buffer: fetch it from the
@@ -501,7 +497,7 @@ int cu_collect(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   cudaError_t err = scope.error();
   if (err == cudaSuccess) err = cudaEventSynchronize(s.done);
   if (err != cudaSuccess) return c63_cu_error(err, "encoding a frame on the GPU", msg, msg_size);
-  if (s.timed) add_stats(s, now_ms() - t_wait);
+  if (s.timed) add_stats(be, s, now_ms() - t_wait);
 
   const size_t size = *s.h_size;
   job->payload = s.h_out + kHeaderRoom;
@@ -517,10 +513,36 @@ int cu_collect(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   return C63_OK;
 }
 
+/* Whether device_id is a usable CUDA device here. */
+int cu_probe(int device_id, char *msg, size_t msg_size)
+{
+  const int n = c63_cuda_device_count(msg, msg_size);
+  if (n > 0 && device_id >= n) {
+    if (msg && msg_size)
+      snprintf(msg, msg_size, "CUDA device %d does not exist (%d device%s found)", device_id, n,
+               n == 1 ? "" : "s");
+    return 0;
+  }
+  return n > 0;
+}
+
+void cu_set_timing(c63_backend *be, int on)
+{
+  be->timing = on != 0;
+}
+
+void cu_get_stats(c63_backend *be, c63_stage_stats *out, int reset)
+{
+  *out = be->stats;
+  if (reset) memset(&be->stats, 0, sizeof be->stats);
+}
+
 } // namespace
 
 extern "C" const c63_backend_ops c63_backend_cuda = {
-    "cuda", kSlots, cu_create, cu_destroy, cu_submit, cu_collect,
+    "cuda",       kSlots,   cu_create,           cu_destroy,         cu_submit,
+    cu_collect,   cu_probe, c63_cuda_host_alloc, c63_cuda_host_free, cu_set_timing,
+    cu_get_stats,
 };
 
 extern "C" int c63_cuda_pin(void *ptr, size_t size, char *msg, size_t msg_size)
@@ -553,25 +575,6 @@ extern "C" void c63_cuda_host_free(void *ptr)
 extern "C" void c63_cuda_unpin(void *ptr)
 {
   if (cudaHostUnregister(ptr) != cudaSuccess) cudaGetLastError();
-}
-
-extern "C" void c63_cuda_stats_enable(int on)
-{
-  stats_on = on ? 1 : 0;
-}
-
-extern "C" void c63_cuda_stats_reset(void)
-{
-  pthread_mutex_lock(&stats_lock);
-  memset(&stats, 0, sizeof stats);
-  pthread_mutex_unlock(&stats_lock);
-}
-
-extern "C" void c63_cuda_stats_get(c63_cuda_stage_stats *out)
-{
-  pthread_mutex_lock(&stats_lock);
-  *out = stats;
-  pthread_mutex_unlock(&stats_lock);
 }
 
 extern "C" int c63_cuda_device_name(int device_id, char *name, size_t size)

@@ -148,21 +148,17 @@ static void tight_picture(void *ctx, int i, c63_picture *pic)
   pic->stride[1] = pic->stride[2] = c63_chroma_size(w);
 }
 
-int tu_encode(const c63_enc_params *p, const uint8_t *yuv, int frames, tu_buf *out, char *msg,
-              size_t msg_size)
-{
-  tight_i420 t = {p, yuv};
-  return tu_encode_pictures(p, tight_picture, &t, frames, out, msg, msg_size);
-}
-
-int tu_encode_pictures(const c63_enc_params *p, tu_picture_fn picture, void *ctx, int frames,
-                       tu_buf *out, char *msg, size_t msg_size)
+/* Encode; with stats, the backend's stage timings of the run too. */
+static int encode_pictures(const c63_enc_params *p, tu_picture_fn picture, void *ctx, int frames,
+                           tu_buf *out, c63_stage_stats *stats, char *msg, size_t msg_size)
 {
   c63_encoder *enc;
   int ret, eof = 0;
 
   ret = c63_encoder_new(p, &enc, msg, msg_size);
   if (ret != C63_OK) return ret;
+  if (stats && (ret = c63_encoder_set_stage_timing(enc, 1)) != C63_OK)
+    snprintf(msg, msg_size, "the %s backend has no stage timings", c63_encoder_backend_name(enc));
   for (int i = 0; i <= frames && ret == C63_OK; i++) {
     c63_picture pic, *pp = NULL;
     if (i < frames) {
@@ -179,11 +175,32 @@ int tu_encode_pictures(const c63_enc_params *p, tu_picture_fn picture, void *ctx
   if (ret == C63_OK && !eof) {
     snprintf(msg, msg_size, "the encoder did not report EOF after draining");
     ret = C63_ERR_BACKEND;
-  } else if (ret != C63_OK) {
+  } else if (ret != C63_OK && ret != C63_ERR_UNSUPPORTED) {
     snprintf(msg, msg_size, "%s", c63_encoder_error(enc));
   }
+  if (ret == C63_OK && stats) ret = c63_encoder_get_stage_stats(enc, stats, 0);
   c63_encoder_free(enc);
   return ret;
+}
+
+int tu_encode(const c63_enc_params *p, const uint8_t *yuv, int frames, tu_buf *out, char *msg,
+              size_t msg_size)
+{
+  tight_i420 t = {p, yuv};
+  return encode_pictures(p, tight_picture, &t, frames, out, NULL, msg, msg_size);
+}
+
+int tu_encode_timed(const c63_enc_params *p, const uint8_t *yuv, int frames, tu_buf *out,
+                    c63_stage_stats *stats, char *msg, size_t msg_size)
+{
+  tight_i420 t = {p, yuv};
+  return encode_pictures(p, tight_picture, &t, frames, out, stats, msg, msg_size);
+}
+
+int tu_encode_pictures(const c63_enc_params *p, tu_picture_fn picture, void *ctx, int frames,
+                       tu_buf *out, char *msg, size_t msg_size)
+{
+  return encode_pictures(p, picture, ctx, frames, out, NULL, msg, msg_size);
 }
 
 void tu_append_picture(tu_buf *out, const c63_decoded_picture *pic)

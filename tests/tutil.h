@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "c63.h"
+#include "encoder_stats.h"
 
 extern int tu_failures;
 
@@ -61,6 +62,10 @@ size_t tu_i420_size(int width, int height);
  * out. Returns C63_OK or the failing status (msg set). */
 int tu_encode(const c63_enc_params *p, const uint8_t *yuv, int frames, tu_buf *out, char *msg,
               size_t msg_size);
+/* The same, with the backend's stage timings of the run in *stats
+ * (C63_ERR_UNSUPPORTED for a backend without them). */
+int tu_encode_timed(const c63_enc_params *p, const uint8_t *yuv, int frames, tu_buf *out,
+                    c63_stage_stats *stats, char *msg, size_t msg_size);
 /* The same with each picture made by picture(ctx, i, pic) (pic zeroed
  * before; user set after): any layout, format or memory. */
 typedef void (*tu_picture_fn)(void *ctx, int i, c63_picture *pic);

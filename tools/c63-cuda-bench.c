@@ -3,7 +3,7 @@
  * Holds a clip in memory (a raw I420 file, cycled, or a synthetic 1080p
  * clip), encodes it through libc63 with the CUDA backend several times and
  * prints the median fps and the median GPU time of each stage per frame,
- * measured with CUDA events (cuda/c63_cuda_stats.h). Speed is measured, never
+ * measured with CUDA events (c63_stage_stats, c63/backend.h). Speed is measured, never
  * asserted. For the GStreamer element see c63-cuda-bench-gst.sh.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <getopt.h>
@@ -14,7 +14,7 @@
 
 #include "c63.h"
 #include "c63_cuda.h"
-#include "c63_cuda_stats.h"
+#include "encoder_stats.h"
 #include "synth.h"
 
 #define MAX_RUNS 64
@@ -60,8 +60,9 @@ static double median(double *v, int n)
 
 /* One run: encode frames pictures cycling through the clip. Returns the wall
  * time in seconds (encoder creation excluded) or a negative value. */
+/* One encoder's run; with st, its stage timings. */
 static double run_once(const c63_enc_params *p, const uint8_t *clip, int clip_frames, int frames,
-                       size_t *bytes)
+                       size_t *bytes, c63_stage_stats *st)
 {
   char msg[512];
   c63_encoder *enc;
@@ -70,6 +71,7 @@ static double run_once(const c63_enc_params *p, const uint8_t *clip, int clip_fr
     fprintf(stderr, "c63-cuda-bench: %s\n", msg);
     return -1;
   }
+  if (st) c63_encoder_set_stage_timing(enc, 1);
   const int cw = c63_chroma_size(p->width), ch = c63_chroma_size(p->height);
   const size_t ysize = (size_t)p->width * p->height, fsize = ysize + 2 * (size_t)cw * ch;
   c63_packet pkt;
@@ -98,6 +100,7 @@ static double run_once(const c63_enc_params *p, const uint8_t *clip, int clip_fr
   }
   const double t = now_s() - t0;
   if (r != C63_OK) fprintf(stderr, "c63-cuda-bench: %s\n", c63_encoder_error(enc));
+  if (st) c63_encoder_get_stage_stats(enc, st, 0);
   c63_encoder_free(enc);
   return r == C63_OK ? t : -1;
 }
@@ -206,16 +209,13 @@ int main(int argc, char **argv)
 
   /* Warm-up: context creation, module loading, first-touch of pinned memory. */
   size_t bytes;
-  if (run_once(&p, clip, clip_frames, frames < 10 ? frames : 10, &bytes) < 0) return 1;
+  if (run_once(&p, clip, clip_frames, frames < 10 ? frames : 10, &bytes, NULL) < 0) return 1;
 
   double fps[MAX_RUNS], st[8][MAX_RUNS];
-  c63_cuda_stats_enable(1);
   for (int i = 0; i < runs; i++) {
-    c63_cuda_stats_reset();
-    double t = run_once(&p, clip, clip_frames, frames, &bytes);
+    c63_stage_stats s = {0};
+    double t = run_once(&p, clip, clip_frames, frames, &bytes, &s);
     if (t < 0) return 1;
-    c63_cuda_stage_stats s;
-    c63_cuda_stats_get(&s);
     const double n = s.frames > 0 ? (double)s.frames : 1.0;
     fps[i] = frames / t;
     st[0][i] = s.upload_ms / n;

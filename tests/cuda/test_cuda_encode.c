@@ -20,7 +20,6 @@
 #include "c63.h"
 #include "c63_cuda.h"
 #include "c63_cuda_dsp.h"
-#include "c63_cuda_stats.h"
 #include "synth.h"
 #include "tutil.h"
 
@@ -202,14 +201,20 @@ static void run_api(void)
   uint8_t *yuv = malloc(fsize * frames);
   for (int t = 0; t < frames; t++)
     synth_frame(yuv + fsize * t, p.width, p.height, t);
-  c63_cuda_stats_enable(1);
-  c63_cuda_stats_reset();
   tu_buf out = {0};
-  encode(&p, yuv, frames, &out, "stats");
-  c63_cuda_stage_stats st;
-  c63_cuda_stats_get(&st);
-  c63_cuda_stats_enable(0);
+  c63_stage_stats st = {0};
+  char smsg[512];
+  int sr = tu_encode_timed(&p, yuv, frames, &out, &st, smsg, sizeof smsg);
+  TU_CHECK(sr == C63_OK, "stage timings: %s", smsg);
   TU_CHECK(st.frames == frames, "stats counted %ld frames of %d", st.frames, frames);
+  /* the timings are the encoder's own: another encoder's frames do not count */
+  c63_stage_stats none = {0};
+  tu_buf out2 = {0};
+  encode(&p, yuv, frames, &out2, "untimed encoder");
+  sr = tu_encode_timed(&p, yuv, 1, &out2, &none, smsg, sizeof smsg);
+  TU_CHECK(sr == C63_OK && none.frames == 1, "a second timed encoder counted %ld frames of 1",
+           none.frames);
+  tu_buf_free(&out2);
   TU_CHECK(st.total_ms > 0 && st.upload_ms >= 0 && st.motion_ms >= 0 && st.transform_ms >= 0 &&
                st.entropy_ms >= 0 && st.download_ms >= 0,
            "stage times not recorded");
