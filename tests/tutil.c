@@ -237,43 +237,41 @@ void tu_decode_stream(const uint8_t *stream, size_t len, tu_buf *out, tu_decode_
     res->frames_bad++;
     return;
   }
+  /* Split as the tools and elements do, with libc63's framer. */
+  c63_frame_scanner scanner;
+  c63_frame_scanner_init(&scanner);
   while (pos < len) {
-    c63_frame_header hdr;
+    c63_frame_scan_result fr;
     c63_decoded_picture pic;
     char msg[256] = "";
-    size_t start = c63_find_frame_start(stream + pos, len - pos);
-    int ret;
+    int ret = c63_frame_scan(&scanner, stream + pos, len - pos, 1, &fr);
 
-    if (start > len - pos) { /* must never point past the data */
-      note_failure(res, 1, "c63_find_frame_start returned an offset past the end");
+    if (ret == C63_SCAN_NEED_DATA || ret < 0 || fr.size == 0 || fr.size > len - pos) {
+      note_failure(res, 1, "c63_frame_scan did not consume the end of the stream");
       res->unknown_status = 1;
       break;
     }
-    if (start > 0) { /* bytes lost: a frame may be missing, wait for a keyframe */
-      res->garbage_bytes += start;
-      pos += start;
+    if (ret == C63_SCAN_SKIP) { /* bytes lost: a frame may be missing, wait for a keyframe */
+      res->garbage_bytes += fr.size;
+      pos += fr.size;
       c63_decoder_reset(dec);
       continue;
     }
-    ret = c63_parse_frame_header(stream + pos, len - pos, &hdr, msg, sizeof msg);
-    if (ret == C63_ERR_TRUNCATED) { /* no more data will come */
+    if (!fr.complete) { /* broken headers, cut short, or too long: why, says the parser */
+      c63_frame_header hdr;
+      ret = c63_parse_frame_header(stream + pos, fr.size, &hdr, msg, sizeof msg);
       res->header_errors++;
-      note_failure(res, ret, msg[0] ? msg : "(truncated)");
-      break;
-    }
-    if (ret != C63_OK) {
-      res->header_errors++;
-      note_failure(res, ret, msg);
-      pos += 2; /* step over this SOI */
+      if (ret == C63_OK) { /* the framer gave up on a frame that parses */
+        note_failure(res, 1, "c63_frame_scan broke a frame that parses");
+        res->unknown_status = 1;
+      } else {
+        note_failure(res, ret, msg);
+      }
+      pos += fr.size;
       c63_decoder_reset(dec);
       continue;
     }
-    if (hdr.frame_size < 4 || hdr.frame_size > len - pos) {
-      note_failure(res, 1, "c63_parse_frame_header returned an impossible frame size");
-      res->unknown_status = 1;
-      break;
-    }
-    ret = c63_decoder_decode(dec, stream + pos, hdr.frame_size, &pic);
+    ret = c63_decoder_decode(dec, stream + pos, fr.size, &pic);
     if (ret == C63_OK) {
       res->frames_ok++;
       res->width = pic.width;
@@ -283,7 +281,7 @@ void tu_decode_stream(const uint8_t *stream, size_t len, tu_buf *out, tu_decode_
       res->frames_bad++;
       note_failure(res, ret, c63_decoder_error(dec));
     }
-    pos += hdr.frame_size;
+    pos += fr.size;
   }
   c63_decoder_free(dec);
 }

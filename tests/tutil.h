@@ -78,9 +78,9 @@ void tu_i420_to_nv12(const uint8_t *i420, int w, int h, uint8_t *y, int y_stride
                      int uv_stride);
 
 /* Result of decoding a whole stream the way a player would (and c63-dec
- * does): split frames with c63_parse_frame_header, resynchronise with
- * c63_find_frame_start after corrupt data, decode each frame; after lost
- * data the decoder is reset, so decoding resumes at the next keyframe. */
+ * does): split it with libc63's framer (c63_frame_scan), which skips junk
+ * and gives up on broken frames, decode each frame; after lost data the
+ * decoder is reset, so decoding resumes at the next keyframe. */
 typedef struct tu_decode_result {
   int frames_ok, frames_bad, header_errors;
   int width, height;    /* of the last decoded frame */

@@ -1,11 +1,12 @@
 /* c63-dec: decode a Codec63 stream into raw I420 video.
  *
- * Reads the stream in chunks, splits it into frames with
- * c63_parse_frame_header and decodes each with the library's decoder. A
- * corrupt frame is reported and skipped: the reader resynchronises at the next
- * frame start (c63_find_frame_start) and the decoder resumes at the next
- * keyframe (a delta frame after lost data would be predicted from the wrong
- * picture, so it is reported and skipped too). Uses only the public API of libc63 (c63.h).
+ * Reads the stream in chunks, splits it into frames with libc63's framer
+ * (c63_frame_scan, as the GStreamer elements do) and decodes each with the
+ * library's decoder. A corrupt frame is reported and skipped: the framer
+ * resynchronises at the next frame start and the decoder resumes at the
+ * next keyframe (a delta frame after lost data would be predicted from the
+ * wrong picture, so it is reported and skipped too). Uses only the public
+ * API of libc63 (c63.h).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <getopt.h>
@@ -63,9 +64,8 @@ typedef struct reader {
 
 /* Append up to max(CHUNK_SIZE, bytes pending) bytes, but no more than
  * limit bytes pending in all (limit > pending): growing the read with the
- * pending data keeps the total work linear when one large frame arrives in
- * many chunks (the frame is re-parsed from its start after every read), and
- * the limit keeps the buffer within the largest legal frame.
+ * pending data keeps the number of reads for one large frame logarithmic,
+ * and the limit keeps the buffer within the largest legal frame.
  * Returns 0, or -1 on allocation failure. */
 static int reader_fill(reader *r, size_t limit)
 {
@@ -298,36 +298,37 @@ int main(int argc, char **argv)
   st.writer = frame_writer_start(&out, prog, 6);
   if (!st.writer) goto nomem;
 
+  /* libc63's framer (c63_frame_scan, as c63parse and c63dec use it) splits
+   * the stream: junk is skipped, a frame's headers are parsed before its end
+   * is looked for, and a frame is given up on at the most bytes a picture
+   * of its size can take, so the buffer stays within that bound. */
+  c63_frame_scanner scanner;
+  c63_frame_scanner_init(&scanner);
   for (;;) {
-    c63_frame_header hdr;
-    size_t avail = r.len - r.pos, start, limit;
+    const size_t avail = r.len - r.pos;
+    c63_frame_scan_result res;
 
     if (st.write_failed) goto done;
-
-    if (avail == 0) {
-      if (r.eof) break;
-      if (reader_fill(&r, SIZE_MAX) != 0) goto nomem;
+    if (avail == 0 && r.eof) break;
+    ret = c63_frame_scan(&scanner, r.buf + r.pos, avail, r.eof, &res);
+    if (ret == C63_SCAN_NEED_DATA) {
+      if (r.eof) { /* cannot happen at the end (c63.h); do not spin */
+        skipped += avail;
+        total_skipped += avail;
+        reader_skip(&r, avail);
+        break;
+      }
+      /* limit + 1 bytes tell a frame without an end within its bound */
+      if (reader_fill(&r, res.limit < SIZE_MAX - 2 ? res.limit + 2 : SIZE_MAX) != 0) goto nomem;
       continue;
     }
-    /* Skip anything before the next frame start (garbage, or the rest of a
-     * corrupt frame). */
-    start = c63_find_frame_start(r.buf + r.pos, avail);
-    if (start > 0) {
-      skipped += start;
-      total_skipped += start;
+    if (ret == C63_SCAN_SKIP) {
+      skipped += res.size;
+      total_skipped += res.size;
       /* Bytes were lost: a frame may be missing, so the next delta frame
        * could be predicted from the wrong picture. Wait for a keyframe. */
       c63_decoder_reset(dec);
-      reader_skip(&r, start);
-      if (start == avail || r.len - r.pos < 2) {
-        if (r.eof) { /* the stream ends in garbage or half a marker */
-          skipped += r.len - r.pos;
-          total_skipped += r.len - r.pos;
-          reader_skip(&r, r.len - r.pos);
-          break;
-        }
-        if (reader_fill(&r, SIZE_MAX) != 0) goto nomem;
-      }
+      reader_skip(&r, res.size);
       continue;
     }
     if (skipped > 0) {
@@ -337,44 +338,30 @@ int main(int argc, char **argv)
               r.consumed);
       skipped = 0;
     }
-
-    ret = c63_parse_frame_header(r.buf + r.pos, avail, &hdr, msg, sizeof msg);
-    /* The size is known once SOF0 was read (c63.h); before that the pending
-     * bytes are a few hundred bytes of headers, and any size may follow. */
-    limit = c63_max_frame_bytes(hdr.width > 0 ? hdr.width : C63_MAX_SIZE,
-                                hdr.height > 0 ? hdr.height : C63_MAX_SIZE);
-    if (ret == C63_ERR_TRUNCATED && avail < limit) {
-      if (r.eof) {
-        drain(&st);
-        flush_skip_run(&st.noref);
-        fprintf(stderr, "%s: frame %ld at offset %llu: stream ends inside the frame (%zu bytes)\n",
-                prog, frame_index, r.consumed, avail);
-        st.bad_frames++;
-        reader_skip(&r, avail);
-        break;
-      }
-      if (reader_fill(&r, limit) != 0) goto nomem;
-      continue;
-    }
-    if (ret == C63_ERR_TRUNCATED)
-      snprintf(msg, sizeof msg,
-               "no end of frame marker within %zu bytes, the most a %dx%d frame can take", limit,
-               hdr.width, hdr.height);
-    if (ret != C63_OK) {
+    if (res.complete) {
+      send_frame(&st, r.buf + r.pos, res.size, frame_index, r.consumed);
+    } else {
       drain(&st);
       flush_skip_run(&st.noref);
+      if (res.too_long) {
+        snprintf(msg, sizeof msg,
+                 "no end of frame marker within %zu bytes, the most a %dx%d frame can take",
+                 res.limit, res.hdr.width, res.hdr.height);
+      } else if (r.eof && res.size == avail) {
+        snprintf(msg, sizeof msg, "stream ends inside the frame (%zu bytes)", res.size);
+      } else {
+        c63_frame_header hdr;
+        if (c63_parse_frame_header(r.buf + r.pos, res.size, &hdr, msg, sizeof msg) ==
+            C63_ERR_TRUNCATED)
+          snprintf(msg, sizeof msg, "frame cut short by the next frame's start (%zu bytes)",
+                   res.size);
+      }
       fprintf(stderr, "%s: frame %ld at offset %llu: %s\n", prog, frame_index, r.consumed, msg);
       st.bad_frames++;
-      frame_index++;
-      /* Step over this SOI so the search finds the next frame. */
-      reader_skip(&r, 2);
       c63_decoder_reset(dec); /* the frame is lost: resume at a keyframe */
-      continue;
     }
-
-    send_frame(&st, r.buf + r.pos, hdr.frame_size, frame_index, r.consumed);
     frame_index++;
-    reader_skip(&r, hdr.frame_size);
+    reader_skip(&r, res.size);
   }
 
   drain(&st);
