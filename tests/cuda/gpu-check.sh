@@ -119,6 +119,18 @@ bench bench-synth "$bin/c63-cuda-bench" -f 300 -n 5
 bench bench-4k "$bin/c63-cuda-bench" -w 3840 -h 2160 -f 100 -n 5
 bench bench-4k-pinned "$bin/c63-cuda-bench" -p -w 3840 -h 2160 -f 100 -n 5
 bench bench-multi4 sh tools/c63-cuda-bench-multi.sh "$bin/c63-cuda-bench" 4 -f 1000 -n 3 "$mandel"
+# The same under CUDA MPS, which runs the kernels of several processes at
+# once instead of in time slices (a private daemon, stopped afterwards).
+if command -v nvidia-cuda-mps-control > /dev/null; then
+  export CUDA_MPS_PIPE_DIRECTORY="$out/mps" CUDA_MPS_LOG_DIRECTORY="$out/mps-log"
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  if nvidia-cuda-mps-control -d; then
+    bench bench-multi4-mps sh tools/c63-cuda-bench-multi.sh "$bin/c63-cuda-bench" 4 -f 1000 -n 3 \
+      "$mandel"
+    echo quit | nvidia-cuda-mps-control
+  fi
+  unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+fi
 if [ -x "$bin/c63-enc" ]; then
   # 3000 frames of mandel on tmpfs, file to file, median of 3
   shm=${SHM:-/dev/shm}/c63-gpu-check
