@@ -4,6 +4,7 @@
  * pictures are compared with those of the unvaried stream or with pixels
  * worked out from the reference's rules.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +65,26 @@ static int decode_with(c63_backend_kind backend, const uint8_t *s, size_t len, t
   return n;
 }
 
+/* With C63_TOLERANCE_DUMP set to a folder, every stream that must decode
+ * is also written there (NN.c63, and its pictures as NN.yuv), so that it
+ * can be checked against the reference decoder outside the tests
+ * (docs/decoder-tolerance.md). */
+static void dump(const uint8_t *s, size_t len, const tu_buf *pics, const char *what)
+{
+  static int n;
+  const char *dir = getenv("C63_TOLERANCE_DUMP");
+  char path[1024];
+  if (!dir) return;
+  snprintf(path, sizeof path, "%s/%02d.c63", dir, n);
+  FILE *f = fopen(path, "wb");
+  TU_CHECK(f && fwrite(s, 1, len, f) == len && fclose(f) == 0, "cannot write %s", path);
+  snprintf(path, sizeof path, "%s/%02d.yuv", dir, n);
+  f = fopen(path, "wb");
+  TU_CHECK(f && fwrite(pics->data, 1, pics->size, f) == pics->size && fclose(f) == 0,
+           "cannot write %s", path);
+  printf("  (%02d: %s)\n", n++, what);
+}
+
 /* Decode a whole stream frame by frame; every frame must decode. With a
  * GPU, the CUDA backend must give the same pictures as the CPU one. */
 static int decode_all(const uint8_t *s, size_t len, tu_buf *pics, const char *what)
@@ -76,6 +97,7 @@ static int decode_all(const uint8_t *s, size_t len, tu_buf *pics, const char *wh
              "%s: the CUDA backend decodes it differently", what);
     tu_buf_free(&gpu);
   }
+  dump(s, len, pics, what);
   return n;
 }
 
