@@ -12,8 +12,8 @@
  * over the clip). With -b it then prints the BD-rate of configuration B
  * against A, over PSNR-Y and PSNR-YUV: negative means B needs fewer bits
  * for the same quality. A configuration is a comma-separated list of
- * key=value: keyframe-interval, search-range, threads, backend (cpu or
- * cuda). The default A is the reference encoder's settings.
+ * key=value: mode (exact or rd), keyframe-interval, search-range, threads,
+ * backend (cpu or cuda). The default A is the reference encoder's settings.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <math.h>
 #include <stdio.h>
@@ -49,8 +49,8 @@ static void usage(FILE *f)
           "  -f           frames (default: the whole file, or 50 synthetic frames)\n"
           "  --fps        frame rate for the bitrate (default 25)\n"
           "  -q           qualities (default 10,20,30,40,50)\n"
-          "  -a, -b       configurations: key=value,... with keyframe-interval,\n"
-          "               search-range, threads, backend=cpu|cuda\n",
+          "  -a, -b       configurations: key=value,... with mode=exact|rd,\n"
+          "               keyframe-interval, search-range, threads, backend=cpu|cuda\n",
           prog);
 }
 
@@ -71,6 +71,8 @@ static int parse_config(const char *spec, c63_enc_params *p)
     const char *val = eq + 1;
     if (!strcmp(kv, "backend") && (!strcmp(val, "cpu") || !strcmp(val, "cuda")))
       p->backend = val[1] == 'p' ? C63_BACKEND_CPU : C63_BACKEND_CUDA;
+    else if (!strcmp(kv, "mode") && (!strcmp(val, "exact") || !strcmp(val, "rd")))
+      p->mode = val[0] == 'e' ? C63_MODE_EXACT : C63_MODE_RD;
     else if (cli_parse_int(val, &v) != 0) {
       fprintf(stderr, "%s: bad value '%s' for %s\n", prog, val, kv);
       rc = -1;
@@ -222,9 +224,9 @@ static int run_config(const char *name, const char *spec, const clip *c, const i
   p.width = c->w;
   p.height = c->h;
   if (spec && parse_config(spec, &p) != 0) return -1;
-  printf("config %s (%s): keyframe-interval %d, search-range %d, backend %s\n", name,
-         spec ? spec : "defaults", p.keyframe_interval, p.search_range,
-         p.backend == C63_BACKEND_CUDA ? "cuda" : "cpu");
+  printf("config %s (%s): mode %s, keyframe-interval %d, search-range %d, backend %s\n", name,
+         spec ? spec : "defaults", p.mode == C63_MODE_RD ? "rd" : "exact", p.keyframe_interval,
+         p.search_range, p.backend == C63_BACKEND_CUDA ? "cuda" : "cpu");
   for (int i = 0; i < nq; i++) {
     p.quality = q[i];
     if (measure(c, &p, fps, &pts[i]) != 0) return -1;
