@@ -42,11 +42,13 @@ static void usage(FILE *f)
 {
   fprintf(f,
           "Usage: %s [-w W -h H] [-f FRAMES] [--fps N] [-q Q1,Q2,...] [-a CONFIG] [-b CONFIG] "
-          "[INPUT.yuv]\n"
+          "[--scene pan|natural | INPUT.yuv]\n"
           "Bitrate and PSNR (Y, and YUV 6:1:1) of encoder configurations at several\n"
           "qualities, and the BD-rate of configuration B against A.\n"
           "  -w, -h       picture size (default 640x360)\n"
           "  -f           frames (default: the whole file, or 50 synthetic frames)\n"
+          "  --scene      the synthetic clip without INPUT (c63-synth --scene): pan\n"
+          "               (default) or natural\n"
           "  --fps        frame rate for the bitrate (default 25)\n"
           "  -q           qualities (default 10,20,30,40,50)\n"
           "  -a, -b       configurations: key=value,... with mode=exact|rd,\n"
@@ -184,7 +186,7 @@ static int measure(const clip *c, const c63_enc_params *p, double fps, rd_point 
   return rc;
 }
 
-static int load_clip(clip *c, const char *path, int max_frames)
+static int load_clip(clip *c, const char *path, int max_frames, int natural)
 {
   const int cw = c63_chroma_size(c->w), ch = c63_chroma_size(c->h);
   c->frame_size = (size_t)c->w * c->h + 2 * (size_t)cw * ch;
@@ -193,7 +195,8 @@ static int load_clip(clip *c, const char *path, int max_frames)
     c->data = malloc(c->frame_size * c->frames);
     if (!c->data) return -1;
     for (int t = 0; t < c->frames; t++)
-      synth_frame(c->data + (size_t)t * c->frame_size, c->w, c->h, t);
+      (natural ? synth_natural_frame : synth_frame)(c->data + (size_t)t * c->frame_size, c->w, c->h,
+                                                    t);
     return 0;
   }
   FILE *f = fopen(path, "rb");
@@ -262,7 +265,7 @@ int main(int argc, char **argv)
 {
   clip c = {.w = 640, .h = 360};
   int q[MAX_Q] = {10, 20, 30, 40, 50}, nq = 5, max_frames = 0, fps = 25;
-  const char *spec_a = NULL, *spec_b = NULL, *input = NULL;
+  const char *spec_a = NULL, *spec_b = NULL, *input = NULL, *scene = "pan";
   rd_point pa[MAX_Q], pb[MAX_Q];
 
   if (cli_version(prog, argc, argv)) return 0;
@@ -294,6 +297,8 @@ int main(int argc, char **argv)
       spec_a = v;
     else if (!strcmp(o, "-b"))
       spec_b = v;
+    else if (!strcmp(o, "--scene") && (!strcmp(v, "pan") || !strcmp(v, "natural")))
+      scene = v;
     else if (!strcmp(o, "-q")) {
       char *copy = strdup(v), *save = NULL;
       nq = 0;
@@ -319,9 +324,9 @@ int main(int argc, char **argv)
     fprintf(stderr, "%s: bad size, frame rate or quality list\n", prog);
     return 2;
   }
-  if (load_clip(&c, input, max_frames) != 0) return 1;
-  printf("clip: %s, %dx%d, %d frames, %d fps\n", input ? input : "synthetic", c.w, c.h, c.frames,
-         fps);
+  if (load_clip(&c, input, max_frames, !strcmp(scene, "natural")) != 0) return 1;
+  printf("clip: %s%s, %dx%d, %d frames, %d fps\n", input ? input : "synthetic, scene ",
+         input ? "" : scene, c.w, c.h, c.frames, fps);
   int rc = run_config("A", spec_a, &c, q, nq, fps, pa);
   if (rc == 0 && spec_b) {
     rc = run_config("B", spec_b, &c, q, nq, fps, pb);

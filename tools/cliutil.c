@@ -133,6 +133,16 @@ int cli_enc_option(int opt, const char *arg, c63_enc_params *p, char *err, size_
       return -1;
     }
     return 1;
+  case 'm':
+    if (strcmp(arg, "exact") == 0) {
+      p->mode = C63_MODE_EXACT;
+    } else if (strcmp(arg, "rd") == 0) {
+      p->mode = C63_MODE_RD;
+    } else {
+      snprintf(err, err_size, "unknown mode '%s' (expected exact or rd)", arg);
+      return -1;
+    }
+    return 1;
   default:
     return 0;
   }
