@@ -73,8 +73,9 @@ typedef struct c63_rd_frame {
 } c63_rd_frame;
 
 /* Code MCU row my: for every block in coding order (format 4.1), the
- * rate-aware vector, then intra or inter by J = SSD + lambda * bits after
- * trellis quantisation, and the chosen block's reconstruction. Rows are
+ * least J = SSD + lambda * bits after trellis quantisation among intra and
+ * inter with the rate-aware vector, the left neighbour's or the zero
+ * vector, and the chosen block's reconstruction. Rows are
  * independent (each reads only ref and cur, and writes only its own
  * blocks), so they may run on several threads; within a row the blocks
  * go in order, since a block's cost depends on its left neighbour's vector

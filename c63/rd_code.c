@@ -58,27 +58,49 @@ static void rd_window(int mx, int my, int w, int h, int range, int *left, int *t
   *bottom = (my + range < h - 8 ? my + range : h - 8) + 1;
 }
 
+/* Whether the block at pixel (mx, my) of a w x h plane, displaced by mv,
+ * lies inside the plane (format 3.3), as every candidate of the window
+ * does. */
+static int vector_inside(int w, int h, int mx, int my, const c63_mv *mv)
+{
+  return mx + mv->x >= 0 && mx + mv->x <= w - 8 && my + mv->y >= 0 && my + mv->y <= h - 8;
+}
+
 static void code_block(const c63_rd_frame *f, int c, int bx, int by, int *prev_dc, uint16_t *sads)
 {
   const int w = f->g->pad_w[c], h = f->g->pad_h[c];
   const size_t idx = (size_t)by * f->g->blocks_w[c] + bx, off = (size_t)by * 8 * w + bx * 8;
   const uint8_t *cur = f->cur[c] + off;
   const c63_mv *left = bx ? &f->mvs[c][idx - 1] : NULL;
-  block_trial trial[2], *best = &trial[0];
+  block_trial trial[4], *best = &trial[0];
+  int n = 1;
 
   memset(&trial[0].mv, 0, sizeof(trial[0].mv));
   try_block(f, c, cur, NULL, w, left, *prev_dc, &trial[0]);
   if (!f->keyframe) {
+    /* Inter candidates: the vector of least SAD + cost, and two that the
+     * search's SAD may undervalue, as their residuals often code in fewer
+     * bits: the left neighbour's (reused in 2 bits) and the zero vector. */
     const int range = c ? f->search_range / 2 : f->search_range;
     const int mx = bx * 8, my = by * 8;
     int x0, y0, x1, y1;
     rd_window(mx, my, w, h, range, &x0, &y0, &x1, &y1);
     f->dsp->sad_window(f->cur[c], f->ref[c], w, mx, my, x0, y0, x1, y1, sads);
-    c63_rd_choose_vector(sads, x0, y0, x1, y1, mx, my, left, &f->lambda, &trial[1].mv);
-    const uint8_t *pred = f->ref[c] + (size_t)(my + trial[1].mv.y) * w + mx + trial[1].mv.x;
-    try_block(f, c, cur, pred, w, left, *prev_dc, &trial[1]);
-    /* intra only when strictly cheaper */
-    if (trial[1].cost <= trial[0].cost) best = &trial[1];
+    c63_rd_choose_vector(sads, x0, y0, x1, y1, mx, my, left, &f->lambda, &trial[n++].mv);
+    if (left && left->use_mv && (left->x != trial[1].mv.x || left->y != trial[1].mv.y) &&
+        vector_inside(w, h, mx, my, left))
+      trial[n++].mv = *left;
+    if (trial[1].mv.x || trial[1].mv.y) {
+      memset(&trial[n].mv, 0, sizeof(c63_mv));
+      trial[n++].mv.use_mv = 1;
+    }
+    for (int i = 1; i < n; i++) {
+      const uint8_t *pred = f->ref[c] + (size_t)(my + trial[i].mv.y) * w + mx + trial[i].mv.x;
+      try_block(f, c, cur, pred, w, left, *prev_dc, &trial[i]);
+      /* the first of equal costs, but intra only when strictly cheaper */
+      if (trial[i].cost < best->cost || (best == &trial[0] && trial[i].cost == best->cost))
+        best = &trial[i];
+    }
   }
 
   memcpy(f->coeffs[c] + idx * 64, best->coef, sizeof(best->coef));
