@@ -77,30 +77,39 @@ void c63_rd_choose_vector(const uint16_t *sads, int left, int top, int right, in
                           int my, const c63_mv *left_mv, const c63_rd_lambda *l, c63_mv *out)
 {
   const c63_huff_enc *t = &c63_huff_enc_tables()[C63_HUFF_MV];
-  const int reuse = left_mv && left_mv->use_mv;
-  /* use_mv and reuse, then a component's bits by its offset in the window */
+  const int n = right - left;
+  /* Costs fit an int: 16 * SAD <= 261120, and sad_16 * bits stays far
+   * below 2^31 for any quantiser. */
   int cost_x[2 * C63_MAX_SEARCH_RANGE + 1];
   for (int x = left; x < right; x++)
     cost_x[x - left] = l->sad_16 * value_bits(t, x - mx);
-  long best = LONG_MAX;
-  int best_x = mx, best_y = my;
+  int best = INT_MAX, best_i = 0;
   for (int y = top; y < bottom; y++) {
-    const long row = (long)l->sad_16 * (2 + value_bits(t, y - my));
-    for (int x = left; x < right; x++, sads++) {
-      long cost = 16L * *sads;
-      if (reuse && x - mx == left_mv->x && y - my == left_mv->y)
-        cost += 2L * l->sad_16;
-      else
-        cost += row + cost_x[x - left];
+    /* use_mv, reuse = 0, and the vertical component */
+    const int row = l->sad_16 * (2 + value_bits(t, y - my));
+    const uint16_t *s = sads + (size_t)(y - top) * n;
+    for (int i = 0; i < n; i++) {
+      const int cost = 16 * s[i] + row + cost_x[i];
       if (cost < best) {
         best = cost;
-        best_x = x;
-        best_y = y;
+        best_i = (y - top) * n + i;
       }
     }
   }
-  out->x = (int8_t)(best_x - mx);
-  out->y = (int8_t)(best_y - my);
+  /* The left neighbour's vector costs 2 bits (use_mv, reuse = 1) instead;
+   * it wins a tie when it comes first in raster order. */
+  if (left_mv && left_mv->use_mv) {
+    const int x = mx + left_mv->x, y = my + left_mv->y;
+    if (x >= left && x < right && y >= top && y < bottom) {
+      const int i = (y - top) * n + (x - left), cost = 16 * sads[i] + 2 * l->sad_16;
+      if (cost < best || (cost == best && i < best_i)) {
+        best = cost;
+        best_i = i;
+      }
+    }
+  }
+  out->x = (int8_t)(left + best_i % n - mx);
+  out->y = (int8_t)(top + best_i / n - my);
   out->use_mv = 1;
   out->pad_ = 0;
 }
