@@ -89,13 +89,9 @@ static void encode_rd(const uint8_t *clip, int w, int h, int quality, int range,
   int same = 0, frames = 0;
 
   c63_enc_params_init(&p);
-  p.width = w;
-  p.height = h;
-  p.quality = quality;
-  p.search_range = range;
-  p.threads = threads;
-  p.keyframe_interval = KEYFRAME_INTERVAL;
   p.mode = C63_MODE_RD;
+  p.width = w, p.height = h, p.quality = quality, p.search_range = range;
+  p.threads = threads, p.keyframe_interval = KEYFRAME_INTERVAL;
   int r = c63_encoder_new(&p, &enc, msg, sizeof msg);
   TU_CHECK(r == C63_OK, "creating an rd encoder: %s", msg);
   TU_CHECK(c63_decoder_new(&dec) == C63_OK, "creating a decoder");

@@ -659,8 +659,6 @@ void c63check_enc_mode(const gchar *element, c63_backend_kind backend)
   } else {
     /* not on the GPU yet: a settings error that says so */
     GstBus *bus = gst_bus_new();
-    GstMessage *msg;
-    GError *err = NULL;
     GstHarness *hh;
 
     enc = gst_element_factory_make(element, NULL);
@@ -670,13 +668,7 @@ void c63check_enc_mode(const gchar *element, c63_backend_kind backend)
     gst_element_set_bus(hh->element, bus);
     set_size_caps(hh, 64, 48);
     fail_unless_equals_int(push_picture(hh, 64, 48, 0, 0), GST_FLOW_ERROR);
-    msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
-    fail_unless(msg != NULL);
-    gst_message_parse_error(msg, &err, NULL);
-    fail_unless(g_error_matches(err, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS));
-    fail_unless(strstr(err->message, "rd mode") != NULL, "%s", err->message);
-    g_error_free(err);
-    gst_message_unref(msg);
+    c63check_expect_error(bus, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS, "rd mode");
     gst_element_set_bus(hh->element, NULL);
     gst_object_unref(bus);
     gst_harness_teardown(hh);
