@@ -36,6 +36,7 @@ typedef struct c63_frame_job {
   int nv12; /* src[1] holds U and V interleaved (src[2] unused) */
   int keyframe;
   int search_range;     /* luma; chroma uses search_range / 2 */
+  int mode;             /* c63_enc_mode: how the backend chooses what it codes */
   uint8_t quant[3][64]; /* zig-zag order */
   /* Output, set by collect: the frame's entropy-coded data, stuffed and
    * flushed (format section 4), payload_size bytes at payload, in memory the
@@ -96,6 +97,8 @@ typedef struct c63_backend_ops {
    * the sums and, with reset, starts them again. */
   void (*set_timing)(c63_backend *be, int on);
   void (*get_stats)(c63_backend *be, c63_stage_stats *out, int reset);
+  /* The encoding modes (c63_mode) it implements, bit 1 << mode each. */
+  unsigned modes;
 } c63_backend_ops;
 
 /* The backends built into libc63, declared by the core (as FFmpeg declares
@@ -108,6 +111,15 @@ extern const c63_backend_ops c63_backend_cuda;
 
 /* The backend of a kind, or NULL when this build has none. */
 const c63_backend_ops *c63_backend_lookup(c63_backend_kind kind);
+
+/* The CPU backend's reconstruction of the frame it coded last, plane c
+ * (padded, pad_w bytes per row): the reference the next frame predicts
+ * from, which the decoder's picture must equal. For tests. */
+const uint8_t *c63_backend_cpu_reference(const c63_backend *be, int c);
+
+/* The backend of an encoder (for tests of a backend's internals). */
+struct c63_encoder;
+c63_backend *c63_encoder_backend(struct c63_encoder *enc);
 
 /* Copy a visible plane into a zero-padded plane (stride pad_w). step: 1,
  * or 2 to take every second byte (one chroma plane of NV12's interleaved

@@ -12,6 +12,7 @@
 #include "c63.h"
 #include "entropy.h"
 #include "frame_syntax.h"
+#include "rd.h"
 
 /* Slack after every plane so SIMD loads near the end stay in bounds. */
 #define PLANE_SLACK 32
@@ -136,6 +137,32 @@ static void stripe_task(void *arg, int i)
   code_rows(be, c, by0, by1);
 }
 
+static void rd_row_task(void *arg, int my)
+{
+  c63_rd_code_mcu_row(arg, my);
+}
+
+/* The rd mode: MCU rows in parallel, each coded in order (rd.h). */
+static void code_frame_rd(c63_backend *be, const c63_frame_job *job)
+{
+  c63_rd_frame f = {
+      .g = &be->g,
+      .dsp = &be->dsp,
+      .quant = (const uint8_t(*)[64])job->quant,
+      .keyframe = job->keyframe,
+      .search_range = job->search_range,
+  };
+  for (int c = 0; c < 3; c++) {
+    f.cur[c] = be->cur[c];
+    f.ref[c] = be->recon[be->ref][c];
+    f.rec[c] = be->recon[!be->ref][c];
+    f.coeffs[c] = be->coeffs[c];
+    f.mvs[c] = be->mvs[c];
+  }
+  c63_rd_lambda_init(f.quant, &f.lambda);
+  c63_threadpool_run(be->pool, rd_row_task, &f, be->g.mcus_h);
+}
+
 static int cpu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
 {
   const c63_geometry *g = &be->g;
@@ -147,9 +174,13 @@ static int cpu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg
     c63_pad_plane(src, stride, job->nv12 && c ? 2 : 1, g->pic_w[c], g->pic_h[c], be->cur[c],
                   g->pad_w[c], g->pad_h[c]);
   }
-  be->job = job;
-  c63_threadpool_run(be->pool, stripe_task, be, c63_stripes_total(&be->stripes));
-  be->job = NULL;
+  if (job->mode == C63_MODE_RD) {
+    code_frame_rd(be, job);
+  } else {
+    be->job = job;
+    c63_threadpool_run(be->pool, stripe_task, be, c63_stripes_total(&be->stripes));
+    be->job = NULL;
+  }
   be->ref = !be->ref;
 
   c63_bytebuf *b = &be->out;
@@ -187,6 +218,11 @@ static int cpu_probe(int device_id, char *msg, size_t msg_size)
   return 1;
 }
 
+const uint8_t *c63_backend_cpu_reference(const c63_backend *be, int c)
+{
+  return be->recon[be->ref][c];
+}
+
 const c63_backend_ops c63_backend_cpu = {
     .name = "cpu",
     .max_in_flight = 1,
@@ -195,4 +231,5 @@ const c63_backend_ops c63_backend_cpu = {
     .submit = cpu_submit,
     .collect = cpu_collect,
     .probe = cpu_probe,
+    .modes = 1u << C63_MODE_EXACT | 1u << C63_MODE_RD,
 };

@@ -93,6 +93,20 @@ typedef enum c63_backend_kind {
   C63_BACKEND_CUDA = 1,
 } c63_backend_kind;
 
+/* How the encoder chooses what it codes (docs/rd.md). */
+typedef enum c63_enc_mode {
+  /* The reference encoder's choices: a vector for every block of a delta
+   * frame by SAD alone, every coefficient as quantised. Streams are byte
+   * for byte the reference encoder's. The default. */
+  C63_MODE_EXACT = 0,
+  /* Fewer bits for the same quality: vectors by SAD and their cost in bits
+   * (favouring the zero vector and reuse of the left neighbour's), intra or
+   * inter per block by squared error + lambda * bits, and trellis
+   * quantisation, with lambda tied to the quantiser. Decodes in any Codec63
+   * decoder. CPU backend only so far: C63_ERR_UNSUPPORTED on CUDA. */
+  C63_MODE_RD = 1,
+} c63_enc_mode;
+
 typedef struct c63_enc_params {
   int width, height;     /* C63_MIN_SIZE..C63_MAX_SIZE, any value in between */
   int quality;           /* 1..50; below 5 quantiser entries saturate at 255 */
@@ -107,12 +121,14 @@ typedef struct c63_enc_params {
    * pictures may then be device pointers of that context, and the caller's
    * current context is left as it was. It must outlive the encoder. */
   void *cuda_context;
+  c63_enc_mode mode; /* C63_MODE_EXACT (default) or C63_MODE_RD */
 } c63_enc_params;
 
 typedef struct c63_encoder c63_encoder;
 
 /* Fill p with the reference encoder's defaults (quality 25, keyframe
- * interval 100, search range 16, CPU backend); width and height are 0.
+ * interval 100, search range 16, CPU backend, exact mode); width and height
+ * are 0.
  * Does nothing when p is NULL. */
 void c63_enc_params_init(c63_enc_params *p);
 
@@ -121,7 +137,8 @@ void c63_enc_params_init(c63_enc_params *p);
 int c63_enc_params_validate(const c63_enc_params *p, char *msg, size_t msg_size);
 
 /* Create an encoder. On failure *out is NULL (when out is not NULL) and msg,
- * if not NULL, says why. */
+ * if not NULL, says why: C63_ERR_UNSUPPORTED for the rd mode on the CUDA
+ * backend. */
 int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_t msg_size);
 void c63_encoder_free(c63_encoder *enc);
 

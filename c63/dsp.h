@@ -37,6 +37,13 @@ static inline int c63_ac_limit(int plane)
 }
 
 /* Block-level primitives. */
+/* residual: 64 values row-major; out: the scaled transform X (format 5.3),
+ * 64 floats in zig-zag order, before the division by 4 and the quantiser. */
+void c63_fdct_block(const int16_t residual[64], float out[64]);
+/* dct: c63_fdct_block's output; out: the format's quantised values (5.4),
+ * AC limited to +-ac_limit. */
+void c63_quantise_block(const float dct[64], const uint8_t quant[64], int ac_limit,
+                        int16_t out[64]);
 /* residual: 64 values row-major; out: 64 coefficients in zig-zag order. */
 void c63_fdct_quant_block(const int16_t residual[64], const uint8_t quant[64], int ac_limit,
                           int16_t out[64]);
@@ -52,6 +59,13 @@ typedef struct c63_dsp {
    * plane's search range (luma R, chroma R/2). Sets use_mv = 1. */
   void (*motion_search)(const uint8_t *cur, const uint8_t *ref, int w, int h, int range, int by0,
                         int by1, c63_mv *mvs);
+  /* The SAD of the block at pixel (mx, my) of cur against every candidate
+   * of the window [left, right) x [top, bottom) of ref (inside the plane, as
+   * c63_me_window gives it), in raster order: candidate (x, y) at
+   * sads[(y - top) * (right - left) + x - left]. For the rd mode, which
+   * adds the cost of each vector to its SAD. */
+  void (*sad_window)(const uint8_t *cur, const uint8_t *ref, int w, int mx, int my, int left,
+                     int top, int right, int bottom, uint16_t *sads);
   /* pred = ref displaced by each block's vector; use_mv = 0 gives zeros. */
   void (*motion_compensate)(const uint8_t *ref, int w, int h, const c63_mv *mvs, uint8_t *pred);
   /* coeffs = quant(fdct(cur - pred)); pred NULL means a zero prediction. */

@@ -61,22 +61,34 @@ static void scale(float mb[64])
   }
 }
 
-void c63_fdct_quant_block(const int16_t residual[64], const uint8_t quant[64], int ac_limit,
-                          int16_t out[64])
+void c63_fdct_block(const int16_t residual[64], float out[64])
 {
   float mb[64];
   for (int i = 0; i < 64; i++)
     mb[i] = residual[i];
   transform_2d(mb, dct_1d);
   scale(mb);
+  for (int z = 0; z < 64; z++)
+    out[z] = mb[c63_zigzag_v[z] * 8 + c63_zigzag_u[z]];
+}
+
+void c63_quantise_block(const float dct[64], const uint8_t quant[64], int ac_limit, int16_t out[64])
+{
   for (int z = 0; z < 64; z++) {
-    float dct = mb[c63_zigzag_v[z] * 8 + c63_zigzag_u[z]];
-    float q = (float)round((dct / 4.0) / quant[z]);
+    float q = (float)round((dct[z] / 4.0) / quant[z]);
     /* The entropy code cannot carry larger AC magnitudes (dsp.h); DC fits. */
     if (z > 0 && q > ac_limit) q = (float)ac_limit;
     if (z > 0 && q < -ac_limit) q = (float)-ac_limit;
     out[z] = (int16_t)q;
   }
+}
+
+void c63_fdct_quant_block(const int16_t residual[64], const uint8_t quant[64], int ac_limit,
+                          int16_t out[64])
+{
+  float dct[64];
+  c63_fdct_block(residual, dct);
+  c63_quantise_block(dct, quant, ac_limit, out);
 }
 
 void c63_dequant_idct_block(const int16_t in[64], const uint8_t quant[64], int16_t out[64])
@@ -151,6 +163,14 @@ static void motion_search_c(const uint8_t *cur, const uint8_t *ref, int w, int h
       motion_search_block_c(cur, ref, w, h, range, bx * 8, by * 8, &mvs[by * bw + bx]);
 }
 
+static void sad_window_c(const uint8_t *cur, const uint8_t *ref, int w, int mx, int my, int left,
+                         int top, int right, int bottom, uint16_t *sads)
+{
+  for (int y = top; y < bottom; y++)
+    for (int x = left; x < right; x++)
+      *sads++ = (uint16_t)c63_sad_8x8(cur + my * w + mx, w, ref + y * w + x, w);
+}
+
 static void motion_compensate_c(const uint8_t *ref, int w, int h, const c63_mv *mvs, uint8_t *pred)
 {
   const int bw = w / 8, bh = h / 8;
@@ -214,6 +234,7 @@ static void dequant_idct_recon_c(const int16_t *coeffs, const uint8_t *pred, int
 
 const c63_dsp c63_dsp_c = {
     .motion_search = motion_search_c,
+    .sad_window = sad_window_c,
     .motion_compensate = motion_compensate_c,
     .fdct_quant = fdct_quant_c,
     .dequant_idct_recon = dequant_idct_recon_c,

@@ -96,6 +96,10 @@ int c63_enc_params_validate(const c63_enc_params *p, char *msg, size_t msg_size)
     set_msg(msg, msg_size, "thread count %d is outside 0..256", p->threads);
     return C63_ERR_INVALID_ARG;
   }
+  if (p->mode != C63_MODE_EXACT && p->mode != C63_MODE_RD) {
+    set_msg(msg, msg_size, "unknown mode %d (0: exact, 1: rd)", (int)p->mode);
+    return C63_ERR_INVALID_ARG;
+  }
   if (p->device_id < 0) {
     set_msg(msg, msg_size, "device id %d is negative", p->device_id);
     return C63_ERR_INVALID_ARG;
@@ -125,6 +129,14 @@ int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_
   }
   *out = NULL;
   if ((r = c63_enc_params_validate(p, msg, msg_size))) return r;
+  const c63_backend_ops *ops = c63_backend_lookup(p->backend);
+  if (ops && !(ops->modes & (1u << p->mode))) {
+    set_msg(msg, msg_size,
+            "the %s mode is not available on the %s backend yet: use a backend that has it "
+            "(rd: the CPU), or the exact mode",
+            p->mode == C63_MODE_RD ? "rd" : "exact", ops->name);
+    return C63_ERR_UNSUPPORTED;
+  }
   if (!c63_backend_available(p->backend, p->device_id, msg, msg_size))
     return p->backend == C63_BACKEND_CUDA ? C63_ERR_NO_DEVICE : C63_ERR_UNSUPPORTED;
 
@@ -243,6 +255,7 @@ int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic)
   q->job.nv12 = nv12;
   q->job.keyframe = keyframe;
   q->job.search_range = enc->p.search_range;
+  q->job.mode = enc->p.mode;
   memcpy(q->job.quant, enc->quant, sizeof(enc->quant));
   q->user = pic->user;
   q->number = enc->frames_sent;
@@ -308,6 +321,11 @@ const char *c63_encoder_error(const c63_encoder *enc)
 {
   if (!enc) return "no encoder (NULL)";
   return enc->err;
+}
+
+c63_backend *c63_encoder_backend(c63_encoder *enc)
+{
+  return enc->be;
 }
 
 const char *c63_encoder_backend_name(const c63_encoder *enc)

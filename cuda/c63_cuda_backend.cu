@@ -540,9 +540,18 @@ void cu_get_stats(c63_backend *be, c63_stage_stats *out, int reset)
 } // namespace
 
 extern "C" const c63_backend_ops c63_backend_cuda = {
-    "cuda",       kSlots,   cu_create,           cu_destroy,         cu_submit,
-    cu_collect,   cu_probe, c63_cuda_host_alloc, c63_cuda_host_free, cu_set_timing,
+    "cuda",
+    kSlots,
+    cu_create,
+    cu_destroy,
+    cu_submit,
+    cu_collect,
+    cu_probe,
+    c63_cuda_host_alloc,
+    c63_cuda_host_free,
+    cu_set_timing,
     cu_get_stats,
+    1u << C63_MODE_EXACT, /* rd: not yet on the GPU */
 };
 
 extern "C" int c63_cuda_pin(void *ptr, size_t size, char *msg, size_t msg_size)

@@ -84,6 +84,37 @@ else
   fail "--backend cuda: $(cat "$T/err")"
 fi
 
+# -m exact is the default: the reference bytes; -m rd: a smaller stream that
+# c63-dec decodes, at a PSNR comparable to exact's; rd is refused on CUDA
+if "$ENC" -m exact -w 176 -h 144 -o "$T/exact.c63" "$YUV/pan_176x144.yuv" 2>"$T/err" &&
+  cmp -s "$T/exact.c63" "$CONF/pan_176x144.c63"; then
+  echo "ok: -m exact gives the reference bytes"
+else
+  fail "-m exact: $(cat "$T/err")"
+fi
+"$ENC" -f 20 -w 176 -h 144 -o "$T/exact20.c63" "$YUV/pan_176x144.yuv" 2>"$T/err" || fail "-f 20"
+if "$ENC" --mode rd -f 20 -w 176 -h 144 -o "$T/rd.c63" "$YUV/pan_176x144.yuv" 2>"$T/err" &&
+  "$DEC" "$T/rd.c63" "$T/rd.yuv" 2>"$T/err" && grep -q "decoded 20 frames" "$T/err"; then
+  echo "ok: -m rd: c63-dec decodes the 20 frames"
+  "$DEC" "$T/exact20.c63" "$T/exact20.yuv" 2>/dev/null
+  head -c $((176 * 144 * 3 / 2 * 20)) "$YUV/pan_176x144.yuv" >"$T/in20.yuv"
+  p_rd=$("$PSNR" -w 176 -h 144 "$T/in20.yuv" "$T/rd.yuv" | awk '$1 == "psnr-y" { print $2 }')
+  p_ex=$("$PSNR" -w 176 -h 144 "$T/in20.yuv" "$T/exact20.yuv" | awk '$1 == "psnr-y" { print $2 }')
+  b_rd=$(wc -c <"$T/rd.c63") b_ex=$(wc -c <"$T/exact20.c63")
+  # fewer bytes, and no more than 1 dB below exact (rd trades a little
+  # quality for many bits at the same quantiser)
+  if [ "$b_rd" -lt "$b_ex" ] && awk -v a="$p_rd" -v b="$p_ex" 'BEGIN { exit !(a > b - 1) }'; then
+    echo "ok: -m rd: $b_rd bytes, PSNR-Y $p_rd dB (exact: $b_ex bytes, $p_ex dB)"
+  else
+    fail "-m rd: $b_rd bytes, PSNR-Y $p_rd dB against exact's $b_ex bytes, $p_ex dB"
+  fi
+else
+  fail "-m rd: $(cat "$T/err")"
+fi
+expect_error "rd mode is not available on the cuda backend" \
+  "$ENC" -m rd --backend cuda -w 176 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+absent "$T/x.c63" "after -m rd --backend cuda"
+
 # a partial frame at the end is an error (the size is wrong, or the file
 # cut) that leaves no output; --allow-partial encodes the complete frames
 { cat "$YUV/pan_176x144.yuv"; head -c 1000 "$YUV/pan_176x144.yuv"; } >"$T/partial.yuv"
@@ -207,6 +238,7 @@ expect_usage "search range 65 is outside" "$ENC" -w 176 -h 144 -r 65 -o "$T/x.c6
 expect_usage "not a whole number" "$ENC" -w abc -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
 expect_usage "unknown option --bogus" "$ENC" --bogus -w 176 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
 expect_usage "unknown backend" "$ENC" --backend gpu -w 176 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_usage "unknown mode 'fast'" "$ENC" -m fast -w 176 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
 expect_usage "needs a value" "$ENC" -w 176 -h 144 "$YUV/pan_176x144.yuv" -o
 expect_usage "must not be negative" "$ENC" -f -3 -w 176 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
 expect_error "cannot open" "$ENC" -w 176 -h 144 -o "$T/x.c63" "$T/does-not-exist.yuv"
@@ -318,6 +350,8 @@ m=$(stat -c %a "$O/new.yuv")
 left=$(ls -A "$O" | grep '^\.') && fail "temporary files left behind: $left" ||
   echo "ok: no temporary files left behind"
 "$ENC" --help | grep -q "Usage" && echo "ok: c63-enc --help" || fail "c63-enc --help"
+"$ENC" --help | grep -q -e "--mode exact|rd" && echo "ok: c63-enc --help lists --mode" ||
+  fail "c63-enc --help does not list --mode"
 "$DEC" --help | grep -q "Usage" && echo "ok: c63-dec --help" || fail "c63-dec --help"
 
 # --version on every tool; --quiet leaves a clean run silent.

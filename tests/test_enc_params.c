@@ -1,5 +1,6 @@
 /* Encoder parameters and pictures: invalid values are rejected with a
- * message naming the problem, valid extremes are accepted; keyframe
+ * message naming the problem, valid extremes are accepted (the rd mode
+ * included; rd on CUDA is C63_ERR_UNSUPPORTED); keyframe
  * placement follows the keyframe interval; quality changes apply from the
  * next picture; below quality 5 the quantiser entries saturate at 255.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
@@ -64,9 +65,10 @@ static void test_params(void)
 
   c63_enc_params_init(&p);
   TU_CHECK(p.quality == 25 && p.keyframe_interval == 100 && p.search_range == 16 &&
-               p.backend == C63_BACKEND_CPU && p.width == 0 && p.height == 0,
-           "defaults: q %d k %d r %d backend %d size %dx%d", p.quality, p.keyframe_interval,
-           p.search_range, (int)p.backend, p.width, p.height);
+               p.backend == C63_BACKEND_CPU && p.width == 0 && p.height == 0 &&
+               p.mode == C63_MODE_EXACT,
+           "defaults: q %d k %d r %d backend %d size %dx%d mode %d", p.quality, p.keyframe_interval,
+           p.search_range, (int)p.backend, p.width, p.height, (int)p.mode);
 
   printf("rejected parameters:\n");
   p = base(), p.quality = 0, expect_invalid(p, "quality 0", "quality");
@@ -82,6 +84,8 @@ static void test_params(void)
   p = base(), p.width = 0, p.height = 0, expect_invalid(p, "size 0x0", NULL);
   p = base(), p.width = -16, expect_invalid(p, "width -16", "size");
   p = base(), p.backend = (c63_backend_kind)7, expect_invalid(p, "backend 7", "backend");
+  p = base(), p.mode = (c63_enc_mode)2, expect_invalid(p, "mode 2", "mode");
+  p = base(), p.mode = (c63_enc_mode)-1, expect_invalid(p, "mode -1", "mode");
 
   p = base(), p.quality = 1, expect_valid(p, "quality 1");
   p = base(), p.quality = 50, expect_valid(p, "quality 50");
@@ -92,6 +96,8 @@ static void test_params(void)
   p = base(), p.width = 8, p.height = 8, expect_valid(p, "size 8x8");
   p = base(), p.width = 8192, p.height = 8, expect_valid(p, "size 8192x8");
   p = base(), p.width = 9, p.height = 8191, expect_valid(p, "size 9x8191");
+  p = base(), p.mode = C63_MODE_RD, expect_valid(p, "mode rd");
+  p = base(), p.mode = C63_MODE_RD, p.width = 8, p.height = 8, expect_valid(p, "mode rd, 8x8");
 }
 
 /* CUDA: either usable, or refused with a message (on machines without it). */
@@ -120,6 +126,18 @@ static void test_cuda_backend(void)
     printf("CUDA backend unavailable: %s\n", msg);
   }
   c63_encoder_free(enc);
+
+  /* the rd mode is not on the GPU yet: refused on any machine, with a
+   * message that says what to do instead */
+  p.mode = C63_MODE_RD;
+  enc = (c63_encoder *)&enc;
+  msg[0] = '\0';
+  TU_CHECK(c63_enc_params_validate(&p, NULL, 0) == C63_OK, "rd on CUDA is valid, if unsupported");
+  ret = c63_encoder_new(&p, &enc, msg, sizeof msg);
+  TU_CHECK(ret == C63_ERR_UNSUPPORTED && enc == NULL, "rd on CUDA: encoder_new returned %d", ret);
+  TU_CHECK(strstr(msg, "rd mode") && strstr(msg, "CUDA"), "rd on CUDA: message '%s'", msg);
+  printf("rd on CUDA refused: %s\n", msg);
+  if (ret == C63_OK) c63_encoder_free(enc);
 }
 
 /* Pictures that do not fit the parameters are rejected with a message. */

@@ -31,6 +31,7 @@ static void usage(FILE *out)
           "  -q, --quality Q          quality (default %d)\n"
           "  -k, --keyframe-interval K  keyframe interval (default %d)\n"
           "  -r, --search-range R     search range (default %d)\n"
+          "  -m, --mode exact|rd      encoder mode (default exact)\n"
           "      --backend cpu|cuda   encoder backend (default cpu)\n"
           "      --device N           CUDA device ordinal (default 0)\n"
           "  -t, --threads N          encoder threads on the CPU (default 0: one per core)\n"
@@ -232,9 +233,9 @@ int main(int argc, char **argv)
     goto done;
   }
   printf("clip: %s, %dx%d, %d frames; quality %d, keyframe interval %d, search range %d, "
-         "backend %s, threads %d (0 = one per core)\n",
+         "mode %s, backend %s, threads %d (0 = one per core)\n",
          in_path ? in_path : "synthetic", params.width, params.height, frames, params.quality,
-         params.keyframe_interval, params.search_range,
+         params.keyframe_interval, params.search_range, params.mode == C63_MODE_RD ? "rd" : "exact",
          params.backend == C63_BACKEND_CUDA ? "cuda" : "cpu", params.threads);
   for (int r = 0; r < runs; r++) {
     if (encode_run(&params, clip, frames, &res[r]) != 0) goto done;

@@ -1,8 +1,8 @@
 /* c63-enc: encode raw I420 video into a Codec63 stream.
  *
  * Takes the reference encoder's arguments (-w -h -o -f, input file) and ours
- * (-q quality, -k keyframe interval, -r search range, --backend). Uses only
- * the public API of libc63 (c63.h).
+ * (-q quality, -k keyframe interval, -r search range, -m mode, --backend).
+ * Uses only the public API of libc63 (c63.h).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <getopt.h>
@@ -35,6 +35,9 @@ static void usage(FILE *out)
           "  -k, --keyframe-interval K  keyframe every K frames; 1 = all keyframes,\n"
           "                           0 = only the first (default %d)\n"
           "  -r, --search-range R     motion search range %d..%d pixels (default %d)\n"
+          "  -m, --mode exact|rd      exact: the reference encoder's stream, byte for\n"
+          "                           byte (default); rd: fewer bits for the same\n"
+          "                           quality (rate-distortion choices; CPU backend)\n"
           "      --backend cpu|cuda   encoder backend (default cpu)\n"
           "      --device N           CUDA device ordinal (default 0)\n"
           "  -t, --threads N          encoder threads on the CPU (default 0: one per core)\n"

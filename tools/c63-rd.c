@@ -12,8 +12,8 @@
  * over the clip). With -b it then prints the BD-rate of configuration B
  * against A, over PSNR-Y and PSNR-YUV: negative means B needs fewer bits
  * for the same quality. A configuration is a comma-separated list of
- * key=value: keyframe-interval, search-range, threads, backend (cpu or
- * cuda). The default A is the reference encoder's settings.
+ * key=value: mode (exact or rd), keyframe-interval, search-range, threads,
+ * backend (cpu or cuda). The default A is the reference encoder's settings.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <math.h>
 #include <stdio.h>
@@ -42,15 +42,17 @@ static void usage(FILE *f)
 {
   fprintf(f,
           "Usage: %s [-w W -h H] [-f FRAMES] [--fps N] [-q Q1,Q2,...] [-a CONFIG] [-b CONFIG] "
-          "[INPUT.yuv]\n"
+          "[--scene pan|natural | INPUT.yuv]\n"
           "Bitrate and PSNR (Y, and YUV 6:1:1) of encoder configurations at several\n"
           "qualities, and the BD-rate of configuration B against A.\n"
           "  -w, -h       picture size (default 640x360)\n"
           "  -f           frames (default: the whole file, or 50 synthetic frames)\n"
+          "  --scene      the synthetic clip without INPUT (c63-synth --scene): pan\n"
+          "               (default) or natural\n"
           "  --fps        frame rate for the bitrate (default 25)\n"
           "  -q           qualities (default 10,20,30,40,50)\n"
-          "  -a, -b       configurations: key=value,... with keyframe-interval,\n"
-          "               search-range, threads, backend=cpu|cuda\n",
+          "  -a, -b       configurations: key=value,... with mode=exact|rd,\n"
+          "               keyframe-interval, search-range, threads, backend=cpu|cuda\n",
           prog);
 }
 
@@ -71,6 +73,8 @@ static int parse_config(const char *spec, c63_enc_params *p)
     const char *val = eq + 1;
     if (!strcmp(kv, "backend") && (!strcmp(val, "cpu") || !strcmp(val, "cuda")))
       p->backend = val[1] == 'p' ? C63_BACKEND_CPU : C63_BACKEND_CUDA;
+    else if (!strcmp(kv, "mode") && (!strcmp(val, "exact") || !strcmp(val, "rd")))
+      p->mode = val[0] == 'e' ? C63_MODE_EXACT : C63_MODE_RD;
     else if (cli_parse_int(val, &v) != 0) {
       fprintf(stderr, "%s: bad value '%s' for %s\n", prog, val, kv);
       rc = -1;
@@ -182,7 +186,7 @@ static int measure(const clip *c, const c63_enc_params *p, double fps, rd_point 
   return rc;
 }
 
-static int load_clip(clip *c, const char *path, int max_frames)
+static int load_clip(clip *c, const char *path, int max_frames, int natural)
 {
   const int cw = c63_chroma_size(c->w), ch = c63_chroma_size(c->h);
   c->frame_size = (size_t)c->w * c->h + 2 * (size_t)cw * ch;
@@ -191,7 +195,8 @@ static int load_clip(clip *c, const char *path, int max_frames)
     c->data = malloc(c->frame_size * c->frames);
     if (!c->data) return -1;
     for (int t = 0; t < c->frames; t++)
-      synth_frame(c->data + (size_t)t * c->frame_size, c->w, c->h, t);
+      (natural ? synth_natural_frame : synth_frame)(c->data + (size_t)t * c->frame_size, c->w, c->h,
+                                                    t);
     return 0;
   }
   FILE *f = fopen(path, "rb");
@@ -222,9 +227,9 @@ static int run_config(const char *name, const char *spec, const clip *c, const i
   p.width = c->w;
   p.height = c->h;
   if (spec && parse_config(spec, &p) != 0) return -1;
-  printf("config %s (%s): keyframe-interval %d, search-range %d, backend %s\n", name,
-         spec ? spec : "defaults", p.keyframe_interval, p.search_range,
-         p.backend == C63_BACKEND_CUDA ? "cuda" : "cpu");
+  printf("config %s (%s): mode %s, keyframe-interval %d, search-range %d, backend %s\n", name,
+         spec ? spec : "defaults", p.mode == C63_MODE_RD ? "rd" : "exact", p.keyframe_interval,
+         p.search_range, p.backend == C63_BACKEND_CUDA ? "cuda" : "cpu");
   for (int i = 0; i < nq; i++) {
     p.quality = q[i];
     if (measure(c, &p, fps, &pts[i]) != 0) return -1;
@@ -260,7 +265,7 @@ int main(int argc, char **argv)
 {
   clip c = {.w = 640, .h = 360};
   int q[MAX_Q] = {10, 20, 30, 40, 50}, nq = 5, max_frames = 0, fps = 25;
-  const char *spec_a = NULL, *spec_b = NULL, *input = NULL;
+  const char *spec_a = NULL, *spec_b = NULL, *input = NULL, *scene = "pan";
   rd_point pa[MAX_Q], pb[MAX_Q];
 
   if (cli_version(prog, argc, argv)) return 0;
@@ -292,6 +297,8 @@ int main(int argc, char **argv)
       spec_a = v;
     else if (!strcmp(o, "-b"))
       spec_b = v;
+    else if (!strcmp(o, "--scene") && (!strcmp(v, "pan") || !strcmp(v, "natural")))
+      scene = v;
     else if (!strcmp(o, "-q")) {
       char *copy = strdup(v), *save = NULL;
       nq = 0;
@@ -317,9 +324,9 @@ int main(int argc, char **argv)
     fprintf(stderr, "%s: bad size, frame rate or quality list\n", prog);
     return 2;
   }
-  if (load_clip(&c, input, max_frames) != 0) return 1;
-  printf("clip: %s, %dx%d, %d frames, %d fps\n", input ? input : "synthetic", c.w, c.h, c.frames,
-         fps);
+  if (load_clip(&c, input, max_frames, !strcmp(scene, "natural")) != 0) return 1;
+  printf("clip: %s%s, %dx%d, %d frames, %d fps\n", input ? input : "synthetic, scene ",
+         input ? "" : scene, c.w, c.h, c.frames, fps);
   int rc = run_config("A", spec_a, &c, q, nq, fps, pa);
   if (rc == 0 && spec_b) {
     rc = run_config("B", spec_b, &c, q, nq, fps, pb);

@@ -1,5 +1,5 @@
-/* c63-synth: write the deterministic synthetic clip (synth.h) as raw I420,
- * e.g. as input for the main job or for gst-launch examples.
+/* c63-synth: write a deterministic synthetic clip (synth.h) as raw I420,
+ * e.g. as input for the main job, for gst-launch examples or for c63-rd.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +14,12 @@ static const char *prog = "c63-synth";
 static void usage(FILE *out)
 {
   fprintf(out,
-          "Usage: %s -w WIDTH -h HEIGHT -f FRAMES OUTPUT.yuv\n"
-          "Write a deterministic synthetic clip (panning texture, moving object,\n"
-          "grain) as raw I420. Use - for standard output.\n",
+          "Usage: %s -w WIDTH -h HEIGHT -f FRAMES [--scene pan|natural] OUTPUT.yuv\n"
+          "Write a deterministic synthetic clip as raw I420. Use - for standard output.\n"
+          "  --scene pan      panning texture, moving object, film grain (the default)\n"
+          "  --scene natural  natural-looking: fractal landscape under a sky, a camera\n"
+          "                   panning by fractions of a pixel, two soft-edged moving\n"
+          "                   objects, light sensor noise\n",
           prog);
 }
 
@@ -24,6 +27,7 @@ int main(int argc, char **argv)
 {
   int w = 0, h = 0, frames = 0, status = 1;
   const char *path = NULL;
+  void (*make_frame)(uint8_t *, int, int, int) = synth_frame;
   FILE *out;
   uint8_t *frame;
   size_t fsize;
@@ -37,7 +41,11 @@ int main(int argc, char **argv)
       target = &h;
     else if (strcmp(argv[i], "-f") == 0)
       target = &frames;
-    else if (strcmp(argv[i], "--help") == 0) {
+    else if (strcmp(argv[i], "--scene") == 0 && i + 1 < argc &&
+             (strcmp(argv[i + 1], "pan") == 0 || strcmp(argv[i + 1], "natural") == 0)) {
+      make_frame = argv[++i][0] == 'n' ? synth_natural_frame : synth_frame;
+      continue;
+    } else if (strcmp(argv[i], "--help") == 0) {
       usage(stdout);
       return 0;
     } else if (path == NULL && (argv[i][0] != '-' || argv[i][1] == '\0')) {
@@ -71,7 +79,7 @@ int main(int argc, char **argv)
   if (out != NULL) {
     status = 0;
     for (int t = 0; t < frames && status == 0; t++) {
-      synth_frame(frame, w, h, t);
+      make_frame(frame, w, h, t);
       if (fwrite(frame, 1, fsize, out) != fsize) status = 1;
     }
     if (cli_close(prog, path, out) != 0) status = 1;

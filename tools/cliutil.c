@@ -98,6 +98,19 @@ double cli_now(void)
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* An option that names one of two values: *second = whether it is the
+ * second; returns 1, or -1 with a message. */
+static int name_option(const char *arg, const char *what, const char *name0, const char *name1,
+                       int *second, char *err, size_t err_size)
+{
+  if (strcmp(arg, name0) == 0 || strcmp(arg, name1) == 0) {
+    *second = strcmp(arg, name1) == 0;
+    return 1;
+  }
+  snprintf(err, err_size, "unknown %s '%s' (expected %s or %s)", what, arg, name0, name1);
+  return -1;
+}
+
 int cli_enc_option(int opt, const char *arg, c63_enc_params *p, char *err, size_t err_size)
 {
   int *target;
@@ -124,15 +137,18 @@ int cli_enc_option(int opt, const char *arg, c63_enc_params *p, char *err, size_
     target = &p->device_id;
     break;
   case 'B':
-    if (strcmp(arg, "cpu") == 0) {
-      p->backend = C63_BACKEND_CPU;
-    } else if (strcmp(arg, "cuda") == 0) {
-      p->backend = C63_BACKEND_CUDA;
-    } else {
-      snprintf(err, err_size, "unknown backend '%s' (expected cpu or cuda)", arg);
+  case 'm': {
+    const int mode = opt == 'm';
+    int second;
+    if (name_option(arg, mode ? "mode" : "backend", mode ? "exact" : "cpu", mode ? "rd" : "cuda",
+                    &second, err, err_size) < 0)
       return -1;
-    }
+    if (mode)
+      p->mode = second ? C63_MODE_RD : C63_MODE_EXACT;
+    else
+      p->backend = second ? C63_BACKEND_CUDA : C63_BACKEND_CPU;
     return 1;
+  }
   default:
     return 0;
   }

@@ -12,4 +12,11 @@
  * picture (Y, then U and V of ceil(w/2) x ceil(h/2)) into dst. */
 void synth_frame(uint8_t *dst, int width, int height, int t);
 
+/* Frame t of a natural-looking clip, laid out as synth_frame's: a
+ * landscape of fractal noise (the 1/f spectrum of natural pictures: smooth
+ * gradients with detail at every scale) under a sky, which the camera pans
+ * across by fractions of a pixel per frame, two soft-edged objects moving
+ * across it, and light sensor noise. */
+void synth_natural_frame(uint8_t *dst, int width, int height, int t);
+
 #endif

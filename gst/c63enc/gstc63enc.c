@@ -17,7 +17,8 @@
  * Encodes raw I420 or NV12 video into Codec63 (`video/x-c63, parsed=true`)
  * on the CPU, byte for byte as the public reference encoder does at the same
  * settings (#GstC63EncBase:quality, #GstC63EncBase:keyframe-interval,
- * #GstC63EncBase:search-range). Any size from 8x8 to 8192x8192. Motion
+ * #GstC63EncBase:search-range), or with #GstC63EncBase:mode `rd` in fewer
+ * bits for the same quality. Any size from 8x8 to 8192x8192. Motion
  * search, transform and entropy coding run in stripes on a pool of
  * #GstC63EncBase:threads threads. Force-key-unit events start a keyframe.
  *
@@ -26,6 +27,10 @@
  * gst-launch-1.0 videotestsrc num-buffers=250 ! video/x-raw,format=I420,width=1280,height=720 ! \
  *     c63enc quality=25 keyframe-interval=25 ! filesink location=test.c63
  * ]| Encode 10 seconds of a test pattern.
+ * |[
+ * gst-launch-1.0 videotestsrc num-buffers=250 ! video/x-raw,format=I420,width=1280,height=720 ! \
+ *     c63enc mode=rd ! filesink location=test-rd.c63
+ * ]| The same in fewer bits (rate-distortion choices; any Codec63 decoder plays it).
  *
  * Since: 0.1
  */
@@ -42,7 +47,8 @@
  * context, or system memory, for which it proposes a pool of page-locked
  * buffers. Registered only when a CUDA device is usable at plugin load
  * (`GST_DEBUG=c63:4 gst-inspect-1.0 c63` says why not); `cuda-device-id`
- * picks the GPU.
+ * picks the GPU. The `rd` #GstC63EncBase:mode is not available on the GPU
+ * yet: c63cudaenc posts a settings error for it when it starts.
  *
  * ## Example launch lines
  * |[
@@ -83,6 +89,7 @@ enum {
   PROP_SEARCH_RANGE,
   PROP_THREADS,
   PROP_DEVICE_ID,
+  PROP_MODE,
 };
 
 /* A frame duration for the latency when the caps carry no framerate. */
@@ -114,6 +121,23 @@ static GstStaticPadTemplate sink_template =
     GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(SINK_CAPS));
 static GstStaticPadTemplate src_template =
     GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(SRC_CAPS));
+
+/* The mode property's values: libc63's c63_enc_mode. */
+GType gst_c63_enc_mode_get_type(void)
+{
+  static GType type;
+  static const GEnumValue values[] = {
+      {C63_MODE_EXACT, "The reference encoder's choices, byte for byte its stream", "exact"},
+      {C63_MODE_RD,
+       "Fewer bits for the same quality: rate-distortion choices of vectors, intra "
+       "blocks and coefficients (CPU only so far)",
+       "rd"},
+      {0, NULL, NULL},
+  };
+  if (g_once_init_enter(&type))
+    g_once_init_leave(&type, g_enum_register_static("GstC63EncMode", values));
+  return type;
+}
 
 /* The abstract base registers as "GstC63EncBase" so that the CPU element's
  * own type can be "GstC63Enc", whose instances are then named c63enc0, ...
@@ -207,6 +231,7 @@ static gboolean gst_c63_enc_open_encoder(GstC63Enc *self)
   params.search_range = self->search_range;
   params.device_id = self->device_id;
   params.threads = self->threads;
+  params.mode = self->mode;
   self->settings_changed = FALSE;
   GST_OBJECT_UNLOCK(self);
 #ifdef HAVE_GST_CUDA
@@ -220,9 +245,10 @@ static gboolean gst_c63_enc_open_encoder(GstC63Enc *self)
     gst_c63_enc_post_error(self, status, "c63_encoder_new", msg[0] ? msg : "unknown reason");
     return FALSE;
   }
-  GST_INFO_OBJECT(self, "%s encoder %dx%d quality %d keyframe-interval %d search-range %d",
+  GST_INFO_OBJECT(self, "%s encoder %dx%d quality %d keyframe-interval %d search-range %d mode %s",
                   c63_encoder_backend_name(self->enc), params.width, params.height, params.quality,
-                  params.keyframe_interval, params.search_range);
+                  params.keyframe_interval, params.search_range,
+                  params.mode == C63_MODE_RD ? "rd" : "exact");
   gst_c63_enc_set_latency(self);
   return TRUE;
 }
@@ -632,6 +658,13 @@ static void gst_c63_enc_set_property(GObject *object, guint prop_id, const GValu
   case PROP_DEVICE_ID:
     self->device_id = g_value_get_int(value);
     break;
+  case PROP_MODE:
+    /* The stream keeps one mode: a change is only taken before it starts. */
+    if (GST_STATE(self) > GST_STATE_READY)
+      GST_WARNING_OBJECT(self, "the mode can only change in the NULL or READY state; ignored");
+    else
+      self->mode = g_value_get_enum(value);
+    break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
     break;
@@ -660,6 +693,9 @@ static void gst_c63_enc_get_property(GObject *object, guint prop_id, GValue *val
     break;
   case PROP_DEVICE_ID:
     g_value_set_int(value, self->device_id);
+    break;
+  case PROP_MODE:
+    g_value_set_enum(value, self->mode);
     break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -720,6 +756,16 @@ static void gst_c63_enc_class_init(GstC63EncClass *klass)
                        "Applies when the encoder next starts (0..256, default 0)",
                        0, 256, 0, flags | GST_PARAM_MUTABLE_READY));
 
+  g_object_class_install_property(
+      gobject_class, PROP_MODE,
+      g_param_spec_enum("mode", "Mode",
+                        "How the encoder chooses what it codes: exact, the reference encoder's "
+                        "stream byte for byte; rd, fewer bits for the same quality (vectors "
+                        "chosen by their cost in bits, intra or inter per block, trellis "
+                        "quantisation; any Codec63 decoder plays it; c63enc only for now). "
+                        "Changeable in the NULL or READY state only (default exact)",
+                        GST_TYPE_C63_ENC_MODE, C63_MODE_EXACT, flags | GST_PARAM_MUTABLE_READY));
+
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);
 
@@ -737,6 +783,7 @@ static void gst_c63_enc_class_init(GstC63EncClass *klass)
 #endif
 
   gst_type_mark_as_plugin_api(GST_TYPE_C63_ENC, 0);
+  gst_type_mark_as_plugin_api(GST_TYPE_C63_ENC_MODE, 0);
   GST_DEBUG_CATEGORY_INIT(gst_c63_enc_debug, "c63enc", 0, "Codec63 encoder");
   GST_DEBUG_CATEGORY_INIT(gst_c63_cudaenc_debug, "c63cudaenc", 0, "Codec63 CUDA encoder");
 }
@@ -747,6 +794,7 @@ static void gst_c63_enc_init(GstC63Enc *self)
   self->keyframe_interval = C63_DEFAULT_KEYFRAME_INTERVAL;
   self->search_range = C63_DEFAULT_SEARCH_RANGE;
   self->device_id = DEFAULT_DEVICE_ID;
+  self->mode = C63_MODE_EXACT;
 }
 
 /* ---- Concrete element types, one per backend ------------------------------ */

@@ -39,6 +39,7 @@ struct _GstC63Enc {
   gint search_range;
   gint device_id;
   gint threads;
+  c63_enc_mode mode; /* fixed while the element is above READY */
 
   /* The CUDA element's GstCudaContext (gstc63cuda.h), shared with the
    * pipeline's other CUDA elements; set between start and stop. */
@@ -57,6 +58,10 @@ struct _GstC63EncClass {
 };
 
 GType gst_c63_enc_get_type(void);
+
+/* The GEnum of the mode property ("exact", "rd"). */
+#define GST_TYPE_C63_ENC_MODE (gst_c63_enc_mode_get_type())
+GType gst_c63_enc_mode_get_type(void);
 
 /* Register the encoder element for one backend: "c63enc" for
  * C63_BACKEND_CPU, "c63cudaenc" (with a cuda-device-id property) for

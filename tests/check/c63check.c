@@ -342,3 +342,16 @@ GstAllocator *c63check_failing_allocator_new(void)
 {
   return g_object_new(c63_failing_allocator_get_type(), NULL);
 }
+
+void c63check_expect_error(GstBus *bus, GQuark domain, gint code, const gchar *text)
+{
+  GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  GError *err = NULL;
+
+  fail_unless(msg != NULL, "no error message (expected one saying \"%s\")", text);
+  gst_message_parse_error(msg, &err, NULL);
+  fail_unless(g_error_matches(err, domain, code), "%s", err->message);
+  fail_unless(strstr(err->message, text) != NULL, "\"%s\" lacks \"%s\"", err->message, text);
+  g_error_free(err);
+  gst_message_unref(msg);
+}

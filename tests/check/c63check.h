@@ -67,6 +67,10 @@ GstBuffer *c63check_picture(gint w, gint h, guint n, gint pad);
 void c63check_frame_info(GstBuffer *coded, gint *width, gint *height, gboolean *keyframe,
                          guint8 *luma_quant0);
 
+/* Pop the error message that must be on bus and check its domain, code
+ * and that its text contains text. */
+void c63check_expect_error(GstBus *bus, GQuark domain, gint code, const gchar *text);
+
 /* An allocator that never has memory, as under memory pressure: every
  * allocation returns NULL. (transfer full, floating) */
 GstAllocator *c63check_failing_allocator_new(void);

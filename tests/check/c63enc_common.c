@@ -595,3 +595,82 @@ void c63check_enc_formats(const gchar *element, const gchar *route)
   }
   c63check_run_clear(&want);
 }
+
+/* Push frames pictures through element with mode set (in NULL) and return
+ * the coded bytes; with decode, every frame must decode (libc63). */
+static gsize encode_with_mode(const gchar *element, const gchar *mode, guint frames,
+                              gboolean decode)
+{
+  GstElement *enc = gst_element_factory_make(element, NULL);
+  GstHarness *hh;
+  c63_decoder *dec = NULL;
+  gsize bytes = 0;
+  guint n;
+
+  fail_unless(enc != NULL);
+  gst_util_set_object_arg(G_OBJECT(enc), "mode", mode);
+  hh = gst_harness_new_with_element(enc, "sink", "src");
+  gst_object_unref(enc);
+  set_size_caps(hh, 64, 48);
+  push_pictures(hh, 64, 48, 0, frames);
+  /* in PLAYING the mode stays: the stream keeps one */
+  gst_util_set_object_arg(G_OBJECT(hh->element), "mode", strcmp(mode, "rd") ? "rd" : "exact");
+  {
+    gint now = -1;
+    g_object_get(hh->element, "mode", &now, NULL);
+    fail_unless_equals_int(now, strcmp(mode, "rd") ? C63_MODE_EXACT : C63_MODE_RD);
+  }
+  finish(hh);
+  if (decode) fail_unless_equals_int(c63_decoder_new(&dec), C63_OK);
+  for (n = 0; n < frames; n++) {
+    GstBuffer *buf = gst_harness_pull(hh);
+    GstMapInfo map;
+
+    fail_unless(buf != NULL);
+    fail_unless(gst_buffer_map(buf, &map, GST_MAP_READ));
+    bytes += map.size;
+    if (dec) fail_unless_equals_int(c63_decoder_decode(dec, map.data, map.size, NULL), C63_OK);
+    gst_buffer_unmap(buf, &map);
+    gst_buffer_unref(buf);
+  }
+  c63_decoder_free(dec);
+  gst_harness_teardown(hh);
+  return bytes;
+}
+
+void c63check_enc_mode(const gchar *element, c63_backend_kind backend)
+{
+  GstElement *enc = gst_element_factory_make(element, NULL);
+  GParamSpec *spec;
+
+  fail_unless(enc != NULL);
+  spec = g_object_class_find_property(G_OBJECT_GET_CLASS(enc), "mode");
+  fail_unless(spec != NULL && G_IS_PARAM_SPEC_ENUM(spec));
+  fail_unless_equals_int(G_PARAM_SPEC_ENUM(spec)->default_value, C63_MODE_EXACT);
+  fail_unless(spec->flags & GST_PARAM_MUTABLE_READY);
+  gst_object_unref(enc);
+
+  if (backend == C63_BACKEND_CPU) {
+    /* rd: every frame decodes, in fewer bytes than exact */
+    gsize exact = encode_with_mode(element, "exact", 8, FALSE);
+    gsize rd = encode_with_mode(element, "rd", 8, TRUE);
+    fail_unless(rd < exact, "mode=rd gave %" G_GSIZE_FORMAT " bytes, exact %" G_GSIZE_FORMAT, rd,
+                exact);
+  } else {
+    /* not on the GPU yet: a settings error that says so */
+    GstBus *bus = gst_bus_new();
+    GstHarness *hh;
+
+    enc = gst_element_factory_make(element, NULL);
+    gst_util_set_object_arg(G_OBJECT(enc), "mode", "rd");
+    hh = gst_harness_new_with_element(enc, "sink", "src");
+    gst_object_unref(enc);
+    gst_element_set_bus(hh->element, bus);
+    set_size_caps(hh, 64, 48);
+    fail_unless_equals_int(push_picture(hh, 64, 48, 0, 0), GST_FLOW_ERROR);
+    c63check_expect_error(bus, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS, "rd mode");
+    gst_element_set_bus(hh->element, NULL);
+    gst_object_unref(bus);
+    gst_harness_teardown(hh);
+  }
+}

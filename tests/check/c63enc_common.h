@@ -33,6 +33,10 @@ void c63check_enc_bad_caps(const gchar *element);
 void c63check_enc_latency(const gchar *element, c63_backend_kind backend);
 /* Encoder tags (encoder, codec, version) and the threads property. */
 void c63check_enc_tags_threads(const gchar *element);
+/* The mode property: exact by default, changed in NULL or READY only; rd
+ * streams decode and are smaller (CPU), or rd is refused with a settings
+ * error (CUDA). */
+void c63check_enc_mode(const gchar *element, c63_backend_kind backend);
 /* Every conformance vector through the element, byte for byte. */
 void c63check_enc_conformance(const gchar *element, guint vector);
 

@@ -63,6 +63,9 @@ GST_START_TEST(test_inspect_encoder)
   expect(out, "search-range");
   expect(out, "Range: 1 - 64 Default: 16");
   expect(out, "changeable in NULL, READY, PAUSED or PLAYING state");
+  expect(out, "mode");
+  expect(out, "(0): exact");
+  expect(out, "(1): rd");
   g_free(out);
 }
 GST_END_TEST;

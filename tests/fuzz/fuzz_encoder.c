@@ -1,7 +1,8 @@
 /* libFuzzer target: the encoder API with random parameters and pictures.
  * The first bytes choose the size, quality, keyframe interval, search
- * range, threads, layout (I420 or NV12, row padding) and settings changed
- * mid-stream; the rest are the pixels (repeated as needed). Every
+ * range, threads, layout (I420 or NV12, row padding), mode (exact or rd)
+ * and settings changed mid-stream; the rest are the pixels (repeated as
+ * needed). Every
  * parameter set the library accepts must encode, and its stream must
  * decode frame for frame. A crash, a leak, undefined behaviour, a packet
  * that does not decode or a missing packet is a finding.
@@ -40,6 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   p.threads = (int)(take(&r) % 4);
   const unsigned flags = take(&r);
   const int nv12 = flags & 1, pad = (int)(flags >> 1 & 7), change = flags >> 4 & 3;
+  p.mode = flags & 0x80 ? C63_MODE_RD : C63_MODE_EXACT;
   if (c63_encoder_new(&p, &enc, NULL, 0) != C63_OK) return 0; /* refused: fine */
   if (c63_decoder_new(&dec) != C63_OK) abort();
 

@@ -1,6 +1,7 @@
 /* GstHarness tests of c63enc: caps, flags, timestamps, properties changed
  * mid-stream, force-key-unit, EOS drain, size change, strided input,
- * allocation, input without a framerate, a failing downstream allocator.
+ * allocation, input without a framerate, a failing downstream allocator,
+ * the mode property.
  * c63cudaenc.c runs the shared ones on the CUDA element.
  *
  * Copyright (C) 2026 gst-c63 contributors
@@ -113,6 +114,12 @@ GST_START_TEST(test_enc_properties)
 }
 GST_END_TEST;
 
+GST_START_TEST(test_enc_mode)
+{
+  c63check_enc_mode("c63enc", C63_BACKEND_CPU);
+}
+GST_END_TEST;
+
 GST_START_TEST(test_enc_pool_input)
 {
   c63check_enc_pool_input("c63enc", NULL);
@@ -162,6 +169,7 @@ static Suite *c63enc_suite(void)
   tcase_add_test(tc, test_enc_failing_allocator);
   tcase_add_test(tc, test_enc_bad_caps);
   tcase_add_test(tc, test_enc_properties);
+  tcase_add_test(tc, test_enc_mode);
   return s;
 }
 
