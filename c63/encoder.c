@@ -134,7 +134,8 @@ int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_
     set_msg(msg, msg_size,
             "the %s mode is not available on the %s backend yet: use a backend that has it "
             "(rd: the CPU), or the exact mode",
-            p->mode == C63_MODE_RD ? "rd" : "exact", ops->name);
+            p->mode == C63_MODE_RD ? "rd" : "exact",
+            p->backend == C63_BACKEND_CUDA ? "CUDA" : ops->name);
     return C63_ERR_UNSUPPORTED;
   }
   if (!c63_backend_available(p->backend, p->device_id, msg, msg_size))

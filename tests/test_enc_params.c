@@ -134,8 +134,13 @@ static void test_cuda_backend(void)
   msg[0] = '\0';
   TU_CHECK(c63_enc_params_validate(&p, NULL, 0) == C63_OK, "rd on CUDA is valid, if unsupported");
   ret = c63_encoder_new(&p, &enc, msg, sizeof msg);
-  TU_CHECK(ret == C63_ERR_UNSUPPORTED && enc == NULL, "rd on CUDA: encoder_new returned %d", ret);
-  TU_CHECK(strstr(msg, "rd mode") && strstr(msg, "CUDA"), "rd on CUDA: message '%s'", msg);
+  if (ret == C63_ERR_NO_DEVICE && strstr(msg, "no CUDA backend")) {
+    /* a build without the CUDA backend refuses any CUDA encoder first */
+  } else {
+    TU_CHECK(ret == C63_ERR_UNSUPPORTED && enc == NULL, "rd on CUDA: encoder_new returned %d",
+             ret);
+    TU_CHECK(strstr(msg, "rd mode") && strstr(msg, "CUDA"), "rd on CUDA: message '%s'", msg);
+  }
   printf("rd on CUDA refused: %s\n", msg);
   if (ret == C63_OK) c63_encoder_free(enc);
 }
