@@ -107,6 +107,20 @@ typedef enum c63_enc_mode {
   C63_MODE_RD = 1,
 } c63_enc_mode;
 
+/* What sets each frame's quality (c63/ratectl.c). */
+typedef enum c63_rate_control {
+  /* The quality parameter, for every frame: constant quality, the
+   * reference's behaviour. The default. */
+  C63_RC_QUALITY = 0,
+  /* Average bitrate: the quality of each frame chosen so that the stream's
+   * bitrate converges to `bitrate`; the balance so far is paid back over
+   * about 25 frames. */
+  C63_RC_ABR = 1,
+  /* Constant bitrate: as ABR, and no frame overflows a decoder buffer of
+   * buffer_ms at the bitrate (a leaky bucket, kept about half full). */
+  C63_RC_CBR = 2,
+} c63_rate_control;
+
 typedef struct c63_enc_params {
   int width, height;     /* C63_MIN_SIZE..C63_MAX_SIZE, any value in between */
   int quality;           /* 1..50; below 5 quantiser entries saturate at 255 */
@@ -122,6 +136,13 @@ typedef struct c63_enc_params {
    * current context is left as it was. It must outlive the encoder. */
   void *cuda_context;
   c63_enc_mode mode; /* C63_MODE_EXACT (default) or C63_MODE_RD */
+  /* Rate control: with ABR or CBR, quality is only where it starts. */
+  c63_rate_control rate_control;
+  int bitrate;   /* kbit/s, 1..1000000 (ABR, CBR) */
+  int buffer_ms; /* CBR: the decoder's buffer, 1..60000 ms of the bitrate (default 1000) */
+  /* The framerate that turns the bitrate into bits per frame (default
+   * 25/1; the stream itself carries none). */
+  int fps_num, fps_den;
 } c63_enc_params;
 
 typedef struct c63_encoder c63_encoder;
@@ -147,6 +168,9 @@ void c63_encoder_free(c63_encoder *enc);
 int c63_encoder_set_quality(c63_encoder *enc, int quality);
 int c63_encoder_set_keyframe_interval(c63_encoder *enc, int keyframe_interval);
 int c63_encoder_set_search_range(c63_encoder *enc, int search_range);
+/* A new target bitrate (kbit/s) for ABR or CBR, from the next picture sent;
+ * C63_ERR_INVALID_ARG in constant-quality mode or outside 1..1000000. */
+int c63_encoder_set_bitrate(c63_encoder *enc, int bitrate);
 
 /* Send a picture (the encoder copies what it needs before returning), or
  * NULL to drain. Returns C63_ERR_AGAIN when packets must be received first. */

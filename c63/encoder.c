@@ -11,6 +11,7 @@
 #include "c63-config.h"
 #include "c63.h"
 #include "frame_syntax.h"
+#include "ratectl.h"
 #include "tables.h"
 
 #include <unistd.h>
@@ -20,6 +21,8 @@
 typedef struct queued_frame {
   c63_frame_job job;
   int64_t user, number;
+  int quality;      /* the frame's, for rate control */
+  double predicted; /* its size as rate control predicted it, in bits */
 } queued_frame;
 
 struct c63_encoder {
@@ -37,6 +40,7 @@ struct c63_encoder {
   int frames_since_keyframe;
   int quality;
   uint8_t quant[3][64];
+  c63_ratectl rc;
 
   c63_threadpool *pool; /* lent to the backend */
   c63_bytebuf headers;
@@ -60,6 +64,9 @@ void c63_enc_params_init(c63_enc_params *p)
   p->keyframe_interval = C63_DEFAULT_KEYFRAME_INTERVAL;
   p->search_range = C63_DEFAULT_SEARCH_RANGE;
   p->backend = C63_BACKEND_CPU;
+  p->buffer_ms = 1000;
+  p->fps_num = 25;
+  p->fps_den = 1;
 }
 
 int c63_enc_params_validate(const c63_enc_params *p, char *msg, size_t msg_size)
@@ -95,6 +102,26 @@ int c63_enc_params_validate(const c63_enc_params *p, char *msg, size_t msg_size)
   if (p->threads < 0 || p->threads > 256) {
     set_msg(msg, msg_size, "thread count %d is outside 0..256", p->threads);
     return C63_ERR_INVALID_ARG;
+  }
+  if (p->rate_control < C63_RC_QUALITY || p->rate_control > C63_RC_CBR) {
+    set_msg(msg, msg_size, "unknown rate control %d (0: quality, 1: abr, 2: cbr)",
+            (int)p->rate_control);
+    return C63_ERR_INVALID_ARG;
+  }
+  if (p->rate_control != C63_RC_QUALITY) {
+    if (p->bitrate < 1 || p->bitrate > 1000000) {
+      set_msg(msg, msg_size, "bitrate %d kbit/s is outside 1..1000000", p->bitrate);
+      return C63_ERR_INVALID_ARG;
+    }
+    if (p->fps_num <= 0 || p->fps_den <= 0) {
+      set_msg(msg, msg_size, "framerate %d/%d: rate control needs a positive one", p->fps_num,
+              p->fps_den);
+      return C63_ERR_INVALID_ARG;
+    }
+    if (p->rate_control == C63_RC_CBR && (p->buffer_ms < 1 || p->buffer_ms > 60000)) {
+      set_msg(msg, msg_size, "buffer of %d ms is outside 1..60000", p->buffer_ms);
+      return C63_ERR_INVALID_ARG;
+    }
   }
   if (p->mode != C63_MODE_EXACT && p->mode != C63_MODE_RD) {
     set_msg(msg, msg_size, "unknown mode %d (0: exact, 1: rd)", (int)p->mode);
@@ -152,6 +179,7 @@ int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_
   enc->depth = enc->ops->max_in_flight < MAX_IN_FLIGHT ? enc->ops->max_in_flight : MAX_IN_FLIGHT;
   enc->quality = p->quality;
   c63_make_quant_tables(enc->quality, enc->quant);
+  c63_ratectl_init(&enc->rc, p);
   int threads = p->threads;
   if (threads == 0) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -193,6 +221,23 @@ int c63_encoder_set_quality(c63_encoder *enc, int quality)
     enc->quality = quality;
     c63_make_quant_tables(quality, enc->quant);
   }
+  enc->rc.quality = quality; /* with rate control: where it goes on from */
+  return C63_OK;
+}
+
+int c63_encoder_set_bitrate(c63_encoder *enc, int bitrate)
+{
+  if (!enc) return C63_ERR_INVALID_ARG;
+  if (enc->p.rate_control == C63_RC_QUALITY) {
+    set_msg(enc->err, sizeof(enc->err), "no bitrate in constant-quality mode");
+    return C63_ERR_INVALID_ARG;
+  }
+  c63_enc_params p = enc->p;
+  p.bitrate = bitrate;
+  int r = c63_enc_params_validate(&p, enc->err, sizeof(enc->err));
+  if (r != C63_OK) return r;
+  enc->p = p;
+  c63_ratectl_set_bitrate(&enc->rc, &p);
   return C63_OK;
 }
 
@@ -249,6 +294,14 @@ int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic)
 
   queued_frame *q = &enc->queue[(enc->head + enc->count) % MAX_IN_FLIGHT];
   memset(q, 0, sizeof(*q));
+  q->quality = enc->quality;
+  if (enc->p.rate_control != C63_RC_QUALITY) {
+    q->quality = c63_ratectl_choose(&enc->rc, keyframe, &q->predicted);
+    if (q->quality != enc->quality) {
+      enc->quality = q->quality;
+      c63_make_quant_tables(enc->quality, enc->quant);
+    }
+  }
   for (int c = 0; c < 3; c++) {
     q->job.src[c] = nv12 && c == 2 ? NULL : pic->data[c];
     q->job.src_stride[c] = nv12 && c == 2 ? 0 : pic->stride[c];
@@ -309,6 +362,9 @@ int c63_encoder_receive_packet(c63_encoder *enc, c63_packet *pkt)
   pkt->keyframe = q->job.keyframe;
   pkt->user = q->user;
   pkt->frame_number = q->number;
+  if (enc->p.rate_control != C63_RC_QUALITY)
+    c63_ratectl_update(&enc->rc, q->job.keyframe, q->quality, q->predicted,
+                       8.0 * (double)pkt->size);
   return C63_OK;
 }
 

@@ -243,6 +243,28 @@ expect_usage "quality 51 is outside" "$ENC" -w 176 -h 144 -q 51 -o "$T/x.c63" "$
 expect_usage "search range 65 is outside" "$ENC" -w 176 -h 144 -r 65 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
 expect_usage "not a whole number" "$ENC" -w abc -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
 expect_usage "unknown option --bogus" "$ENC" --bogus -w 176 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_usage "unknown rate control 'vbr'" "$ENC" --rate-control vbr -b 500 -w 176 -h 144 \
+  -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_usage "bitrate 0 kbit/s is outside" "$ENC" --rate-control abr -w 176 -h 144 \
+  -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_usage "is not a framerate" "$ENC" -b 500 --fps 25/x -w 176 -h 144 -o "$T/x.c63" \
+  "$YUV/pan_176x144.yuv"
+
+# --- rate control: -b alone is an average bitrate, reported with the result ---
+for rc in abr cbr; do
+  if "$ENC" --rate-control $rc -b 600 --fps 30 -w 176 -h 144 -o "$T/rc.c63" \
+    "$YUV/pan_176x144.yuv" 2>"$T/err"; then
+    got=$(sed -n 's/.* \([0-9.]*\) kbit\/s at 30\/1 fps (target 600)/\1/p' "$T/err")
+    if [ -n "$got" ] && awk -v g="$got" 'BEGIN { exit !(g > 570 && g < 630) }'; then
+      echo "ok: c63-enc --rate-control $rc -b 600: $got kbit/s"
+    else
+      fail "c63-enc --rate-control $rc -b 600: $(cat "$T/err")"
+    fi
+    "$DEC" "$T/rc.c63" "$T/rc.yuv" 2>/dev/null || fail "the $rc stream does not decode"
+  else
+    fail "c63-enc --rate-control $rc: $(cat "$T/err")"
+  fi
+done
 expect_usage "unknown backend" "$ENC" --backend gpu -w 176 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
 expect_usage "unknown mode 'fast'" "$ENC" -m fast -w 176 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
 expect_usage "needs a value" "$ENC" -w 176 -h 144 "$YUV/pan_176x144.yuv" -o

@@ -38,6 +38,14 @@ static void usage(FILE *out)
           "  -m, --mode exact|rd      exact: the reference encoder's stream, byte for\n"
           "                           byte (default); rd: fewer bits for the same\n"
           "                           quality (rate-distortion choices; CPU backend)\n"
+          "  -b, --bitrate KBPS       target bitrate in kbit/s: the quality of each frame\n"
+          "                           is chosen for it (average bitrate unless\n"
+          "                           --rate-control says otherwise); -q is the start\n"
+          "      --rate-control quality|abr|cbr  constant quality (default), average\n"
+          "                           bitrate, or constant bitrate within --buffer\n"
+          "      --buffer MS          cbr: the decoder's buffer, in ms of the bitrate\n"
+          "                           (default 1000)\n"
+          "      --fps N[/D]          framerate for the bitrate (default 25)\n"
           "      --backend cpu|cuda   encoder backend (default cpu)\n"
           "      --device N           CUDA device ordinal (default 0)\n"
           "  -t, --threads N          encoder threads on the CPU (default 0: one per core)\n"
@@ -249,10 +257,16 @@ int main(int argc, char **argv)
     goto done;
   }
   if (cli_output_commit(&out, prog) != 0) goto done;
-  if (!quiet)
+  if (!quiet) {
     fprintf(stderr, "%s: encoded %ld frames (%ld keyframes) of %dx%d, %llu bytes, %.2f fps (%s)\n",
             prog, st.frames, st.keyframes, params.width, params.height, st.bytes,
             elapsed > 0 ? (double)st.frames / elapsed : 0.0, c63_encoder_backend_name(enc));
+    /* the bitrate at the framerate given (the stream carries none) */
+    if (params.rate_control != C63_RC_QUALITY && params.fps_num > 0 && params.fps_den > 0)
+      fprintf(stderr, "%s: %.1f kbit/s at %d/%d fps (target %d)\n", prog,
+              8.0 * (double)st.bytes * params.fps_num / params.fps_den / (double)st.frames / 1000.0,
+              params.fps_num, params.fps_den, params.bitrate);
+  }
   status = 0;
 
 done:

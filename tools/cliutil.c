@@ -136,6 +136,45 @@ int cli_enc_option(int opt, const char *arg, c63_enc_params *p, char *err, size_
   case 'D':
     target = &p->device_id;
     break;
+  case 'U':
+    target = &p->buffer_ms;
+    break;
+  case 'b':
+    /* a bitrate alone means an average bitrate */
+    if (p->rate_control == C63_RC_QUALITY) p->rate_control = C63_RC_ABR;
+    target = &p->bitrate;
+    break;
+  case 'R':
+    if (strcmp(arg, "quality") == 0)
+      p->rate_control = C63_RC_QUALITY;
+    else if (strcmp(arg, "abr") == 0)
+      p->rate_control = C63_RC_ABR;
+    else if (strcmp(arg, "cbr") == 0)
+      p->rate_control = C63_RC_CBR;
+    else {
+      snprintf(err, err_size, "unknown rate control '%s' (expected quality, abr or cbr)", arg);
+      return -1;
+    }
+    return 1;
+  case 'F': {
+    /* N or N/D frames per second */
+    char num[32];
+    const char *slash = strchr(arg, '/');
+    const size_t n = slash ? (size_t)(slash - arg) : strlen(arg);
+    int bad = n >= sizeof num;
+    if (!bad) {
+      memcpy(num, arg, n);
+      num[n] = '\0';
+      p->fps_den = 1;
+      bad = cli_parse_int(num, &p->fps_num) != 0 ||
+            (slash != NULL && cli_parse_int(slash + 1, &p->fps_den) != 0);
+    }
+    if (bad) {
+      snprintf(err, err_size, "'%s' is not a framerate (N or N/D)", arg);
+      return -1;
+    }
+    return 1;
+  }
   case 'B':
   case 'm': {
     const int mode = opt == 'm';

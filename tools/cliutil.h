@@ -12,13 +12,15 @@
 /* The encoder options that c63-enc and c63-bench share: put
  * CLI_ENC_OPTSTRING in the getopt string and CLI_ENC_LONG_OPTS in the long
  * option table, and hand every option to cli_enc_option first. */
-#define CLI_ENC_OPTSTRING "w:h:q:k:r:t:m:"
+#define CLI_ENC_OPTSTRING "w:h:q:k:r:t:m:b:"
 #define CLI_ENC_LONG_OPTS                                                                          \
   {"width", required_argument, NULL, 'w'}, {"height", required_argument, NULL, 'h'},               \
       {"quality", required_argument, NULL, 'q'},                                                   \
       {"keyframe-interval", required_argument, NULL, 'k'},                                         \
       {"search-range", required_argument, NULL, 'r'}, {"threads", required_argument, NULL, 't'},   \
       {"backend", required_argument, NULL, 'B'}, {"mode", required_argument, NULL, 'm'},           \
+      {"bitrate", required_argument, NULL, 'b'}, {"rate-control", required_argument, NULL, 'R'},   \
+      {"buffer", required_argument, NULL, 'U'}, {"fps", required_argument, NULL, 'F'},             \
   {                                                                                                \
     "device", required_argument, NULL, 'D'                                                         \
   }

@@ -90,6 +90,9 @@ enum {
   PROP_THREADS,
   PROP_DEVICE_ID,
   PROP_MODE,
+  PROP_RATE_CONTROL,
+  PROP_BITRATE,
+  PROP_BUFFER_SIZE,
 };
 
 /* A frame duration for the latency when the caps carry no framerate. */
@@ -136,6 +139,21 @@ GType gst_c63_enc_mode_get_type(void)
   };
   if (g_once_init_enter(&type))
     g_once_init_leave(&type, g_enum_register_static("GstC63EncMode", values));
+  return type;
+}
+
+GType gst_c63_enc_rate_control_get_type(void)
+{
+  static GType type;
+  static const GEnumValue values[] = {
+      {C63_RC_QUALITY, "Constant quality: the quality property for every frame", "quality"},
+      {C63_RC_ABR, "Average bitrate: each frame's quality chosen for the bitrate property", "abr"},
+      {C63_RC_CBR,
+       "Constant bitrate: as abr, and no frame overflows a decoder buffer of buffer-size", "cbr"},
+      {0, NULL, NULL},
+  };
+  if (g_once_init_enter(&type))
+    g_once_init_leave(&type, g_enum_register_static("GstC63EncRateControl", values));
   return type;
 }
 
@@ -232,8 +250,18 @@ static gboolean gst_c63_enc_open_encoder(GstC63Enc *self)
   params.device_id = self->device_id;
   params.threads = self->threads;
   params.mode = self->mode;
+  params.rate_control = self->rate_control;
+  params.bitrate = (int)self->bitrate;
+  params.buffer_ms = (int)self->buffer_ms;
   self->settings_changed = FALSE;
   GST_OBJECT_UNLOCK(self);
+  /* The bitrate needs a framerate; the stream carries none, so without
+   * one in the caps 25/1 is assumed, as for the latency. */
+  if (GST_VIDEO_INFO_FPS_N(&self->input_state->info) > 0 &&
+      GST_VIDEO_INFO_FPS_D(&self->input_state->info) > 0) {
+    params.fps_num = GST_VIDEO_INFO_FPS_N(&self->input_state->info);
+    params.fps_den = GST_VIDEO_INFO_FPS_D(&self->input_state->info);
+  }
 #ifdef HAVE_GST_CUDA
   /* the pipeline's shared context: CUDA memory of it is read in place */
   if (params.backend == C63_BACKEND_CUDA) params.cuda_context = gst_c63_cuda_handle(self->cuda_ctx);
@@ -480,18 +508,26 @@ static gboolean gst_c63_enc_set_format(GstVideoEncoder *venc, GstVideoCodecState
 static gboolean gst_c63_enc_apply_settings(GstC63Enc *self)
 {
   gint quality, keyframe_interval, search_range;
-  gboolean changed;
-  int status;
+  guint bitrate;
+  gboolean changed, rate_controlled;
+  int status = C63_OK;
 
   GST_OBJECT_LOCK(self);
   changed = self->settings_changed;
   quality = self->quality;
   keyframe_interval = self->keyframe_interval;
   search_range = self->search_range;
+  bitrate = self->bitrate;
+  rate_controlled = self->rate_control != C63_RC_QUALITY;
   self->settings_changed = FALSE;
   GST_OBJECT_UNLOCK(self);
   if (!changed) return TRUE;
-  if ((status = c63_encoder_set_quality(self->enc, quality)) != C63_OK ||
+  /* with rate control the quality is the controller's, the bitrate ours */
+  if (rate_controlled)
+    status = c63_encoder_set_bitrate(self->enc, (int)bitrate);
+  else
+    status = c63_encoder_set_quality(self->enc, quality);
+  if (status != C63_OK ||
       (status = c63_encoder_set_keyframe_interval(self->enc, keyframe_interval)) != C63_OK ||
       (status = c63_encoder_set_search_range(self->enc, search_range)) != C63_OK) {
     gst_c63_enc_post_error(self, status, "applying new settings", c63_encoder_error(self->enc));
@@ -658,6 +694,19 @@ static void gst_c63_enc_set_property(GObject *object, guint prop_id, const GValu
   case PROP_DEVICE_ID:
     self->device_id = g_value_get_int(value);
     break;
+  case PROP_RATE_CONTROL:
+    if (GST_STATE(self) > GST_STATE_READY)
+      GST_WARNING_OBJECT(self, "rate-control can only change in the NULL or READY state; ignored");
+    else
+      self->rate_control = g_value_get_enum(value);
+    break;
+  case PROP_BITRATE:
+    self->bitrate = g_value_get_uint(value);
+    self->settings_changed = TRUE;
+    break;
+  case PROP_BUFFER_SIZE:
+    self->buffer_ms = g_value_get_uint(value);
+    break;
   case PROP_MODE:
     /* The stream keeps one mode: a change is only taken before it starts. */
     if (GST_STATE(self) > GST_STATE_READY)
@@ -696,6 +745,15 @@ static void gst_c63_enc_get_property(GObject *object, guint prop_id, GValue *val
     break;
   case PROP_MODE:
     g_value_set_enum(value, self->mode);
+    break;
+  case PROP_RATE_CONTROL:
+    g_value_set_enum(value, self->rate_control);
+    break;
+  case PROP_BITRATE:
+    g_value_set_uint(value, self->bitrate);
+    break;
+  case PROP_BUFFER_SIZE:
+    g_value_set_uint(value, self->buffer_ms);
     break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -766,6 +824,30 @@ static void gst_c63_enc_class_init(GstC63EncClass *klass)
                         "Changeable in the NULL or READY state only (default exact)",
                         GST_TYPE_C63_ENC_MODE, C63_MODE_EXACT, flags | GST_PARAM_MUTABLE_READY));
 
+  g_object_class_install_property(
+      gobject_class, PROP_RATE_CONTROL,
+      g_param_spec_enum("rate-control", "Rate control",
+                        "What sets each frame's quality: quality, the quality property "
+                        "(constant quality); abr, an average of the bitrate property; cbr, the "
+                        "bitrate within a decoder buffer of buffer-size. The framerate of the "
+                        "caps (25/1 without one) turns the bitrate into bits per frame. "
+                        "Changeable in the NULL or READY state only (default quality)",
+                        GST_TYPE_C63_ENC_RATE_CONTROL, C63_RC_QUALITY,
+                        flags | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property(
+      gobject_class, PROP_BITRATE,
+      g_param_spec_uint("bitrate", "Bitrate",
+                        "Target bitrate in kbit/s for rate-control abr or cbr (required there; "
+                        "unused for quality). Changes apply from the next frame, also while "
+                        "PLAYING (0..1000000, default 0)",
+                        0, 1000000, 0, flags | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property(
+      gobject_class, PROP_BUFFER_SIZE,
+      g_param_spec_uint("buffer-size", "Buffer size",
+                        "Rate-control cbr: the decoder's buffer, in milliseconds of the "
+                        "bitrate, that no frame may overflow (1..60000, default 1000)",
+                        1, 60000, 1000, flags | GST_PARAM_MUTABLE_READY));
+
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);
 
@@ -784,6 +866,7 @@ static void gst_c63_enc_class_init(GstC63EncClass *klass)
 
   gst_type_mark_as_plugin_api(GST_TYPE_C63_ENC, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_C63_ENC_MODE, 0);
+  gst_type_mark_as_plugin_api(GST_TYPE_C63_ENC_RATE_CONTROL, 0);
   GST_DEBUG_CATEGORY_INIT(gst_c63_enc_debug, "c63enc", 0, "Codec63 encoder");
   GST_DEBUG_CATEGORY_INIT(gst_c63_cudaenc_debug, "c63cudaenc", 0, "Codec63 CUDA encoder");
 }
@@ -795,6 +878,8 @@ static void gst_c63_enc_init(GstC63Enc *self)
   self->search_range = C63_DEFAULT_SEARCH_RANGE;
   self->device_id = DEFAULT_DEVICE_ID;
   self->mode = C63_MODE_EXACT;
+  self->rate_control = C63_RC_QUALITY;
+  self->buffer_ms = 1000;
 }
 
 /* ---- Concrete element types, one per backend ------------------------------ */

@@ -39,7 +39,10 @@ struct _GstC63Enc {
   gint search_range;
   gint device_id;
   gint threads;
-  c63_enc_mode mode; /* fixed while the element is above READY */
+  c63_enc_mode mode;             /* fixed while the element is above READY */
+  c63_rate_control rate_control; /* fixed while the element is above READY */
+  guint bitrate;                 /* kbit/s; changes apply from the next picture */
+  guint buffer_ms;
 
   /* The CUDA element's GstCudaContext (gstc63cuda.h), shared with the
    * pipeline's other CUDA elements; set between start and stop. */
@@ -62,6 +65,8 @@ GType gst_c63_enc_get_type(void);
 /* The GEnum of the mode property ("exact", "rd"). */
 #define GST_TYPE_C63_ENC_MODE (gst_c63_enc_mode_get_type())
 GType gst_c63_enc_mode_get_type(void);
+#define GST_TYPE_C63_ENC_RATE_CONTROL (gst_c63_enc_rate_control_get_type())
+GType gst_c63_enc_rate_control_get_type(void);
 
 /* Register the encoder element for one backend: "c63enc" for
  * C63_BACKEND_CPU, "c63cudaenc" (with a cuda-device-id property) for

@@ -674,3 +674,99 @@ void c63check_enc_mode(const gchar *element, c63_backend_kind backend)
     gst_harness_teardown(hh);
   }
 }
+
+/* Encode frames pictures of w x h (framerate 25/1) with the properties
+ * given as "name=value" strings; with change_at, bitrate becomes
+ * new_bitrate from that picture on, in PLAYING. Returns each frame's bytes
+ * in sizes (frames entries). */
+static void encode_rated(const gchar *element, const gchar *const *props, guint frames,
+                         guint change_at, guint new_bitrate, gsize *sizes)
+{
+  GstElement *enc = gst_element_factory_make(element, NULL);
+  GstHarness *hh;
+  guint n;
+
+  fail_unless(enc != NULL);
+  for (; *props; props++) {
+    gchar **kv = g_strsplit(*props, "=", 2);
+    gst_util_set_object_arg(G_OBJECT(enc), kv[0], kv[1]);
+    g_strfreev(kv);
+  }
+  hh = gst_harness_new_with_element(enc, "sink", "src");
+  gst_object_unref(enc);
+  set_size_caps(hh, 176, 144);
+  for (n = 0; n < frames; n++) {
+    if (change_at && n == change_at) g_object_set(hh->element, "bitrate", new_bitrate, NULL);
+    fail_unless_equals_int(push_picture(hh, 176, 144, n, 0), GST_FLOW_OK);
+  }
+  finish(hh);
+  for (n = 0; n < frames; n++) {
+    GstBuffer *buf = gst_harness_pull(hh);
+
+    fail_unless(buf != NULL);
+    sizes[n] = gst_buffer_get_size(buf);
+    gst_buffer_unref(buf);
+  }
+  gst_harness_teardown(hh);
+}
+
+static double kbit_per_s(const gsize *sizes, guint from, guint to)
+{
+  double bits = 0;
+  for (guint i = from; i < to; i++)
+    bits += 8.0 * (double)sizes[i];
+  return bits * 25 / (to - from) / 1000.0;
+}
+
+void c63check_enc_rate_control(const gchar *element)
+{
+  GstElement *enc = gst_element_factory_make(element, NULL);
+  GParamSpec *spec;
+  enum { FRAMES = 100 };
+  gsize sizes[FRAMES];
+
+  fail_unless(enc != NULL);
+  spec = g_object_class_find_property(G_OBJECT_GET_CLASS(enc), "rate-control");
+  fail_unless(spec != NULL && G_IS_PARAM_SPEC_ENUM(spec));
+  fail_unless_equals_int(G_PARAM_SPEC_ENUM(spec)->default_value, C63_RC_QUALITY);
+  spec = g_object_class_find_property(G_OBJECT_GET_CLASS(enc), "bitrate");
+  fail_unless(spec != NULL && (spec->flags & GST_PARAM_MUTABLE_PLAYING));
+  gst_object_unref(enc);
+
+  /* what constant quality 25 costs here, then three quarters of it */
+  {
+    static const gchar *const q25[] = {"quality=25", NULL};
+    encode_rated(element, q25, FRAMES, 0, 0, sizes);
+  }
+  const guint target = (guint)(0.75 * kbit_per_s(sizes, 0, FRAMES));
+  gchar *bitrate = g_strdup_printf("bitrate=%u", target);
+  const gchar *abr[] = {"rate-control=abr", bitrate, NULL};
+  encode_rated(element, abr, FRAMES, 0, 0, sizes);
+  const double got = kbit_per_s(sizes, 0, FRAMES);
+  fail_unless(got > 0.9 * target && got < 1.1 * target, "abr %u kbit/s: %.1f kbit/s", target, got);
+
+  /* a higher bitrate set while PLAYING is followed */
+  encode_rated(element, abr, FRAMES, FRAMES / 2, 2 * target, sizes);
+  const double before = kbit_per_s(sizes, 0, FRAMES / 2), after = kbit_per_s(sizes, 75, FRAMES);
+  fail_unless(after > 1.5 * before, "bitrate %u -> %u kbit/s in PLAYING: %.1f then %.1f kbit/s",
+              target, 2 * target, before, after);
+  g_free(bitrate);
+
+  /* abr without a bitrate: an error that says what is missing */
+  {
+    GstBus *bus = gst_bus_new();
+    GstHarness *hh;
+
+    enc = gst_element_factory_make(element, NULL);
+    gst_util_set_object_arg(G_OBJECT(enc), "rate-control", "abr");
+    hh = gst_harness_new_with_element(enc, "sink", "src");
+    gst_object_unref(enc);
+    gst_element_set_bus(hh->element, bus);
+    set_size_caps(hh, 64, 48);
+    fail_unless_equals_int(push_picture(hh, 64, 48, 0, 0), GST_FLOW_ERROR);
+    c63check_expect_error(bus, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS, "bitrate");
+    gst_element_set_bus(hh->element, NULL);
+    gst_object_unref(bus);
+    gst_harness_teardown(hh);
+  }
+}

@@ -37,6 +37,9 @@ void c63check_enc_tags_threads(const gchar *element);
  * streams decode and are smaller (CPU), or rd is refused with a settings
  * error (CUDA). */
 void c63check_enc_mode(const gchar *element, c63_backend_kind backend);
+/* rate-control abr lands within 10% of a bitrate, follows a bitrate set
+ * while PLAYING, and refuses to start without one. */
+void c63check_enc_rate_control(const gchar *element);
 /* Every conformance vector through the element, byte for byte. */
 void c63check_enc_conformance(const gchar *element, guint vector);
 

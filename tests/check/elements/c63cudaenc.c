@@ -166,6 +166,12 @@ GST_START_TEST(test_cuda_mode)
 }
 GST_END_TEST;
 
+GST_START_TEST(test_cuda_rate_control)
+{
+  c63check_enc_rate_control(ELEMENT);
+}
+GST_END_TEST;
+
 GST_START_TEST(test_cuda_tags_threads)
 {
   c63check_enc_tags_threads(ELEMENT);
@@ -180,6 +186,7 @@ static Suite *c63cudaenc_suite(void)
   suite_add_tcase(s, tc);
   tcase_add_test(tc, test_cuda_tags_threads);
   tcase_add_test(tc, test_cuda_mode);
+  tcase_add_test(tc, test_cuda_rate_control);
   tcase_add_test(tc, test_cuda_latency);
   tcase_add_test(tc, test_cuda_memory_input);
   tcase_add_test(tc, test_cuda_nv12);

@@ -120,6 +120,12 @@ GST_START_TEST(test_enc_mode)
 }
 GST_END_TEST;
 
+GST_START_TEST(test_enc_rate_control)
+{
+  c63check_enc_rate_control("c63enc");
+}
+GST_END_TEST;
+
 GST_START_TEST(test_enc_pool_input)
 {
   c63check_enc_pool_input("c63enc", NULL);
@@ -170,6 +176,7 @@ static Suite *c63enc_suite(void)
   tcase_add_test(tc, test_enc_bad_caps);
   tcase_add_test(tc, test_enc_properties);
   tcase_add_test(tc, test_enc_mode);
+  tcase_add_test(tc, test_enc_rate_control);
   return s;
 }
 

@@ -1,0 +1,213 @@
+/* Rate control (c63/ratectl.c): on a 10-second clip (250 frames at 25 fps
+ * of the natural-looking synthetic scene, keyframes every 50 frames) the
+ * average-bitrate mode lands within 5% of three targets, the constant-
+ * bitrate mode never overflows its buffer and lands within 5% too,
+ * keyframes keep a quality near the delta frames', a bitrate changed
+ * mid-stream is followed, and bad settings are refused.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "synth.h"
+#include "tutil.h"
+
+#define W 352
+#define H 288
+#define FRAMES 250
+#define FPS 25
+
+typedef struct frame_info {
+  size_t bytes;
+  int keyframe, dc_step; /* the luma DC quantiser: finer quality, smaller step */
+} frame_info;
+
+/* The frames of a stream, in order. */
+static int split(const tu_buf *s, frame_info *fi, int max)
+{
+  size_t pos = 0;
+  int n = 0;
+  while (pos < s->size && n < max) {
+    c63_frame_header hdr;
+    char msg[256];
+    if (c63_parse_frame_header(s->data + pos, s->size - pos, &hdr, msg, sizeof msg) != C63_OK)
+      break;
+    fi[n].bytes = hdr.frame_size;
+    fi[n].keyframe = hdr.keyframe;
+    fi[n].dc_step = hdr.quant[0][0];
+    pos += hdr.frame_size;
+    n++;
+  }
+  return n;
+}
+
+static double kbps(const frame_info *fi, int from, int to)
+{
+  double bits = 0;
+  for (int i = from; i < to; i++)
+    bits += 8.0 * (double)fi[i].bytes;
+  return bits * FPS / (to - from) / 1000.0;
+}
+
+static void params(c63_enc_params *p, c63_backend_kind backend, c63_rate_control rc, int bitrate)
+{
+  c63_enc_params_init(p);
+  p->width = W;
+  p->height = H;
+  p->keyframe_interval = 50;
+  p->backend = backend;
+  p->rate_control = rc;
+  p->bitrate = bitrate;
+  p->fps_num = FPS;
+  p->fps_den = 1;
+}
+
+static void check_rate(const uint8_t *clip, c63_backend_kind backend, c63_rate_control rc,
+                       int bitrate)
+{
+  c63_enc_params p;
+  tu_buf s = {0};
+  char msg[256];
+  frame_info fi[FRAMES];
+  const char *name = rc == C63_RC_ABR ? "abr" : "cbr";
+  params(&p, backend, rc, bitrate);
+  int r = tu_encode(&p, clip, FRAMES, &s, msg, sizeof msg);
+  TU_CHECK(r == C63_OK, "%s %d kbit/s: %s", name, bitrate, msg);
+  const int n = split(&s, fi, FRAMES);
+  TU_CHECK(n == FRAMES, "%s %d kbit/s: %d frames", name, bitrate, n);
+  if (n != FRAMES) return;
+  const double got = kbps(fi, 0, n);
+  TU_CHECK(got > 0.95 * bitrate && got < 1.05 * bitrate, "%s %d kbit/s: %.1f kbit/s over 10 s",
+           name, bitrate, got);
+  /* keyframes get a share of the bits: a quality near the delta frames' */
+  int worst_key = 0;
+  for (int i = 1; i < n; i++) {
+    if (!fi[i].keyframe) continue;
+    const int before = fi[i - 1].dc_step;
+    if (fi[i].dc_step > 2 * before + 2) worst_key = fi[i].dc_step;
+  }
+  TU_CHECK(worst_key == 0, "%s %d kbit/s: a keyframe starved (DC step %d)", name, bitrate,
+           worst_key);
+  double peak = 0;
+  if (rc == C63_RC_CBR) {
+    /* the decoder's buffer: half full at the start, one frame's target
+     * drained per frame, never over its size */
+    const double size = bitrate * (double)p.buffer_ms, per_frame = bitrate * 1000.0 / FPS;
+    double full = size / 2;
+    for (int i = 0; i < n; i++) {
+      full += 8.0 * (double)fi[i].bytes - per_frame;
+      if (full < 0) full = 0;
+      if (full > peak) peak = full;
+    }
+    TU_CHECK(peak <= size, "cbr %d kbit/s: the buffer overflows (%.0f of %.0f bits)", bitrate, peak,
+             size);
+  }
+  printf("  %-4s %-4s %5d kbit/s: %7.1f kbit/s (%+.2f%%)",
+         backend == C63_BACKEND_CUDA ? "cuda" : "cpu", name, bitrate, got,
+         100.0 * (got / bitrate - 1));
+  if (rc == C63_RC_CBR)
+    printf(", buffer peak %.0f%%", 100.0 * peak / (bitrate * (double)p.buffer_ms));
+  printf("\n");
+  tu_buf_free(&s);
+}
+
+/* Half the clip at one bitrate, half at another, set while encoding. */
+static void check_change(const uint8_t *clip)
+{
+  c63_enc_params p;
+  c63_encoder *enc;
+  char msg[256];
+  frame_info fi[FRAMES];
+  tu_buf s = {0};
+  const size_t fsize = tu_i420_size(W, H);
+  params(&p, C63_BACKEND_CPU, C63_RC_ABR, 1200);
+  TU_CHECK(c63_encoder_new(&p, &enc, msg, sizeof msg) == C63_OK, "encoder: %s", msg);
+  for (int i = 0; i <= FRAMES; i++) {
+    c63_picture pic, *pp = NULL;
+    c63_packet pkt;
+    if (i == FRAMES / 2)
+      TU_CHECK(c63_encoder_set_bitrate(enc, 2400) == C63_OK, "set_bitrate: %s",
+               c63_encoder_error(enc));
+    if (i < FRAMES) {
+      memset(&pic, 0, sizeof pic);
+      pic.data[0] = clip + (size_t)i * fsize;
+      pic.data[1] = pic.data[0] + W * H;
+      pic.data[2] = pic.data[1] + (W / 2) * (H / 2);
+      pic.stride[0] = W;
+      pic.stride[1] = pic.stride[2] = W / 2;
+      pp = &pic;
+    }
+    int r;
+    while ((r = c63_encoder_send_picture(enc, pp)) == C63_ERR_AGAIN)
+      while (c63_encoder_receive_packet(enc, &pkt) == C63_OK)
+        tu_buf_append(&s, pkt.data, pkt.size);
+    TU_CHECK(r == C63_OK, "send: %s", c63_encoder_error(enc));
+    while (c63_encoder_receive_packet(enc, &pkt) == C63_OK)
+      tu_buf_append(&s, pkt.data, pkt.size);
+  }
+  const int n = split(&s, fi, FRAMES);
+  TU_CHECK(n == FRAMES, "bitrate change: %d frames", n);
+  if (n == FRAMES) {
+    /* the second half after a second to settle */
+    const double a = kbps(fi, 0, FRAMES / 2), b = kbps(fi, FRAMES / 2 + FPS, FRAMES);
+    TU_CHECK(a > 0.9 * 1200 && a < 1.1 * 1200 && b > 0.9 * 2400 && b < 1.1 * 2400,
+             "bitrate change 1200 -> 2400 kbit/s: %.1f then %.1f kbit/s", a, b);
+    printf("  bitrate changed while encoding, 1200 -> 2400 kbit/s: %.1f, then %.1f kbit/s\n", a, b);
+  }
+  TU_CHECK(c63_encoder_set_bitrate(enc, 0) == C63_ERR_INVALID_ARG, "bitrate 0 accepted");
+  c63_encoder_free(enc);
+  tu_buf_free(&s);
+}
+
+static void check_settings(void)
+{
+  c63_enc_params p;
+  c63_encoder *enc;
+  char msg[256];
+  params(&p, C63_BACKEND_CPU, C63_RC_ABR, 0);
+  TU_CHECK(c63_enc_params_validate(&p, msg, sizeof msg) == C63_ERR_INVALID_ARG &&
+               strstr(msg, "bitrate"),
+           "abr without a bitrate: %s", msg);
+  params(&p, C63_BACKEND_CPU, C63_RC_ABR, 1000);
+  p.fps_num = 0;
+  TU_CHECK(c63_enc_params_validate(&p, msg, sizeof msg) == C63_ERR_INVALID_ARG &&
+               strstr(msg, "framerate"),
+           "abr without a framerate: %s", msg);
+  params(&p, C63_BACKEND_CPU, C63_RC_CBR, 1000);
+  p.buffer_ms = 0;
+  TU_CHECK(c63_enc_params_validate(&p, msg, sizeof msg) == C63_ERR_INVALID_ARG &&
+               strstr(msg, "buffer"),
+           "cbr without a buffer: %s", msg);
+  params(&p, C63_BACKEND_CPU, (c63_rate_control)7, 1000);
+  TU_CHECK(c63_enc_params_validate(&p, msg, sizeof msg) == C63_ERR_INVALID_ARG,
+           "rate control 7 accepted");
+  /* constant quality ignores the bitrate, and has none to change */
+  params(&p, C63_BACKEND_CPU, C63_RC_QUALITY, 0);
+  TU_CHECK(c63_encoder_new(&p, &enc, msg, sizeof msg) == C63_OK, "quality mode: %s", msg);
+  TU_CHECK(c63_encoder_set_bitrate(enc, 1000) == C63_ERR_INVALID_ARG,
+           "set_bitrate in quality mode accepted");
+  c63_encoder_free(enc);
+}
+
+int main(void)
+{
+  const size_t fsize = tu_i420_size(W, H);
+  uint8_t *clip = malloc(fsize * FRAMES);
+  for (int t = 0; t < FRAMES; t++)
+    synth_natural_frame(clip + fsize * t, W, H, t);
+  printf("rate control, %dx%d, %d frames at %d fps:\n", W, H, FRAMES, FPS);
+  static const int rates[] = {1200, 2000, 3000};
+  for (int i = 0; i < 3; i++) {
+    check_rate(clip, C63_BACKEND_CPU, C63_RC_ABR, rates[i]);
+    check_rate(clip, C63_BACKEND_CPU, C63_RC_CBR, rates[i]);
+  }
+  /* frames in flight on the GPU: the sizes come back later */
+  if (c63_backend_available(C63_BACKEND_CUDA, 0, NULL, 0)) {
+    check_rate(clip, C63_BACKEND_CUDA, C63_RC_ABR, 2000);
+    check_rate(clip, C63_BACKEND_CUDA, C63_RC_CBR, 2000);
+  }
+  check_change(clip);
+  check_settings();
+  free(clip);
+  return tu_finish("test_ratectl");
+}
