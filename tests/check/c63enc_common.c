@@ -596,6 +596,27 @@ void c63check_enc_formats(const gchar *element, const gchar *route)
   c63check_run_clear(&want);
 }
 
+/* With property prop set to value, the first picture fails and the element
+ * posts a settings error whose text holds what. */
+static void expect_settings_error(const gchar *element, const gchar *prop, const gchar *value,
+                                  const gchar *what)
+{
+  GstElement *enc = gst_element_factory_make(element, NULL);
+  GstBus *bus = gst_bus_new();
+  GstHarness *hh;
+
+  gst_util_set_object_arg(G_OBJECT(enc), prop, value);
+  hh = gst_harness_new_with_element(enc, "sink", "src");
+  gst_object_unref(enc);
+  gst_element_set_bus(hh->element, bus);
+  set_size_caps(hh, 64, 48);
+  fail_unless_equals_int(push_picture(hh, 64, 48, 0, 0), GST_FLOW_ERROR);
+  c63check_expect_error(bus, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS, what);
+  gst_element_set_bus(hh->element, NULL);
+  gst_object_unref(bus);
+  gst_harness_teardown(hh);
+}
+
 /* Push frames pictures through element with mode set (in NULL) and return
  * the coded bytes; with decode, every frame must decode (libc63). */
 static gsize encode_with_mode(const gchar *element, const gchar *mode, guint frames,
@@ -658,20 +679,7 @@ void c63check_enc_mode(const gchar *element, c63_backend_kind backend)
                 exact);
   } else {
     /* not on the GPU yet: a settings error that says so */
-    GstBus *bus = gst_bus_new();
-    GstHarness *hh;
-
-    enc = gst_element_factory_make(element, NULL);
-    gst_util_set_object_arg(G_OBJECT(enc), "mode", "rd");
-    hh = gst_harness_new_with_element(enc, "sink", "src");
-    gst_object_unref(enc);
-    gst_element_set_bus(hh->element, bus);
-    set_size_caps(hh, 64, 48);
-    fail_unless_equals_int(push_picture(hh, 64, 48, 0, 0), GST_FLOW_ERROR);
-    c63check_expect_error(bus, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS, "rd mode");
-    gst_element_set_bus(hh->element, NULL);
-    gst_object_unref(bus);
-    gst_harness_teardown(hh);
+    expect_settings_error(element, "mode", "rd", "rd mode");
   }
 }
 
@@ -753,20 +761,5 @@ void c63check_enc_rate_control(const gchar *element)
   g_free(bitrate);
 
   /* abr without a bitrate: an error that says what is missing */
-  {
-    GstBus *bus = gst_bus_new();
-    GstHarness *hh;
-
-    enc = gst_element_factory_make(element, NULL);
-    gst_util_set_object_arg(G_OBJECT(enc), "rate-control", "abr");
-    hh = gst_harness_new_with_element(enc, "sink", "src");
-    gst_object_unref(enc);
-    gst_element_set_bus(hh->element, bus);
-    set_size_caps(hh, 64, 48);
-    fail_unless_equals_int(push_picture(hh, 64, 48, 0, 0), GST_FLOW_ERROR);
-    c63check_expect_error(bus, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS, "bitrate");
-    gst_element_set_bus(hh->element, NULL);
-    gst_object_unref(bus);
-    gst_harness_teardown(hh);
-  }
+  expect_settings_error(element, "rate-control", "abr", "bitrate");
 }
