@@ -1,6 +1,7 @@
 /* The encoder object: parameters, frame types, the send/receive queue
  * over a backend, and entropy coding of what the backend returns.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,11 +159,15 @@ int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_
   if ((r = c63_enc_params_validate(p, msg, msg_size))) return r;
   const c63_backend_ops *ops = c63_backend_lookup(p->backend);
   if (ops && !(ops->modes & (1u << p->mode))) {
+    char name[16];
+    size_t n = 0;
+    for (; ops->name[n] && n + 1 < sizeof name; n++) /* "cuda" as prose writes it */
+      name[n] = (char)toupper((unsigned char)ops->name[n]);
+    name[n] = '\0';
     set_msg(msg, msg_size,
             "the %s mode is not available on the %s backend yet: use a backend that has it "
             "(rd: the CPU), or the exact mode",
-            p->mode == C63_MODE_RD ? "rd" : "exact",
-            p->backend == C63_BACKEND_CUDA ? "CUDA" : ops->name);
+            p->mode == C63_MODE_RD ? "rd" : "exact", name);
     return C63_ERR_UNSUPPORTED;
   }
   if (!c63_backend_available(p->backend, p->device_id, msg, msg_size))
@@ -209,6 +214,14 @@ void c63_encoder_free(c63_encoder *enc)
   free(enc);
 }
 
+/* The quantiser tables of the pictures sent from now on. */
+static void use_quality(c63_encoder *enc, int quality)
+{
+  if (quality == enc->quality) return;
+  enc->quality = quality;
+  c63_make_quant_tables(quality, enc->quant);
+}
+
 int c63_encoder_set_quality(c63_encoder *enc, int quality)
 {
   if (!enc) return C63_ERR_INVALID_ARG;
@@ -217,10 +230,7 @@ int c63_encoder_set_quality(c63_encoder *enc, int quality)
             C63_MAX_QUALITY);
     return C63_ERR_INVALID_ARG;
   }
-  if (quality != enc->quality) {
-    enc->quality = quality;
-    c63_make_quant_tables(quality, enc->quant);
-  }
+  use_quality(enc, quality);
   enc->rc.quality = quality; /* with rate control: where it goes on from */
   return C63_OK;
 }
@@ -235,7 +245,9 @@ int c63_encoder_set_bitrate(c63_encoder *enc, int bitrate)
   c63_enc_params p = enc->p;
   p.bitrate = bitrate;
   int r = c63_enc_params_validate(&p, enc->err, sizeof(enc->err));
-  if (r != C63_OK) return r;
+  /* the same bitrate again (an element re-applies all its settings when
+   * one changes) keeps the balance the controller has built up */
+  if (r != C63_OK || bitrate == enc->p.bitrate) return r;
   enc->p = p;
   c63_ratectl_set_bitrate(&enc->rc, &p);
   return C63_OK;
@@ -294,14 +306,9 @@ int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic)
 
   queued_frame *q = &enc->queue[(enc->head + enc->count) % MAX_IN_FLIGHT];
   memset(q, 0, sizeof(*q));
+  if (enc->p.rate_control != C63_RC_QUALITY)
+    use_quality(enc, c63_ratectl_choose(&enc->rc, keyframe, &q->predicted));
   q->quality = enc->quality;
-  if (enc->p.rate_control != C63_RC_QUALITY) {
-    q->quality = c63_ratectl_choose(&enc->rc, keyframe, &q->predicted);
-    if (q->quality != enc->quality) {
-      enc->quality = q->quality;
-      c63_make_quant_tables(enc->quality, enc->quant);
-    }
-  }
   for (int c = 0; c < 3; c++) {
     q->job.src[c] = nv12 && c == 2 ? NULL : pic->data[c];
     q->job.src_stride[c] = nv12 && c == 2 ? 0 : pic->stride[c];

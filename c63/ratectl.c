@@ -30,22 +30,21 @@ static double frame_bits(const c63_enc_params *p)
   return p->bitrate * 1000.0 / fps;
 }
 
-void c63_ratectl_init(c63_ratectl *rc, const c63_enc_params *p)
-{
-  *rc = (c63_ratectl){0};
-  rc->mode = p->rate_control;
-  rc->frame_bits = frame_bits(p);
-  rc->buffer_bits = p->bitrate * (double)p->buffer_ms;
-  rc->fullness = rc->buffer_bits / 2;
-  rc->quality = p->quality;
-}
-
 void c63_ratectl_set_bitrate(c63_ratectl *rc, const c63_enc_params *p)
 {
   rc->frame_bits = frame_bits(p);
   rc->buffer_bits = p->bitrate * (double)p->buffer_ms;
   if (rc->fullness > rc->buffer_bits) rc->fullness = rc->buffer_bits;
   rc->debt = 0; /* a new target: the old balance no longer applies */
+}
+
+void c63_ratectl_init(c63_ratectl *rc, const c63_enc_params *p)
+{
+  *rc = (c63_ratectl){0};
+  rc->mode = p->rate_control;
+  rc->quality = p->quality;
+  c63_ratectl_set_bitrate(rc, p);
+  rc->fullness = rc->buffer_bits / 2; /* the decoder's buffer starts half full */
 }
 
 /* The quality whose predicted size is closest to bits, and not above cap. */

@@ -52,10 +52,9 @@ static void try_block(const c63_rd_frame *f, int c, const uint8_t *cur, const ui
 static void rd_window(int mx, int my, int w, int h, int range, int *left, int *top, int *right,
                       int *bottom)
 {
-  *left = mx - range > 0 ? mx - range : 0;
-  *top = my - range > 0 ? my - range : 0;
-  *right = (mx + range < w - 8 ? mx + range : w - 8) + 1;
-  *bottom = (my + range < h - 8 ? my + range : h - 8) + 1;
+  c63_me_window(mx, my, w, h, range, left, top, right, bottom);
+  ++*right;
+  ++*bottom;
 }
 
 /* Whether the block at pixel (mx, my) of a w x h plane, displaced by mv,

@@ -111,23 +111,22 @@ static void check_rate(const uint8_t *clip, c63_backend_kind backend, c63_rate_c
   tu_buf_free(&s);
 }
 
-/* Half the clip at one bitrate, half at another, set while encoding. */
-static void check_change(const uint8_t *clip)
+/* Encode the clip at ABR 1200 kbit/s, setting the bitrate before every
+ * picture: 2400 from the middle on (change), or 1200 again (the same). */
+static void encode_live(const uint8_t *clip, int change, tu_buf *s)
 {
   c63_enc_params p;
   c63_encoder *enc;
   char msg[256];
-  frame_info fi[FRAMES];
-  tu_buf s = {0};
   const size_t fsize = tu_i420_size(W, H);
   params(&p, C63_BACKEND_CPU, C63_RC_ABR, 1200);
   TU_CHECK(c63_encoder_new(&p, &enc, msg, sizeof msg) == C63_OK, "encoder: %s", msg);
   for (int i = 0; i <= FRAMES; i++) {
     c63_picture pic, *pp = NULL;
     c63_packet pkt;
-    if (i == FRAMES / 2)
-      TU_CHECK(c63_encoder_set_bitrate(enc, 2400) == C63_OK, "set_bitrate: %s",
-               c63_encoder_error(enc));
+    const int rate = change && i >= FRAMES / 2 ? 2400 : 1200;
+    TU_CHECK(c63_encoder_set_bitrate(enc, rate) == C63_OK, "set_bitrate: %s",
+             c63_encoder_error(enc));
     if (i < FRAMES) {
       memset(&pic, 0, sizeof pic);
       pic.data[0] = clip + (size_t)i * fsize;
@@ -140,11 +139,25 @@ static void check_change(const uint8_t *clip)
     int r;
     while ((r = c63_encoder_send_picture(enc, pp)) == C63_ERR_AGAIN)
       while (c63_encoder_receive_packet(enc, &pkt) == C63_OK)
-        tu_buf_append(&s, pkt.data, pkt.size);
+        tu_buf_append(s, pkt.data, pkt.size);
     TU_CHECK(r == C63_OK, "send: %s", c63_encoder_error(enc));
     while (c63_encoder_receive_packet(enc, &pkt) == C63_OK)
-      tu_buf_append(&s, pkt.data, pkt.size);
+      tu_buf_append(s, pkt.data, pkt.size);
   }
+  TU_CHECK(c63_encoder_set_bitrate(enc, 0) == C63_ERR_INVALID_ARG, "bitrate 0 accepted");
+  c63_encoder_free(enc);
+}
+
+/* Half the clip at one bitrate, half at another, set while encoding; and
+ * the same bitrate set again changes nothing (an element re-applies all
+ * its settings whenever one of them changes). */
+static void check_change(const uint8_t *clip)
+{
+  c63_enc_params p;
+  char msg[256];
+  frame_info fi[FRAMES];
+  tu_buf s = {0}, plain = {0};
+  encode_live(clip, 1, &s);
   const int n = split(&s, fi, FRAMES);
   TU_CHECK(n == FRAMES, "bitrate change: %d frames", n);
   if (n == FRAMES) {
@@ -154,9 +167,14 @@ static void check_change(const uint8_t *clip)
              "bitrate change 1200 -> 2400 kbit/s: %.1f then %.1f kbit/s", a, b);
     printf("  bitrate changed while encoding, 1200 -> 2400 kbit/s: %.1f, then %.1f kbit/s\n", a, b);
   }
-  TU_CHECK(c63_encoder_set_bitrate(enc, 0) == C63_ERR_INVALID_ARG, "bitrate 0 accepted");
-  c63_encoder_free(enc);
+  s.size = 0;
+  encode_live(clip, 0, &s);
+  params(&p, C63_BACKEND_CPU, C63_RC_ABR, 1200);
+  TU_CHECK(tu_encode(&p, clip, FRAMES, &plain, msg, sizeof msg) == C63_OK, "encode: %s", msg);
+  TU_CHECK(s.size == plain.size && memcmp(s.data, plain.data, s.size) == 0,
+           "setting the same bitrate again changed the stream");
   tu_buf_free(&s);
+  tu_buf_free(&plain);
 }
 
 static void check_settings(void)
