@@ -3,12 +3,11 @@
  * one, or the CUDA one with the reference resident on the GPU. Both give
  * the same bytes.
  *
- * Frames sent go straight to the thread pool, each parsed and
- * entropy-decoded by a background task of its own (that work does not
- * depend on pixels); receiving takes them in order and hands them to the
- * backend, a frame ahead where the backend can (the GPU reconstructs the
- * next frame while the caller uses this one).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * Frames sent are parsed and their buffers sized on the caller's thread,
+ * then go to the thread pool, each entropy-decoded by a background task of
+ * its own (that work does not depend on pixels); receiving takes them in order and hands them to
+ * the backend, a frame ahead where the backend can (the GPU reconstructs the next frame while the
+ * caller uses this one). SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,9 +171,12 @@ const char *c63_decoder_backend_name(const c63_decoder *dec)
   return dec->ops->name;
 }
 
-/* Parse and entropy-decode a slot: it touches nothing else, so slots of
- * several frames run at once. */
-static void entropy_stage(dec_slot *sl)
+/* Parse a slot's header and size its coefficient buffers, on the caller's
+ * thread: for a GPU backend those are page-locked, and allocating or
+ * freeing them is a CUDA call, which stays with the thread that drives the
+ * backend (from a pool thread it ran beside the caller's launches and
+ * synchronisations, which deadlocked compute-sanitizer's racecheck). */
+static void prepare_slot(dec_slot *sl)
 {
   c63_frame_header *hdr = &sl->hdr;
   sl->err[0] = '\0';
@@ -197,6 +199,15 @@ static void entropy_stage(dec_slot *sl)
              hdr->height);
     return;
   }
+  sl->stage = SLOT_SENT;
+}
+
+/* Entropy-decode a prepared slot: it touches nothing else, so slots of
+ * several frames run at once. */
+static void entropy_stage(dec_slot *sl)
+{
+  const c63_frame_header *hdr = &sl->hdr;
+  sl->stage = SLOT_FAILED;
   sl->status = c63_entropy_decode(sl->data + hdr->data_offset, hdr->data_size, &sl->g,
                                   hdr->keyframe, &sl->coeffs, sl->err, sizeof(sl->err));
   if (!sl->status) sl->stage = SLOT_DECODED;
@@ -339,7 +350,8 @@ int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size, c63_d
   sl->pinned = dec->ops->pinned_input;
   sl->reset_before = dec->reset_next;
   dec->reset_next = 0;
-  entropy_stage(sl);
+  prepare_slot(sl);
+  if (sl->stage == SLOT_SENT) entropy_stage(sl);
   return finish_head(dec, out);
 }
 
@@ -363,11 +375,14 @@ int c63_decoder_send_packet(c63_decoder *dec, const uint8_t *data, size_t size, 
   sl->size = size;
   sl->user = user;
   sl->pinned = dec->ops->pinned_input;
-  sl->stage = SLOT_SENT;
   sl->reset_before = dec->reset_next;
   dec->reset_next = 0;
-  sl->queued = 1;
-  c63_threadpool_submit(dec->pool, &sl->task, entropy_task, sl);
+  /* a frame that fails here is reported when it is received, in order */
+  prepare_slot(sl);
+  if (sl->stage == SLOT_SENT) {
+    sl->queued = 1;
+    c63_threadpool_submit(dec->pool, &sl->task, entropy_task, sl);
+  }
   dec->count++;
   return C63_OK;
 }

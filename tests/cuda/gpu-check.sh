@@ -9,7 +9,7 @@
 # may: any of tests, sanitizers, bench, joined by commas (default all three).
 #
 # BIN_DIR holds test_cuda_dsp, test_cuda_entropy, test_cuda_encode, test_cuda_decode,
-# c63-cuda-bench and optionally test_decode_api, test_tolerance, c63-enc,
+# c63-cuda-bench and optionally test_decode_api, test_tolerance, test_ratectl, c63-enc,
 # c63-dec, c63-element-bench, check-c63cudaenc, check-c63dec,
 # check-c63parse and libgstc63.so; the conformance inputs are unpacked from
 # tests/data into OUT_DIR (xz, or Python's lzma where xz is missing).
@@ -35,7 +35,8 @@ status=0
 step() { # name command...
   name=$1; shift
   t0=$(date +%s.%N)
-  timeout "${STEP_TIMEOUT:-300}" "$@" > "$out/$name.log" 2>&1; rc=$?
+  # line-buffered, so a step that runs out of time shows how far it got
+  timeout "${STEP_TIMEOUT:-300}" stdbuf -oL "$@" > "$out/$name.log" 2>&1; rc=$?
   t1=$(date +%s.%N)
   tail -n 4 "$out/$name.log"
   echo "== $name: exit $rc ($(echo "$t0 $t1" | awk '{printf "%.1f", $2 - $1}') s)"
@@ -56,6 +57,8 @@ step decode "$bin/test_cuda_decode"
 # crafted streams of every accepted quirk, decoded on both backends (the
 # CUDA pictures must equal the CPU's), and the rejections on both
 [ -x "$bin/test_tolerance" ] && step tolerance "$bin/test_tolerance"
+# rate control with frames in flight on the GPU (their sizes come back late)
+[ -x "$bin/test_ratectl" ] && step ratectl "$bin/test_ratectl"
 if [ -f "$bin/libgstc63.so" ] && [ -x "$bin/check-c63cudaenc" ]; then
   GST_PLUGIN_PATH=$bin step gst-c63cudaenc "$bin/check-c63cudaenc"
 fi
