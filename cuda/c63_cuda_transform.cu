@@ -16,6 +16,7 @@
  * H200 the thread-per-pixel version of these kernels was bound by shared
  * loads (the table and the other pass's inputs, 32 per output).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "c63/quantise.h"
 #include "cuda/c63_cuda_internal.h"
 
 namespace
@@ -48,10 +49,11 @@ constexpr float kIsqrt2 = 0.70710678118654f;
 
 /* Per CTA: for each plane and position (v, u) of a block, the zig-zag index
  * z (low byte) and the quantiser quant[z] (high byte), and 1 / (4 quant[z])
- * in double (0 for a zero quantiser, which takes the division). */
+ * in float for c63_quantise_value (0 for a zero quantiser, which it hands
+ * to the reference expression). */
 struct tables {
   uint16_t zq[3][64];
-  double inv4q[3][64];
+  float inv4q[3][64];
 };
 
 __device__ __forceinline__ void load_tables(tables &t, const c63_cu_planes &P)
@@ -61,7 +63,7 @@ __device__ __forceinline__ void load_tables(tables &t, const c63_cu_planes &P)
     if (p < P.n) {
       const int q = P.p[p].quant[z];
       t.zq[p][vu] = (uint16_t)(z | q << 8);
-      t.inv4q[p][vu] = q ? 1.0 / (4.0 * q) : 0.0;
+      t.inv4q[p][vu] = q ? 1.0f / (float)(4 * q) : 0.0f;
     }
   }
 }
@@ -158,24 +160,6 @@ __global__ void __launch_bounds__(kThreads)
   store_row(pred + bp.index + row * bp.w, px);
 }
 
-/* The reference's quantisation, (int)(float)round(((double)x / 4.0) / q),
- * without the double division. x * (1 / 4q) is within two units in the
- * last place of the quotient, while a quotient that is not a half-integer
- * lies at least 2^-24 of its size from one (x is a float, 4q an integer),
- * so rounding the product gives the same integer; an exact half-integer,
- * which the product may miss by those units, is told by multiplying back
- * (exact: at most 17 + 10 significant bits) and rounds away from zero. */
-__device__ __forceinline__ int quantise(float x, int q, double inv4q)
-{
-  if (q == 0) return (int)(float)round(((double)x / 4.0) / (double)q);
-  const double ax = fabs((double)x), a = ax * inv4q;
-  double m = floor(a + 0.5);
-  const double fl = floor(a);
-  if (ax == (fl + 0.5) * (4.0 * q)) m = fl + 1.0;
-  const int r = (int)(float)m;
-  return x < 0.0f ? -r : r;
-}
-
 /* The forward half: compensation, DCT and quantisation of the block row
  * (and, after the transpose, column) this thread owns. Writes the block's
  * coefficients in zig-zag order and returns this thread's column u = r of
@@ -221,7 +205,7 @@ __device__ __forceinline__ void fdct_quant_block(const tables &tb, float (*buf)[
     /* Scale: (X * a(u)) * a(v), then quantise in double like the reference. */
     const float xs = __fmul_rn(__fmul_rn(t[v], au), v == 0 ? kIsqrt2 : 1.0f);
     const int zq = tb.zq[plane][v * 8 + u], z = zq & 0xff;
-    int qv = quantise(xs, zq >> 8, tb.inv4q[plane][v * 8 + u]);
+    int qv = c63_quantise_value(xs, zq >> 8, tb.inv4q[plane][v * 8 + u]);
     if (z > 0) qv = qv > lim ? lim : (qv < -lim ? -lim : qv);
     q[v] = (int16_t)qv;
     if (active) out[z] = (int16_t)qv;

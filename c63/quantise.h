@@ -1,0 +1,50 @@
+/* The format's quantisation of one DCT coefficient, (int)(float)round(((double)x
+ * / 4.0) / q) (docs/format.md section 5), computed in float and integers for
+ * the GPU, where the double conversions, rounding and division ran at a
+ * fraction of the float rate and dominated the transform kernel.
+ *
+ * Why it is exact: the double quotient is correctly rounded, so round()
+ * sees a half-integer only where x / (4q) is one (x is a float, 4q an
+ * integer: any other quotient lies at least 2^-24 of its size away from a
+ * half-integer, far more than the double's rounding error). So the result
+ * is x / (4q) rounded half away from zero: for |x|, the largest k with
+ * (k - 1/2) 4q <= |x|, i.e. (2k - 1) 2q <= |x|. An estimate from a float
+ * reciprocal is within one of it, and the two integer boundaries around the
+ * estimate, exact in float below 2^24, settle it. Other arguments (q = 0,
+ * |x| >= 2^22, NaN) take the reference's own expression.
+ *
+ * tests/test_quantise.c compares it with the reference expression at every
+ * boundary of every quantiser.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef C63_QUANTISE_H
+#define C63_QUANTISE_H
+
+#include <math.h>
+
+#ifdef __CUDACC__
+#define C63_QUANTISE_FN __host__ __device__ __forceinline__
+#else
+#define C63_QUANTISE_FN static inline
+#endif
+
+/* The reference's expression, for the arguments the fast path leaves. */
+C63_QUANTISE_FN int c63_quantise_reference(float x, int q)
+{
+  return (int)(float)round(((double)x / 4.0) / (double)q);
+}
+
+/* inv4q: 1.0f / (4 * q) rounded to float (any value within a few units in
+ * the last place gives the same result). */
+C63_QUANTISE_FN int c63_quantise_value(float x, int q, float inv4q)
+{
+  const float ax = fabsf(x);
+  if (q <= 0 || !(ax < 4194304.0f)) return c63_quantise_reference(x, q);
+  int k = (int)(ax * inv4q + 0.5f);
+  if (k > 0 && ax < (float)((2 * k - 1) * 2 * q))
+    k--;
+  else if (ax >= (float)((2 * k + 1) * 2 * q))
+    k++;
+  return x < 0.0f ? -k : k;
+}
+
+#endif
