@@ -14,6 +14,7 @@
 # check-c63parse and libgstc63.so; the conformance inputs are unpacked from
 # tests/data into OUT_DIR (xz, or Python's lzma where xz is missing).
 # The GStreamer part needs a kit (../shared/gpu/make-kit.sh) sourced first.
+# tools/gpu-pack.sh BUILD BIN_DIR gathers BIN_DIR from a build.
 set -u
 bin=${1:?usage: $0 BIN_DIR [OUT_DIR]}
 out=${2:-${TMPDIR:-/tmp}/c63-gpu-check}
