@@ -113,17 +113,7 @@ __device__ __forceinline__ void predict_row(const uint8_t *ref, const c63_mv *mv
     out[i] = src[i];
 }
 
-__device__ __forceinline__ void load_row(const uint8_t *p, int out[8])
-{
-  const uint2 v = *reinterpret_cast<const uint2 *>(p); /* rows are 8-byte aligned */
-#pragma unroll
-  for (int i = 0; i < 4; i++) {
-    out[i] = (v.x >> (8 * i)) & 0xff;
-    out[i + 4] = (v.y >> (8 * i)) & 0xff;
-  }
-}
-
-__device__ __forceinline__ void store_row(uint8_t *p, const int in[8])
+__device__ __forceinline__ uint2 pack_row(const int in[8])
 {
   uint2 v = {0, 0};
 #pragma unroll
@@ -131,7 +121,26 @@ __device__ __forceinline__ void store_row(uint8_t *p, const int in[8])
     v.x |= (uint32_t)in[i] << (8 * i);
     v.y |= (uint32_t)in[i + 4] << (8 * i);
   }
-  *reinterpret_cast<uint2 *>(p) = v;
+  return v;
+}
+
+__device__ __forceinline__ void unpack_row(uint2 v, int out[8])
+{
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    out[i] = (v.x >> (8 * i)) & 0xff;
+    out[i + 4] = (v.y >> (8 * i)) & 0xff;
+  }
+}
+
+__device__ __forceinline__ void load_row(const uint8_t *p, int out[8])
+{
+  unpack_row(*reinterpret_cast<const uint2 *>(p), out); /* rows are 8-byte aligned */
+}
+
+__device__ __forceinline__ void store_row(uint8_t *p, const int in[8])
+{
+  *reinterpret_cast<uint2 *>(p) = pack_row(in);
 }
 
 /* out[i] = sum_j in[j] * C[j][i] (forward) or sum_j in[j] * C[i][j]
@@ -163,19 +172,21 @@ __global__ void __launch_bounds__(kThreads)
 /* The forward half: compensation, DCT and quantisation of the block row
  * (and, after the transpose, column) this thread owns. Writes the block's
  * coefficients in zig-zag order and returns this thread's column u = r of
- * quantised values in q[v]. Every thread of the CTA calls it (inactive ones
- * too, for the barriers). */
-__device__ __forceinline__ void fdct_quant_block(const tables &tb, float (*buf)[8][9],
-                                                 const uint8_t *cur, const uint8_t *ref,
-                                                 const c63_mv *mvs, const c63_cu_planes &P,
-                                                 int16_t *coeffs, int lb, int r, int gb,
-                                                 bool active, const block_pos &bp, int q[8])
+ * quantised values in q[v] and row r of the prediction in pred (packed
+ * bytes). Every thread of the CTA calls it (inactive ones too, for the
+ * barriers). */
+__device__ __forceinline__ void
+fdct_quant_block(const tables &tb, float (*buf)[8][9], const uint8_t *cur, const uint8_t *ref,
+                 const c63_mv *mvs, const c63_cu_planes &P, int16_t *coeffs, int lb, int r, int gb,
+                 bool active, const block_pos &bp, int q[8], uint2 &pred)
 {
   float x[8], t[8];
+  pred = make_uint2(0, 0);
   if (active) {
     int c[8], pr[8];
     load_row(cur + bp.index + r * bp.w, c);
     predict_row(ref, mvs, gb, P, bp, r, pr);
+    pred = pack_row(pr);
 #pragma unroll
     for (int i = 0; i < 8; i++)
       x[i] = (float)(int16_t)(c[i] - pr[i]);
@@ -214,12 +225,14 @@ __device__ __forceinline__ void fdct_quant_block(const tables &tb, float (*buf)[
 
 /* The inverse half: dequantisation, IDCT, prediction added and clamped, for
  * block row r. coef(v, u) gives the quantised coefficient at row v, column
- * u. Every thread of the CTA calls it. */
+ * u; pred, where not null, is the row's prediction (packed bytes) that the
+ * forward half read, which saves reading it again. Every thread of the CTA
+ * calls it. */
 template <typename Coef>
-__device__ __forceinline__ void recon_block(const tables &tb, float (*buf)[8][9], Coef coef,
-                                            const uint8_t *ref, const c63_mv *mvs,
-                                            const c63_cu_planes &P, uint8_t *recon, int lb, int r,
-                                            int gb, bool active, const block_pos &bp)
+__device__ __forceinline__ void
+recon_block(const tables &tb, float (*buf)[8][9], Coef coef, const uint8_t *ref, const c63_mv *mvs,
+            const c63_cu_planes &P, uint8_t *recon, int lb, int r, int gb, bool active,
+            const block_pos &bp, const uint2 *pred)
 {
   float y[8], t[8];
   if (active) {
@@ -258,7 +271,10 @@ __device__ __forceinline__ void recon_block(const tables &tb, float (*buf)[8][9]
   __syncthreads();
   if (!active) return;
   int pr[8], px[8];
-  predict_row(ref, mvs, gb, P, bp, r, pr);
+  if (pred)
+    unpack_row(*pred, pr); /* the forward half's prediction of this row */
+  else
+    predict_row(ref, mvs, gb, P, bp, r, pr);
 #pragma unroll
   for (int i = 0; i < 8; i++) {
     /* int16 sum as in the reference: past 32767 it wraps negative (to 0) */
@@ -296,7 +312,8 @@ __global__ void __launch_bounds__(kThreads)
   load_tables(tb, P);
   const thread_block b = this_block(P);
   int q[8];
-  fdct_quant_block(tb, buf, cur, ref, mvs, P, coeffs, b.lb, b.r, b.gb, b.active, b.bp, q);
+  uint2 pred;
+  fdct_quant_block(tb, buf, cur, ref, mvs, P, coeffs, b.lb, b.r, b.gb, b.active, b.bp, q, pred);
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -311,7 +328,7 @@ __global__ void __launch_bounds__(kThreads)
   const int16_t *in = coeffs + (size_t)b.gb * 64;
   const int plane = b.bp.plane;
   auto coef = [&](int v, int u) { return (int)in[tb.zq[plane][v * 8 + u] & 0xff]; };
-  recon_block(tb, buf, coef, ref, mvs, P, recon, b.lb, b.r, b.gb, b.active, b.bp);
+  recon_block(tb, buf, coef, ref, mvs, P, recon, b.lb, b.r, b.gb, b.active, b.bp, nullptr);
 }
 
 /* Both halves in one pass: the quantised block goes from the forward half
@@ -328,14 +345,15 @@ __global__ void __launch_bounds__(kThreads)
   load_tables(tb, P);
   const thread_block b = this_block(P);
   int q[8];
-  fdct_quant_block(tb, buf, cur, ref, mvs, P, coeffs, b.lb, b.r, b.gb, b.active, b.bp, q);
+  uint2 pred;
+  fdct_quant_block(tb, buf, cur, ref, mvs, P, coeffs, b.lb, b.r, b.gb, b.active, b.bp, q, pred);
 #pragma unroll
   for (int v = 0; v < 8; v++)
     qs[b.lb][v][b.r] = (int16_t)q[v];
   __syncthreads(); /* qs written, and buf free again */
   const int lb = b.lb;
   auto coef = [&](int v, int u) { return (int)qs[lb][v][u]; };
-  recon_block(tb, buf, coef, ref, mvs, P, recon, b.lb, b.r, b.gb, b.active, b.bp);
+  recon_block(tb, buf, coef, ref, mvs, P, recon, b.lb, b.r, b.gb, b.active, b.bp, &pred);
 }
 
 int ctas(const c63_cu_planes &P)
