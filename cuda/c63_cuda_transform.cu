@@ -213,7 +213,8 @@ fdct_quant_block(const tables &tb, float (*buf)[8][9], const uint8_t *cur, const
   int16_t *out = coeffs + (size_t)gb * 64;
 #pragma unroll
   for (int v = 0; v < 8; v++) {
-    /* Scale: (X * a(u)) * a(v), then quantise in double like the reference. */
+    /* Scale: (X * a(u)) * a(v), then quantise to the reference's integers
+     * (c63/quantise.h). */
     const float xs = __fmul_rn(__fmul_rn(t[v], au), v == 0 ? kIsqrt2 : 1.0f);
     const int zq = tb.zq[plane][v * 8 + u], z = zq & 0xff;
     int qv = c63_quantise_value(xs, zq >> 8, tb.inv4q[plane][v * 8 + u]);

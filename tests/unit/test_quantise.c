@@ -2,7 +2,7 @@
  * integers) against the reference's double expression: for every quantiser
  * 1..255, the floats at and next to every rounding boundary (k + 1/2) 4q up
  * to |x| = 2^17 (DCT coefficients stay below 2^12), random floats up to
- * 2^23 and the edge arguments (zero, q = 0, huge values).
+ * 2^23, zero, and 2^22, where the reference expression takes over.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <math.h>
 
