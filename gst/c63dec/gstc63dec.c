@@ -403,7 +403,24 @@ static gboolean gst_c63_dec_ensure_output(GstC63Dec *self, int width, int height
   return gst_video_decoder_negotiate(vdec);
 }
 
-/* Copy libc63's planes into the output buffer, whatever its layout. */
+/* Negotiate from the first frame's header, before its picture exists:
+ * downstream then chooses CUDA or system memory before libc63 decodes,
+ * so the first pictures of an all-GPU pipeline never pass through host
+ * memory. A header that does not parse is left to the decoder to report. */
+static void gst_c63_dec_negotiate_early(GstC63Dec *self, const uint8_t *data, size_t size)
+{
+  GstVideoCodecState *out = gst_video_decoder_get_output_state(GST_VIDEO_DECODER(self));
+  c63_frame_header hdr;
+
+  if (out) {
+    gst_video_codec_state_unref(out);
+    return;
+  }
+  if (c63_parse_frame_headers_only(data, size, &hdr, NULL, 0) != C63_OK) return;
+  if (!gst_c63_dec_ensure_output(self, hdr.width, hdr.height))
+    GST_DEBUG_OBJECT(self, "early negotiation failed; retried with the first picture");
+}
+
 /* Copy libc63's picture into the output buffer, whatever its layout: on
  * the GPU when the output is CUDA memory (libc63 copies device to device
  * in the shared context), else into system memory. */
@@ -583,6 +600,7 @@ static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCod
     return GST_FLOW_ERROR;
   }
   if (GST_VIDEO_CODEC_FRAME_IS_SYNC_POINT(frame)) self->last_key_sent = frame->system_frame_number;
+  gst_c63_dec_negotiate_early(self, map.data, map.size);
   /* libc63 copies the bytes; the base class keeps the frame in its list
    * until the picture comes back tagged with its number. */
   while ((status = c63_decoder_send_packet(self->dec, map.data, map.size,
