@@ -158,8 +158,8 @@ void c63_enc_params_init(c63_enc_params *p);
 int c63_enc_params_validate(const c63_enc_params *p, char *msg, size_t msg_size);
 
 /* Create an encoder. On failure *out is NULL (when out is not NULL) and msg,
- * if not NULL, says why: C63_ERR_UNSUPPORTED for the rd mode on the CUDA
- * backend. */
+ * if not NULL, says why (C63_ERR_UNSUPPORTED: a mode the backend does not
+ * implement). */
 int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_t msg_size);
 void c63_encoder_free(c63_encoder *enc);
 

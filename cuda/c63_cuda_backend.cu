@@ -33,6 +33,8 @@
 #include "cuda/c63_cuda.h"
 #include "cuda/c63_cuda_internal.h"
 
+#include "c63/rd.h"
+
 extern "C" {
 #include "c63/frame_syntax.h"
 #include "c63/threadpool.h"
@@ -100,6 +102,7 @@ struct c63_backend {
   c63_cu_planes planes;
   size_t in_off[3]; /* of each visible plane in a slot's h_in */
   c63_cu_entropy *entropy;
+  c63_cu_rd *rd; /* the rd mode's buffers, from its first frame on */
   /* A payload larger than out_capacity (noise at fine quantisers) comes
    * back through this buffer instead, with the same room around it. */
   uint8_t *big;
@@ -151,6 +154,7 @@ void release(c63_backend *be)
       if (s.ev[e]) cudaEventDestroy(s.ev[e]);
   }
   c63_cu_entropy_destroy(be->entropy);
+  c63_cu_rd_destroy(be->rd);
   cudaFree(be->d_rec[0]);
   cudaFree(be->d_rec[1]);
   if (be->copy) cudaStreamDestroy(be->copy);
@@ -392,7 +396,22 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   if (err == cudaSuccess && direct) err = cudaEventSynchronize(s.uploaded);
   if (err == cudaSuccess) err = cudaStreamWaitEvent(st, s.uploaded, 0);
   record(s, EV_COMPUTE, st);
-  if (err == cudaSuccess) {
+  if (err == cudaSuccess && job->mode == C63_MODE_RD) {
+    /* Search, decisions, transform and reconstruction in one (the stage
+     * timings count it all as the search). */
+    if (!be->rd) {
+      what = "allocating the rd mode's device buffers";
+      err = c63_cu_rd_create(P, &be->rd);
+    }
+    if (err == cudaSuccess) {
+      what = "rd coding";
+      c63_rd_lambda lambda;
+      c63_rd_lambda_init(job->quant, &lambda);
+      err = c63_cu_rd_code(be->rd, s.d_cur, ref, P, lambda.ssd, lambda.sad_16, d_coeffs(s),
+                           d_mvs(be, s), recon, st);
+    }
+    record(s, EV_SEARCHED, st);
+  } else if (err == cudaSuccess) {
     what = "motion search";
     if (job->keyframe) {
       err = cudaMemsetAsync(d_mvs(be, s), 0, (size_t)P.total_blocks * sizeof(c63_mv), st);
@@ -401,11 +420,11 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
       if (err == cudaSuccess)
         err = c63_cu_motion_search_pair(s.d_cur, ref, P.p[1], P.p[2], d_mvs(be, s), st);
     }
-  }
-  record(s, EV_SEARCHED, st);
-  if (err == cudaSuccess) {
-    what = "transform and reconstruction";
-    err = c63_cu_fdct_quant_recon(s.d_cur, ref, mvs, P, d_coeffs(s), recon, st);
+    record(s, EV_SEARCHED, st);
+    if (err == cudaSuccess) {
+      what = "transform and reconstruction";
+      err = c63_cu_fdct_quant_recon(s.d_cur, ref, mvs, P, d_coeffs(s), recon, st);
+    }
   }
   record(s, EV_RECONSTRUCTED, st);
   /* Entropy coding on the coding stream, once the coefficients are in. */
@@ -551,7 +570,7 @@ extern "C" const c63_backend_ops c63_backend_cuda = {
     c63_cuda_host_free,
     cu_set_timing,
     cu_get_stats,
-    1u << C63_MODE_EXACT, /* rd: not yet on the GPU */
+    1u << C63_MODE_EXACT | 1u << C63_MODE_RD,
 };
 
 extern "C" int c63_cuda_pin(void *ptr, size_t size, char *msg, size_t msg_size)

@@ -148,6 +148,18 @@ cudaError_t c63_cu_copy_payload(const uint8_t *payload, const uint32_t *payload_
                                 uint8_t *host_dst, uint32_t *host_size, size_t capacity,
                                 cudaStream_t s);
 
+/* The rd mode (c63_cuda_rd.cu): its work buffers for a layout of planes
+ * (allocated when a backend first codes a frame in that mode), and one
+ * frame coded into coeffs, mvs and recon as c63/rd_code.c codes it; ref is
+ * the previous reconstruction, NULL for a keyframe. Kernels on s; one frame
+ * at a time per rd. */
+struct c63_cu_rd;
+cudaError_t c63_cu_rd_create(const c63_cu_planes &P, c63_cu_rd **out);
+void c63_cu_rd_destroy(c63_cu_rd *rd);
+cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref,
+                           const c63_cu_planes &P, float lambda_ssd, int lambda_sad_16,
+                           int16_t *coeffs, c63_mv *mvs, uint8_t *recon, cudaStream_t s);
+
 /* Write "what: CUDA error text" into msg and map the error to a c63_status. */
 int c63_cu_error(cudaError_t err, const char *what, char *msg, size_t msg_size);
 

@@ -32,6 +32,7 @@ static void usage(FILE *out)
           "  -q Q         quality (default %d)\n"
           "  -r R         search range (default %d)\n"
           "  -k K         keyframe interval (default %d)\n"
+          "  -m MODE      exact (default) or rd\n"
           "  -d N         CUDA device (default 0)\n"
           "  -t N         encoder threads (default 0: one per core, up to 16)\n"
           "  -p           page-lock the clip, as a pinned buffer pool would: frames are\n"
@@ -113,7 +114,7 @@ int main(int argc, char **argv)
   p.height = 1080;
   p.backend = C63_BACKEND_CUDA;
   int frames = 300, runs = 5, opt, pinned = 0;
-  while ((opt = getopt(argc, argv, "w:h:f:n:q:r:k:d:t:p")) != -1) {
+  while ((opt = getopt(argc, argv, "w:h:f:n:q:r:k:m:d:t:p")) != -1) {
     switch (opt) {
     case 'w':
       p.width = atoi(optarg);
@@ -135,6 +136,14 @@ int main(int argc, char **argv)
       break;
     case 'k':
       p.keyframe_interval = atoi(optarg);
+      break;
+    case 'm':
+      if (!strcmp(optarg, "rd"))
+        p.mode = C63_MODE_RD;
+      else if (strcmp(optarg, "exact")) {
+        fprintf(stderr, "c63-cuda-bench: -m takes exact or rd\n");
+        return 2;
+      }
       break;
     case 'd':
       p.device_id = atoi(optarg);

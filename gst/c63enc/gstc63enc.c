@@ -47,8 +47,8 @@
  * context, or system memory, for which it proposes a pool of page-locked
  * buffers. Registered only when a CUDA device is usable at plugin load
  * (`GST_DEBUG=c63:4 gst-inspect-1.0 c63` says why not); `cuda-device-id`
- * picks the GPU. The `rd` #GstC63EncBase:mode is not available on the GPU
- * yet: c63cudaenc posts a settings error for it when it starts.
+ * picks the GPU. Both values of #GstC63EncBase:mode run on the GPU, with
+ * the same bytes as c63enc.
  *
  * ## Example launch lines
  * |[

@@ -34,9 +34,8 @@ void c63check_enc_latency(const gchar *element, c63_backend_kind backend);
 /* Encoder tags (encoder, codec, version) and the threads property. */
 void c63check_enc_tags_threads(const gchar *element);
 /* The mode property: exact by default, changed in NULL or READY only; rd
- * streams decode and are smaller (CPU), or rd is refused with a settings
- * error (CUDA). */
-void c63check_enc_mode(const gchar *element, c63_backend_kind backend);
+ * streams decode and are smaller, on either backend. */
+void c63check_enc_mode(const gchar *element);
 /* rate-control abr lands within 10% of a bitrate, follows a bitrate set
  * while PLAYING, and refuses to start without one. */
 void c63check_enc_rate_control(const gchar *element);

@@ -53,6 +53,7 @@ step long "$bin/test_cuda_encode" long
 step pinned "$bin/test_cuda_encode" pinned
 step api "$bin/test_cuda_encode" api
 step layouts "$bin/test_cuda_encode" layouts
+step rd "$bin/test_cuda_encode" rd
 step decode "$bin/test_cuda_decode"
 [ -x "$bin/test_decode_api" ] && step decode-api "$bin/test_decode_api"
 # crafted streams of every accepted quirk, decoded on both backends (the
@@ -86,6 +87,10 @@ if want sanitizers && command -v compute-sanitizer > /dev/null; then
     "$bin/test_cuda_encode" pinned
   step memcheck-layouts timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$bin/test_cuda_encode" layouts
+  for tool in memcheck racecheck; do
+    step $tool-rd timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
+      "$bin/test_cuda_encode" rd
+  done
   step memcheck-decode timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$bin/test_cuda_decode"
   step racecheck-decode timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 \

@@ -10,6 +10,8 @@
  *                                 all frames in flight all along): CUDA == CPU
  *   test_cuda_encode pinned       pictures in page-locked memory, uploaded
  *                                 straight from there: CUDA == CPU
+ *   test_cuda_encode rd           the rd mode at odd sizes, qualities and
+ *                                 ranges: CUDA == CPU
  *
  * Without a CUDA device each prints SKIP and exits 77.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
@@ -104,7 +106,8 @@ static void run_conformance(void)
 /* Encode frames with both backends and compare the streams. With pinned,
  * the clip is page-locked, so the CUDA backend uploads straight from it
  * instead of through its staging copy. */
-static void cuda_vs_cpu(int w, int h, int frames, int quality, int kfi, int range, int pinned)
+static void cuda_vs_cpu_mode(int w, int h, int frames, int quality, int kfi, int range, int pinned,
+                             c63_enc_mode mode)
 {
   const size_t fsize = tu_i420_size(w, h);
   uint8_t *yuv = malloc(fsize * frames);
@@ -121,9 +124,10 @@ static void cuda_vs_cpu(int w, int h, int frames, int quality, int kfi, int rang
   p.quality = quality;
   p.keyframe_interval = kfi;
   p.search_range = range;
+  p.mode = mode;
   char what[128];
-  snprintf(what, sizeof what, "%dx%d q%d k%d r%d, %d frames%s", w, h, quality, kfi, range, frames,
-           pinned ? ", page-locked" : "");
+  snprintf(what, sizeof what, "%s%dx%d q%d k%d r%d, %d frames%s", mode == C63_MODE_RD ? "rd " : "",
+           w, h, quality, kfi, range, frames, pinned ? ", page-locked" : "");
   if (pinned && c63_cuda_pin(yuv, fsize * frames, msg, sizeof msg) != C63_OK) {
     TU_CHECK(0, "%s: %s", what, msg);
     pinned = 0;
@@ -143,6 +147,33 @@ static void cuda_vs_cpu(int w, int h, int frames, int quality, int kfi, int rang
   tu_buf_free(&gpu);
   if (pinned) c63_cuda_unpin(yuv);
   free(yuv);
+}
+
+static void cuda_vs_cpu(int w, int h, int frames, int quality, int kfi, int range, int pinned)
+{
+  cuda_vs_cpu_mode(w, h, frames, quality, kfi, range, pinned, C63_MODE_EXACT);
+}
+
+/* The rd mode: the GPU's decisions (c63_cuda_rd.cu) must be the CPU's
+ * (c63/rd_code.c) to the bit, so the streams are equal. Odd sizes, every
+ * search-range class, qualities from 1 to 50, keyframes now and then, and
+ * the synthetic clip's scene cuts (frame 97 of the long case), where intra
+ * blocks win in delta frames. */
+static void run_rd(void)
+{
+  static const struct {
+    int w, h, frames, quality, kfi, range;
+  } cases[] = {
+      {8, 8, 5, 25, 100, 16},       {17, 9, 5, 50, 100, 3},     {33, 47, 5, 25, 2, 64},
+      {63, 65, 5, 1, 100, 7},       {176, 144, 8, 25, 100, 16}, {250, 130, 6, 10, 4, 16},
+      {352, 288, 6, 50, 100, 16},   {96, 64, 110, 25, 100, 1},  {1282, 722, 4, 25, 3, 8},
+      {1920, 1080, 3, 25, 100, 16},
+  };
+  /* C63_TEST_QUICK (under compute-sanitizer): without the two largest */
+  const size_t n = sizeof cases / sizeof cases[0] - (getenv("C63_TEST_QUICK") ? 2 : 0);
+  for (size_t i = 0; i < n; i++)
+    cuda_vs_cpu_mode(cases[i].w, cases[i].h, cases[i].frames, cases[i].quality, cases[i].kfi,
+                     cases[i].range, 0, C63_MODE_RD);
 }
 
 static void run_odd_sizes(void)
@@ -345,13 +376,15 @@ int main(int argc, char **argv)
     run_api();
   else if (!strcmp(mode, "layouts"))
     run_layouts();
+  else if (!strcmp(mode, "rd"))
+    run_rd();
   else if (!strcmp(mode, "long"))
     cuda_vs_cpu(144, 96, 600, 25, 100, 16, 0);
   else if (!strcmp(mode, "pinned")) {
     cuda_vs_cpu(144, 96, 40, 25, 7, 16, 1);
     cuda_vs_cpu(1282, 722, 12, 50, 5, 8, 1);
   } else {
-    fprintf(stderr, "usage: %s conformance|odd-sizes|long|pinned|api|layouts\n", argv[0]);
+    fprintf(stderr, "usage: %s conformance|odd-sizes|long|pinned|api|layouts|rd\n", argv[0]);
     return 2;
   }
   return tu_finish(mode);

@@ -162,7 +162,7 @@ GST_END_TEST;
 
 GST_START_TEST(test_cuda_mode)
 {
-  c63check_enc_mode(ELEMENT, C63_BACKEND_CUDA);
+  c63check_enc_mode(ELEMENT);
 }
 GST_END_TEST;
 

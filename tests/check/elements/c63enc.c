@@ -116,7 +116,7 @@ GST_END_TEST;
 
 GST_START_TEST(test_enc_mode)
 {
-  c63check_enc_mode("c63enc", C63_BACKEND_CPU);
+  c63check_enc_mode("c63enc");
 }
 GST_END_TEST;
 
