@@ -1,5 +1,5 @@
 /* The rd mode on the GPU (docs/rd.md): the decisions of the CPU coder
- * (c63/rd_code.c), to the bit, in four launches per frame.
+ * (c63/rd_code.c), to the bit.
  *
  * On the CPU a block's choice depends on its left neighbour's final vector
  * (which the format codes in 2 bits when reused) and on the DC before it,
@@ -9,21 +9,21 @@
  *   1. search: the vector of least 16 * SAD + lambda * bits over the rd
  *      window, as c63_rd_choose_vector finds it before it looks at the
  *      left neighbour (its cost and raster index are kept for that);
- *   2. trials: every coding a decision may need, transformed,
- *      trellis-quantised and reconstructed, with its squared error and
- *      AC bits: intra, the searched vector, the zero vector, and the left
- *      neighbour's searched vector (the one it most often ends up with);
- *   3. decide: one thread per MCU row and plane walks the blocks in coding
- *      order as the CPU does, prices the trials with the left neighbour's
- *      final vector and the DC before, and picks. A vector no trial holds
- *      (one reused from further left) is tried there and then;
+ *   2. trials: every coding a decision may need, each by a warp:
+ *      transformed, trellis-quantised, reconstructed, with its squared
+ *      error, AC bits and SAD: intra, the searched vector, the zero vector
+ *      and the left neighbour's searched vector;
+ *   3. the walk: a warp per MCU row and plane decides the blocks in
+ *      coding order from the trials, as the CPU does, and tries a left
+ *      neighbour's vector that no trial holds there and then;
  *   4. gather: the chosen trial's coefficients, vector and reconstruction
  *      into the frame's buffers, for the entropy coder and the next frame.
  *
  * Keyframes have one candidate per block (intra) and need only 2 and 4.
  * The per-block arithmetic shared with the CPU is in c63/rd_block.h; the
  * transform and reconstruction below follow c63/dsp_c.c operation by
- * operation (the build forbids FMA contraction).
+ * operation (the build forbids FMA contraction), spread over the lanes of
+ * a warp without changing any element's order of operations.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdint.h>
 #include <string.h>
@@ -40,7 +40,10 @@ extern "C" {
 namespace
 {
 
-enum { T_INTRA, T_SEARCH, T_ZERO, T_LEFT_SEARCH, T_EXTRA, T_COUNT };
+/* The trials of a block: intra, its searched vector, the zero vector, the
+ * searched vectors of the blocks one and two to the left (a reused vector
+ * is often one of them), and one the walk runs itself. */
+enum { T_INTRA, T_SEARCH, T_ZERO, T_LEFT_SEARCH, T_LEFT2_SEARCH, T_EXTRA, T_COUNT };
 
 /* What a decision needs of one way of coding a block (16 bytes, one load). */
 struct rd_sum {
@@ -48,7 +51,8 @@ struct rd_sum {
   int16_t ac_bits; /* c63_rd_ac_bits of the coefficients */
   int16_t dc;      /* the quantised DC */
   c63_mv mv;
-  int valid;
+  uint16_t sad; /* of the prediction, for the vector choice */
+  uint16_t valid;
 };
 
 /* The rest: what the chosen one leaves in the frame. */
@@ -120,126 +124,239 @@ __device__ __forceinline__ bool same_vector(c63_mv a, c63_mv b)
   return a.x == b.x && a.y == b.y;
 }
 
-/* ---- The transform and reconstruction of c63/dsp_c.c ---- */
+/* ---- One trial, by a warp: the transform and reconstruction of
+ * c63/dsp_c.c and the trellis of c63/rd_block.h ---- */
 
-/* Rows, transpose, rows, transpose back, as transform_2d; kInverse picks
- * idct_1d's coefficient order. */
-template <bool kInverse> __device__ void transform_2d(const rd_tables &T, float mb[64])
+/* A warp's workspace in shared memory. */
+struct warp_ws {
+  float a[64], b[64]; /* the 2-D transform's passes */
+  float dct[64];      /* the forward transform, zig-zag order */
+  int16_t coef[64];
+  float cost[64]; /* trellis nodes */
+  int16_t level[64];
+  int8_t pos[64], from[64];
+};
+
+constexpr unsigned kFull = 0xffffffffu;
+
+/* One pass of transform_2d over a 8x8 block in src (rows of 8): each
+ * element the sum over j ascending of src[v][j] * C, as dct_1d / idct_1d,
+ * written transposed into dst. Each lane computes elements lane and
+ * lane + 32; the sums keep the C code's order, so the bits are the same. */
+template <bool kInverse>
+__device__ __forceinline__ void warp_pass(const rd_tables &T, const float *src, float *dst,
+                                          int lane)
 {
-  float tmp[64];
-  for (int pass = 0; pass < 2; pass++) {
-    for (int v = 0; v < 8; v++) {
-      float acc[8];
 #pragma unroll
-      for (int i = 0; i < 8; i++)
-        acc[i] = 0.0f;
-      for (int j = 0; j < 8; j++)
+  for (int h = 0; h < 2; h++) {
+    const int e = lane + 32 * h, v = e >> 3, i = e & 7;
+    float acc = 0.0f;
 #pragma unroll
-        for (int i = 0; i < 8; i++)
-          acc[i] = acc[i] + mb[v * 8 + j] * (kInverse ? T.dct[i][j] : T.dct[j][i]);
+    for (int j = 0; j < 8; j++)
+      acc = acc + src[v * 8 + j] * (kInverse ? T.dct[i][j] : T.dct[j][i]);
+    dst[i * 8 + v] = acc;
+  }
+  __syncwarp();
+}
+
+/* The least (c, order) over the warp: the first in the sequential order
+ * among equal costs, as a loop with a strict < keeps it. */
+__device__ __forceinline__ void warp_argmin(float &c, int &order)
+{
 #pragma unroll
-      for (int i = 0; i < 8; i++)
-        tmp[v * 8 + i] = acc[i];
-    }
-    for (int i = 0; i < 8; i++)
-      for (int j = 0; j < 8; j++)
-        mb[i * 8 + j] = tmp[j * 8 + i];
-  }
-}
-
-__device__ void scale(float mb[64])
-{
-  for (int v = 0; v < 8; v++) {
-    const float a2 = v ? 1.0f : C63_ISQRT2;
-    for (int u = 0; u < 8; u++) {
-      const float a1 = u ? 1.0f : C63_ISQRT2;
-      mb[v * 8 + u] = mb[v * 8 + u] * a1 * a2;
+  for (int o = 16; o > 0; o >>= 1) {
+    const float oc = __shfl_xor_sync(kFull, c, o);
+    const int oo = __shfl_xor_sync(kFull, order, o);
+    if (oc < c || (oc == c && oo < order)) {
+      c = oc;
+      order = oo;
     }
   }
 }
 
-/* c63_fdct_block then c63_quantise_block (through c63_quantise_value,
- * which equals the reference expression: tests/unit/test_quantise.c). */
-__device__ void fdct_quantise(const rd_tables &T, const int16_t res[64], const uint8_t quant[64],
-                              int ac_limit, float dct[64], int16_t out[64])
+__device__ __forceinline__ int warp_sum(int v)
 {
-  float mb[64];
-  for (int i = 0; i < 64; i++)
-    mb[i] = res[i];
-  transform_2d<false>(T, mb);
-  scale(mb);
-  for (int z = 0; z < 64; z++) {
-    dct[z] = mb[T.zz_v[z] * 8 + T.zz_u[z]];
-    const int q = quant[z];
-    int v = c63_quantise_value(dct[z], q, q ? 1.0f / (float)(4 * q) : 0.0f);
-    if (z > 0) v = v > ac_limit ? ac_limit : (v < -ac_limit ? -ac_limit : v);
-    out[z] = (int16_t)v;
-  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(kFull, v, o);
+  return v;
 }
 
-/* c63_dequant_idct_block and dequant_idct_recon_c's clamping; pred NULL
- * for intra. */
-__device__ void dequant_idct_recon(const rd_tables &T, const int16_t in[64],
-                                   const uint8_t quant[64], const uint8_t *pred, int w,
-                                   uint8_t rec[64])
+/* Bit z (0..63) set where coef[z] != 0. */
+__device__ __forceinline__ unsigned long long nonzero_mask(const int16_t *coef, int lane)
 {
-  float mb[64];
-  for (int z = 0; z < 64; z++) {
-    const int v = in[z] * quant[z];
-    mb[T.zz_v[z] * 8 + T.zz_u[z]] = (float)(v >= 0 ? (v + 2) >> 2 : -((-v + 2) >> 2));
+  const unsigned lo = __ballot_sync(kFull, coef[lane] != 0);
+  const unsigned hi = __ballot_sync(kFull, coef[lane + 32] != 0);
+  return (unsigned long long)hi << 32 | lo;
+}
+
+/* c63_rd_trellis_levels, with the nodes' costs for a coefficient computed
+ * across the lanes: the same expressions, and the same winner. */
+__device__ void warp_trellis(warp_ws &ws, const uint8_t *quant, const uint8_t *ac_len, float lambda,
+                             int lane)
+{
+  const float zrl = lambda * ac_len[0xf0];
+  unsigned long long todo = nonzero_mask(ws.coef, lane) & ~1ull;
+  int n = 1;
+  if (lane == 0) {
+    ws.pos[0] = 0;
+    ws.cost[0] = 0.0f;
   }
-  scale(mb);
-  transform_2d<true>(T, mb);
-  for (int j = 0; j < 8; j++)
-    for (int i = 0; i < 8; i++) {
-      const float f = mb[j * 8 + i];
-      const int16_t r = f >= 32767.0f ? 32767 : f <= -32768.0f ? -32768 : (int16_t)f;
-      int v = r + (pred ? pred[j * w + i] : 0);
-      if (v > INT16_MAX) v = 0;
-      rec[j * 8 + i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+  __syncwarp();
+  while (todo) {
+    const int z = __ffsll((long long)todo) - 1;
+    todo &= todo - 1;
+    const int q = ws.coef[z], aq = abs(q);
+    const float o = fabsf(ws.dct[z] / 4.0f);
+    float best = INFINITY;
+    int order = 1 << 30;
+    for (int ai = 0; ai < 2; ai++) {
+      const int a = aq - ai;
+      if (a <= 0) break;
+      const float e = o - (float)(4 * ((a * quant[z] + 2) >> 2));
+      const int s = c63_rd_bit_width(a);
+      const float here = e * e - o * o;
+#pragma unroll
+      for (int h = 0; h < 2; h++) {
+        const int k = lane + 32 * h;
+        if (k >= n) break;
+        const int run = z - ws.pos[k] - 1;
+        const float c = ws.cost[k] + (float)(run >> 4) * zrl +
+                        lambda * (float)(ac_len[(run & 15) << 4 | s] + s) + here;
+        if (c < best) {
+          best = c;
+          order = ai * 64 + k;
+        }
+      }
     }
+    warp_argmin(best, order);
+    if (lane == 0) {
+      ws.pos[n] = (int8_t)z;
+      ws.cost[n] = best;
+      ws.level[n] = (int16_t)((q < 0 ? -1 : 1) * (aq - (order >> 6)));
+      ws.from[n] = (int8_t)(order & 63);
+    }
+    n++;
+    __syncwarp();
+  }
+  /* the block ends after the best last node, with an EOB unless at 63 */
+  float best = INFINITY;
+  int last = 1 << 30;
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    const int k = lane + 32 * h;
+    if (k < n) {
+      const float c = ws.cost[k] + (ws.pos[k] < 63 ? lambda * ac_len[0x00] : 0.0f);
+      if (c < best) {
+        best = c;
+        last = k;
+      }
+    }
+  }
+  warp_argmin(best, last);
+  if (lane) ws.coef[lane] = 0;
+  ws.coef[lane + 32] = 0;
+  __syncwarp();
+  if (lane == 0)
+    for (int k = last; k > 0; k = ws.from[k])
+      ws.coef[ws.pos[k]] = ws.level[k];
+  __syncwarp();
 }
 
-/* try_block of c63/rd_code.c without the parts that depend on the left
- * neighbour and the DC before (the decide kernel adds them): the block at
- * cur predicted from pred (NULL: intra), both with stride w. */
-__device__ rd_sum run_trial(const rd_tables &T, const c63_cu_plane &pl, int chroma, float lambda,
-                            const uint8_t *cur, const uint8_t *pred, c63_mv mv, rd_sum *sum,
-                            rd_data *data)
+/* c63_rd_ac_bits across the lanes: each non-zero coefficient's code from
+ * the run before it (the distance to the previous non-zero one, or to the
+ * DC), summed, and the EOB unless the last is at 63. */
+__device__ __forceinline__ int warp_ac_bits(const warp_ws &ws, const uint8_t *ac_len, int lane)
 {
-  const int w = pl.w;
-  int16_t res[64], coef[64];
-  float dct[64];
-  uint8_t rec[64];
-  for (int j = 0; j < 8; j++)
-    for (int i = 0; i < 8; i++)
-      res[j * 8 + i] = (int16_t)(cur[j * w + i] - (pred ? pred[j * w + i] : 0));
-  fdct_quantise(T, res, pl.quant, pl.ac_limit, dct, coef);
+  const unsigned long long m = nonzero_mask(ws.coef, lane) | 1ull;
+  int bits = 0;
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    const int z = lane + 32 * h;
+    if (z && (m >> z & 1)) {
+      const int prev = 63 - __clzll((long long)(m & ((1ull << z) - 1)));
+      const int run = z - prev - 1, s = c63_rd_bit_width(ws.coef[z]);
+      bits += (run >> 4) * ac_len[0xf0] + ac_len[(run & 15) << 4 | s] + s;
+    }
+  }
+  bits = warp_sum(bits);
+  const int last = 63 - __clzll((long long)m);
+  return last < 63 ? bits + ac_len[0x00] : bits;
+}
+
+/* try_block of c63/rd_code.c, by the whole warp, without the parts that
+ * depend on the left neighbour and the DC before (the decisions add them):
+ * the block at cur predicted from pred (NULL: intra), both with stride w.
+ * Every lane returns the summary; sum and data are written. */
+__device__ rd_sum warp_trial(const rd_tables &T, const c63_cu_plane &pl, int chroma, float lambda,
+                             const uint8_t *cur, const uint8_t *pred, c63_mv mv, warp_ws &ws,
+                             rd_sum *sum, rd_data *data)
+{
+  const int lane = threadIdx.x & 31, w = pl.w;
   const uint8_t *ac_len = T.len[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0];
-  c63_rd_trellis_levels(dct, pl.quant, ac_len, lambda, coef);
-  dequant_idct_recon(T, coef, pl.quant, pred, w, rec);
+  int pix[2], sad = 0;
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    const int e = lane + 32 * h, j = e >> 3, i = e & 7;
+    pix[h] = cur[j * w + i];
+    const int d = pix[h] - (pred ? pred[j * w + i] : 0);
+    ws.a[e] = (float)(int16_t)d;
+    sad += abs(d);
+  }
+  __syncwarp();
+  warp_pass<false>(T, ws.a, ws.b, lane);
+  warp_pass<false>(T, ws.b, ws.a, lane);
+  /* scale (X * a(u)) * a(v), zig-zag, and the format's quantisation */
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    const int z = lane + 32 * h, u = T.zz_u[z], v = T.zz_v[z];
+    const float x = ws.a[v * 8 + u] * (u ? 1.0f : C63_ISQRT2) * (v ? 1.0f : C63_ISQRT2);
+    ws.dct[z] = x;
+    const int q = pl.quant[z];
+    int l = c63_quantise_value(x, q, q ? 1.0f / (float)(4 * q) : 0.0f);
+    if (z > 0) l = l > pl.ac_limit ? pl.ac_limit : (l < -pl.ac_limit ? -pl.ac_limit : l);
+    ws.coef[z] = (int16_t)l;
+  }
+  __syncwarp();
+  warp_trellis(ws, pl.quant, ac_len, lambda, lane);
+  /* dequantise into natural order, scale, inverse transform */
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    const int z = lane + 32 * h, v = ws.coef[z] * pl.quant[z];
+    ws.b[T.zz_v[z] * 8 + T.zz_u[z]] = (float)(v >= 0 ? (v + 2) >> 2 : -((-v + 2) >> 2));
+  }
+  __syncwarp();
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    const int e = lane + 32 * h, v = e >> 3, u = e & 7;
+    ws.b[e] = ws.b[e] * (u ? 1.0f : C63_ISQRT2) * (v ? 1.0f : C63_ISQRT2);
+  }
+  __syncwarp();
+  warp_pass<true>(T, ws.b, ws.a, lane);
+  warp_pass<true>(T, ws.a, ws.b, lane);
   int ssd = 0;
-  for (int j = 0; j < 8; j++)
-    for (int i = 0; i < 8; i++) {
-      const int d = rec[j * 8 + i] - cur[j * w + i];
-      ssd += d * d;
-    }
-  for (int z = 0; z < 64; z++)
-    data->coef[z] = coef[z];
-  for (int z = 0; z < 64; z++)
-    data->rec[z] = rec[z];
-  const rd_sum r = {ssd, (int16_t)c63_rd_ac_bits(ac_len, coef), coef[0], mv, 1};
-  *sum = r;
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    const int e = lane + 32 * h, j = e >> 3, i = e & 7;
+    const float f = ws.b[e];
+    const int16_t r = f >= 32767.0f ? 32767 : f <= -32768.0f ? -32768 : (int16_t)f;
+    int v = r + (pred ? pred[j * w + i] : 0);
+    if (v > INT16_MAX) v = 0;
+    const uint8_t rec = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+    data->rec[e] = rec;
+    data->coef[e] = ws.coef[e];
+    const int d = rec - pix[h];
+    ssd += d * d;
+  }
+  const rd_sum r = {warp_sum(ssd),
+                    (int16_t)warp_ac_bits(ws, ac_len, lane),
+                    ws.coef[0],
+                    mv,
+                    (uint16_t)warp_sum(sad),
+                    1};
+  if (lane == 0) *sum = r;
+  __syncwarp();
   return r;
-}
-
-__device__ __forceinline__ int sad_8x8(const uint8_t *a, const uint8_t *b, int w)
-{
-  int sad = 0;
-  for (int j = 0; j < 8; j++)
-    for (int i = 0; i < 8; i++)
-      sad += abs(a[j * w + i] - b[j * w + i]);
-  return sad;
 }
 
 /* ---- 1. Search ---- */
@@ -259,12 +376,16 @@ __global__ void __launch_bounds__(kSearchThreads)
   const int w = pl.w, mx = bp.bx * 8, my = bp.by * 8;
   int x0, y0, x1, y1;
   rd_window(pl, mx, my, &x0, &y0, &x1, &y1);
-  const int nx = x1 - x0, ny = y1 - y0, rows = ny + 7, cols = nx + 7;
-  const uint8_t *rp = ref + pl.pix_off;
-  uint8_t *wb = reinterpret_cast<uint8_t *>(win);
-  for (int i = threadIdx.x; i < rows * kWinStride; i += kSearchThreads) {
-    const int r = i / kWinStride, c = i % kWinStride;
-    wb[i] = c < cols ? rp[(size_t)(y0 + r) * w + x0 + c] : 0;
+  /* Whole words from the one holding x0 to the one holding the last
+   * pixel a candidate reads (rows start on 8-byte boundaries, so no word
+   * crosses the plane's end), and candidate dx starts at byte dx + skew
+   * of its row. Words past those stay zero. */
+  const int nx = x1 - x0, ny = y1 - y0, rows = ny + 7, skew = x0 & 3;
+  const int words = (skew + nx + 6) / 4 + 1;
+  const uint32_t *rp = reinterpret_cast<const uint32_t *>(ref + pl.pix_off + (x0 - skew));
+  for (int i = threadIdx.x; i < rows * (kWinStride / 4); i += kSearchThreads) {
+    const int r = i / (kWinStride / 4), c = i % (kWinStride / 4);
+    win[i] = c < words ? rp[((size_t)(y0 + r) * w) / 4 + c] : 0;
   }
   uint32_t cw[16];
   const uint8_t *cp = cur + pl.pix_off + (size_t)my * w + mx;
@@ -279,10 +400,9 @@ __global__ void __launch_bounds__(kSearchThreads)
   const uint8_t *mv_len = T->len[C63_HUFF_MV];
   unsigned long long best = ~0ull;
   for (int i = threadIdx.x; i < nx * ny; i += kSearchThreads) {
-    const int dy = i / nx, dx = i - dy * nx;
-    const int k = dx & 3;
-    const unsigned sel = 0x3210u + 0x1111u * (unsigned)k;
-    const uint32_t *row = win + dy * (kWinStride / 4) + (dx >> 2);
+    const int dy = i / nx, dx = i - dy * nx, bx = dx + skew;
+    const unsigned sel = 0x3210u + 0x1111u * (unsigned)(bx & 3);
+    const uint32_t *row = win + dy * (kWinStride / 4) + (bx >> 2);
     unsigned sad = 0;
 #pragma unroll
     for (int j = 0; j < 8; j++, row += kWinStride / 4) {
@@ -322,14 +442,24 @@ __device__ __forceinline__ bool is_zero(c63_mv v)
   return !v.x && !v.y;
 }
 
-/* blockIdx.y: the slot (T_INTRA only in keyframes); one thread per block.
- * Each vector is tried once (the decisions look in T_SEARCH first); a
- * slot without a trial, T_EXTRA included, is marked invalid. */
-__global__ void trials_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref,
-                              c63_cu_planes P, const rd_tables *__restrict__ T, float lambda,
-                              const rd_search *__restrict__ search, rd_trials tr)
+/* Warps per CTA of the kernels that run a warp per block or per row. */
+constexpr int kWarps = 4;
+/* Blocks a walk loads at a time (one per lane). */
+constexpr int kBatch = 32;
+/* Code lengths of the DC and vector tables a walk keeps in shared memory:
+ * sizes 0..16 are all a value can have. */
+constexpr int kLenCopy = 32;
+
+/* blockIdx.y: the slot (T_INTRA only in keyframes); a warp per block. Each
+ * vector is tried once (the decisions look in T_SEARCH first); a slot
+ * without a trial, T_EXTRA included, is marked invalid. */
+__global__ void __launch_bounds__(32 * kWarps)
+    trials_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, c63_cu_planes P,
+                  const rd_tables *__restrict__ T, float lambda,
+                  const rd_search *__restrict__ search, rd_trials tr)
 {
-  const int gb = blockIdx.x * blockDim.x + threadIdx.x;
+  __shared__ warp_ws ws[kWarps];
+  const int warp = threadIdx.x >> 5, gb = blockIdx.x * kWarps + warp;
   if (gb >= P.total_blocks) return;
   const int kind = blockIdx.y;
   const block_pos bp = locate(P, gb);
@@ -342,17 +472,20 @@ __global__ void trials_kernel(const uint8_t *__restrict__ cur, const uint8_t *__
     mv.use_mv = 1;
     if (kind == T_SEARCH) mv = own;
     if (kind == T_LEFT_SEARCH && bp.bx) mv = search[gb - 1].mv;
+    if (kind == T_LEFT2_SEARCH && bp.bx >= 2) mv = search[gb - 2].mv;
     if (kind == T_EXTRA || (kind == T_LEFT_SEARCH && (!bp.bx || is_zero(mv))) ||
+        (kind == T_LEFT2_SEARCH &&
+         (bp.bx < 2 || is_zero(mv) || same_vector(mv, search[gb - 1].mv))) ||
         (kind != T_SEARCH && same_vector(mv, own)) || !vector_inside(pl, mx, my, mv)) {
-      const rd_sum none = {0, 0, 0, mv, 0};
-      tr.sum[at] = none;
+      const rd_sum none = {0, 0, 0, mv, 0, 0};
+      if ((threadIdx.x & 31) == 0) tr.sum[at] = none;
       return;
     }
   }
   const uint8_t *pred =
       mv.use_mv ? ref + pl.pix_off + (size_t)(my + mv.y) * pl.w + mx + mv.x : nullptr;
-  run_trial(*T, pl, bp.c != 0, lambda, cur + pl.pix_off + (size_t)my * pl.w + mx, pred, mv,
-            tr.sum + at, tr.data + at);
+  warp_trial(*T, pl, bp.c != 0, lambda, cur + pl.pix_off + (size_t)my * pl.w + mx, pred, mv,
+             ws[warp], tr.sum + at, tr.data + at);
 }
 
 /* ---- 3. Decide ---- */
@@ -378,6 +511,7 @@ __device__ __forceinline__ int find_slot(const block_in &b, c63_mv v)
   if (same_vector(v, b.s.mv)) return T_SEARCH;
   if (is_zero(v)) return T_ZERO;
   if (b.t[T_LEFT_SEARCH].valid && same_vector(v, b.t[T_LEFT_SEARCH].mv)) return T_LEFT_SEARCH;
+  if (b.t[T_LEFT2_SEARCH].valid && same_vector(v, b.t[T_LEFT2_SEARCH].mv)) return T_LEFT2_SEARCH;
   if (b.t[T_EXTRA].valid && same_vector(v, b.t[T_EXTRA].mv)) return T_EXTRA;
   return -1;
 }
@@ -392,39 +526,54 @@ struct rd_frame {
   const rd_search *search;
 };
 
-/* code_block of c63/rd_code.c from the trials: the slot of the cheapest
- * coding of block gb, given its left neighbour's final vector (left, NULL
- * in the first column) and the DC before it. A candidate vector without a
- * trial is tried on the spot with kExact (into T_EXTRA, and b), and left
- * out otherwise (the guesses). */
-template <bool kExact>
+/* code_block of c63/rd_code.c from the trials, by the whole warp: the slot
+ * of the cheapest coding of block gb, given its left neighbour's final
+ * vector (left, NULL in the first column) and the DC before it. lens: the
+ * code lengths of C63_HUFF_DC0 (also the vectors') and C63_HUFF_DC1. */
 __device__ int decide_block(const rd_frame &f, const c63_cu_plane &pl, int chroma, int gb, int bx,
-                            int by, const c63_mv *left, int prev_dc, block_in &b)
+                            int by, const c63_mv *left, int prev_dc, block_in &b, warp_ws *ws,
+                            uint8_t (*lens)[kLenCopy])
 {
   const int mx = bx * 8, my = by * 8;
   const uint8_t *cp = f.cur + pl.pix_off + (size_t)my * pl.w + mx;
   const uint8_t *rp = f.ref + pl.pix_off;
-  const uint8_t *mv_len = f.T->len[C63_HUFF_MV];
-  const uint8_t *dc_len = f.T->len[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0];
+  const uint8_t *mv_len = lens[C63_HUFF_MV];
+  const uint8_t *dc_len = lens[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0];
 
+  /* The left neighbour's vector is a candidate whenever it lies inside the
+   * plane (as the choice below, or on its own), so its trial is needed:
+   * one of the trials holds it, or the walk runs it here, into T_EXTRA
+   * (a vector reused from further left). */
+  int left_slot = -1;
+  if (left && left->use_mv && vector_inside(pl, mx, my, *left)) {
+    left_slot = find_slot(b, *left);
+    if (left_slot < 0) {
+      const size_t at = (size_t)T_EXTRA * f.tr.stride + gb;
+      const rd_sum r = warp_trial(*f.T, pl, chroma, f.lambda, cp,
+                                  rp + (size_t)(my + left->y) * pl.w + mx + left->x, *left, *ws,
+                                  f.tr.sum + at, f.tr.data + at);
+      if ((threadIdx.x & 31) == 0) b.t[T_EXTRA] = r;
+      __syncwarp();
+      left_slot = T_EXTRA;
+    }
+  }
   /* c63_rd_choose_vector: the left neighbour's vector, at 2 bits, against
    * the search's best. */
   c63_mv t1 = b.s.mv;
-  if (left && left->use_mv) {
+  if (left_slot >= 0) {
     int x0, y0, x1, y1;
     rd_window(pl, mx, my, &x0, &y0, &x1, &y1);
     const int x = mx + left->x, y = my + left->y;
     if (x >= x0 && x < x1 && y >= y0 && y < y1) {
       const int i = (y - y0) * (x1 - x0) + (x - x0);
-      const int cost = 16 * sad_8x8(cp, rp + (size_t)y * pl.w + x, pl.w) + 2 * f.sad_16;
+      const int cost = 16 * b.t[left_slot].sad + 2 * f.sad_16;
       if (cost < b.s.cost || (cost == b.s.cost && i < b.s.index)) t1 = *left;
     }
   }
   c63_mv cand[3];
   int n = 0;
   cand[n++] = t1;
-  if (left && left->use_mv && !same_vector(*left, t1) && vector_inside(pl, mx, my, *left))
-    cand[n++] = *left;
+  if (left_slot >= 0 && !same_vector(*left, t1)) cand[n++] = *left;
   if (!is_zero(t1)) cand[n++] = {0, 0, 1, 0};
 
   const c63_mv no_mv = {0, 0, 0, 0};
@@ -435,17 +584,7 @@ __device__ int decide_block(const rd_frame &f, const c63_cu_plane &pl, int chrom
   int best = T_INTRA;
   for (int i = 0; i < n; i++) {
     const c63_mv v = cand[i];
-    int slot = find_slot(b, v);
-    if (slot < 0) {
-      if (!kExact) continue;
-      /* at most one vector per block: the left neighbour's, when it was
-       * reused from further left than the guesses reached */
-      const size_t at = (size_t)T_EXTRA * f.tr.stride + gb;
-      b.t[T_EXTRA] =
-          run_trial(*f.T, pl, chroma, f.lambda, cp, rp + (size_t)(my + v.y) * pl.w + mx + v.x, v,
-                    f.tr.sum + at, f.tr.data + at);
-      slot = T_EXTRA;
-    }
+    const int slot = find_slot(b, v);
     const rd_sum &t = b.t[slot];
     const float cost =
         (float)t.ssd + f.lambda * (float)(c63_rd_mv_bits_len(mv_len, &v, left) +
@@ -471,72 +610,19 @@ __device__ __forceinline__ void chain_block(int c, int mrow, int step, int *bx, 
   }
 }
 
-/* The block before (bx, by) in coding order within its MCU row and plane,
- * as a global index, or -1 for the first. */
-__device__ __forceinline__ int previous_in_order(const c63_cu_plane &pl, int c, int bx, int by)
+/* The walk: a warp per (MCU row, plane) decides every block in coding
+ * order as c63/rd_code.c goes, from the trials, kBatch blocks' trials
+ * loaded at once by the lanes. The lanes decide alike and share the
+ * trials the walk runs itself. */
+__global__ void __launch_bounds__(32 * kWarps)
+    walk_kernel(rd_frame f, c63_cu_planes P, uint8_t *__restrict__ choice)
 {
-  if (c) return bx ? pl.blk_off + by * pl.bw + bx - 1 : -1;
-  const int k = (by & 1) * 2 + (bx & 1);
-  if (k == 0 && bx == 0) return -1;
-  const int pbx = k ? (bx & ~1) + ((k - 1) & 1) : bx - 1;
-  const int pby = k ? (by & ~1) + ((k - 1) >> 1) : by | 1;
-  return pl.blk_off + pby * pl.bw + pbx;
-}
-
-/* A guess at every block's decision at once, from the previous guess of
- * its left neighbour's vector and of the DC before it (or, first, from
- * their searched vectors). Each round of guesses is right one block
- * further along every row; the exact walk then finds most candidates
- * tried already. */
-__global__ void guess_kernel(rd_frame f, c63_cu_planes P, const c63_mv *__restrict__ mv_in,
-                             const int16_t *__restrict__ dc_in, c63_mv *__restrict__ mv_out,
-                             int16_t *__restrict__ dc_out)
-{
-  const int gb = blockIdx.x * blockDim.x + threadIdx.x;
-  if (gb >= P.total_blocks) return;
-  const block_pos bp = locate(P, gb);
-  const c63_cu_plane &pl = P.p[bp.c];
-  const size_t nb = f.tr.stride;
-  c63_mv left = {0, 0, 0, 0};
-  if (bp.bx) left = mv_in ? mv_in[gb - 1] : f.search[gb - 1].mv;
-  const int prev = previous_in_order(pl, bp.c, bp.bx, bp.by);
-  const int prev_dc = prev < 0 ? 0 : dc_in ? dc_in[prev] : f.tr.sum[T_SEARCH * nb + prev].dc;
-  block_in b;
-  load_block(f.search, f.tr, nb, gb, b);
-  const int slot =
-      decide_block<false>(f, pl, bp.c != 0, gb, bp.bx, bp.by, bp.bx ? &left : nullptr, prev_dc, b);
-  mv_out[gb] = slot == T_INTRA ? c63_mv{0, 0, 0, 0} : b.t[slot].mv;
-  dc_out[gb] = b.t[slot].dc;
-}
-
-/* Try the guessed left neighbour's vector where no trial holds it yet. */
-__global__ void extra_kernel(rd_frame f, c63_cu_planes P, const c63_mv *__restrict__ guess)
-{
-  const int gb = blockIdx.x * blockDim.x + threadIdx.x;
-  if (gb >= P.total_blocks) return;
-  const block_pos bp = locate(P, gb);
-  const c63_cu_plane &pl = P.p[bp.c];
-  if (!bp.bx) return;
-  const c63_mv v = guess[gb - 1];
-  const int mx = bp.bx * 8, my = bp.by * 8;
-  if (!v.use_mv || !vector_inside(pl, mx, my, v)) return;
-  const size_t nb = f.tr.stride;
-  block_in b;
-  load_block(f.search, f.tr, nb, gb, b);
-  if (find_slot(b, v) >= 0) return;
-  const size_t at = (size_t)T_EXTRA * nb + gb;
-  run_trial(*f.T, pl, bp.c != 0, f.lambda, f.cur + pl.pix_off + (size_t)my * pl.w + mx,
-            f.ref + pl.pix_off + (size_t)(my + v.y) * pl.w + mx + v.x, v, f.tr.sum + at,
-            f.tr.data + at);
-}
-
-/* The exact walk: one thread per (MCU row, plane), every block in coding
- * order as c63/rd_code.c goes, each block's trials loaded while the one
- * before is decided. */
-__global__ void decide_kernel(rd_frame f, c63_cu_planes P, uint8_t *__restrict__ choice)
-{
+  __shared__ warp_ws ws[kWarps];
+  /* The next kBatch blocks of each walk, loaded by the lanes at once: the
+   * walk itself then waits on no memory but its own trials. */
+  __shared__ block_in batch[kWarps][kBatch];
   const int mcus_w = P.p[0].bw / 2, mcus_h = P.p[0].bh / 2;
-  const int chain = blockIdx.x * blockDim.x + threadIdx.x;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, chain = blockIdx.x * kWarps + warp;
   if (chain >= 3 * mcus_h) return;
   const int c = chain % 3, mrow = chain / 3, chroma = c != 0;
   const c63_cu_plane &pl = P.p[c];
@@ -544,22 +630,30 @@ __global__ void decide_kernel(rd_frame f, c63_cu_planes P, uint8_t *__restrict__
   const int steps = c ? mcus_w : 4 * mcus_w;
   c63_mv left_of_row[2] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
   int prev_dc = 0, bx, by;
-  block_in next;
-  chain_block(c, mrow, 0, &bx, &by);
-  load_block(f.search, f.tr, nb, pl.blk_off + by * pl.bw + bx, next);
+  /* The DC and vector tables (C63_HUFF_DC0 = MV, DC1), one copy a warp. */
+  __shared__ uint8_t lens[kWarps][2][kLenCopy];
+  lens[warp][0][lane] = f.T->len[C63_HUFF_DC0][lane];
+  lens[warp][1][lane] = f.T->len[C63_HUFF_DC1][lane];
 
-  for (int step = 0; step < steps; step++) {
-    block_in b = next;
-    const int cbx = bx, cby = by, gb = pl.blk_off + by * pl.bw + bx;
-    if (step + 1 < steps) {
-      chain_block(c, mrow, step + 1, &bx, &by);
-      load_block(f.search, f.tr, nb, pl.blk_off + by * pl.bw + bx, next);
+  for (int base = 0; base < steps; base += kBatch) {
+    __syncwarp();
+    if (base + lane < steps) {
+      chain_block(c, mrow, base + lane, &bx, &by);
+      load_block(f.search, f.tr, nb, pl.blk_off + by * pl.bw + bx, batch[warp][lane]);
     }
-    const int slot = decide_block<true>(f, pl, chroma, gb, cbx, cby,
-                                        cbx ? &left_of_row[cby & 1] : nullptr, prev_dc, b);
-    choice[gb] = (uint8_t)slot;
-    left_of_row[cby & 1] = slot == T_INTRA ? c63_mv{0, 0, 0, 0} : b.t[slot].mv;
-    prev_dc = b.t[slot].dc;
+    __syncwarp();
+    const int n = steps - base < kBatch ? steps - base : kBatch;
+    for (int k = 0; k < n; k++) {
+      block_in &b = batch[warp][k];
+      chain_block(c, mrow, base + k, &bx, &by);
+      const int gb = pl.blk_off + by * pl.bw + bx;
+      const int slot = decide_block(f, pl, chroma, gb, bx, by, bx ? &left_of_row[by & 1] : nullptr,
+                                    prev_dc, b, &ws[warp], lens[warp]);
+      const c63_mv mv = slot == T_INTRA ? c63_mv{0, 0, 0, 0} : b.t[slot].mv;
+      if (lane == 0) choice[gb] = (uint8_t)slot;
+      left_of_row[by & 1] = mv;
+      prev_dc = b.t[slot].dc;
+    }
   }
 }
 
@@ -581,17 +675,12 @@ __global__ void gather_kernel(c63_cu_planes P, rd_trials tr, const uint8_t *__re
   if (z == 0) mvs[gb] = slot == T_INTRA ? c63_mv{0, 0, 0, 0} : tr.sum[at].mv;
 }
 
-/* Rounds of guesses before the exact walk (guess_kernel). */
-constexpr int kGuessRounds = 3;
-
 } // namespace
 
 struct c63_cu_rd {
   rd_tables *tables;
   rd_search *search;
   rd_trials trials;
-  c63_mv *guess_mv[2];
-  int16_t *guess_dc[2];
   uint8_t *choice;
 };
 
@@ -606,10 +695,6 @@ cudaError_t c63_cu_rd_create(const c63_cu_planes &P, c63_cu_rd **out)
   if (err == cudaSuccess) err = cudaMalloc(&rd->search, nb * sizeof(rd_search));
   if (err == cudaSuccess) err = cudaMalloc(&rd->trials.sum, T_COUNT * nb * sizeof(rd_sum));
   if (err == cudaSuccess) err = cudaMalloc(&rd->trials.data, T_COUNT * nb * sizeof(rd_data));
-  for (int i = 0; i < 2 && err == cudaSuccess; i++) {
-    err = cudaMalloc(&rd->guess_mv[i], nb * sizeof(c63_mv));
-    if (err == cudaSuccess) err = cudaMalloc(&rd->guess_dc[i], nb * sizeof(int16_t));
-  }
   if (err == cudaSuccess) err = cudaMalloc(&rd->choice, nb);
   if (err == cudaSuccess) {
     rd_tables t;
@@ -635,10 +720,6 @@ void c63_cu_rd_destroy(c63_cu_rd *rd)
   cudaFree(rd->search);
   cudaFree(rd->trials.sum);
   cudaFree(rd->trials.data);
-  for (int i = 0; i < 2; i++) {
-    cudaFree(rd->guess_mv[i]);
-    cudaFree(rd->guess_dc[i]);
-  }
   cudaFree(rd->choice);
   free(rd);
 }
@@ -647,23 +728,18 @@ cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref
                            const c63_cu_planes &P, float lambda_ssd, int lambda_sad_16,
                            int16_t *coeffs, c63_mv *mvs, uint8_t *recon, cudaStream_t s)
 {
-  const int nb = P.total_blocks, per_thread = (nb + 127) / 128;
+  const int nb = P.total_blocks;
   const bool delta = ref != nullptr;
   const rd_frame f = {cur, ref, rd->tables, lambda_ssd, lambda_sad_16, rd->trials, rd->search};
   if (delta)
     search_kernel<<<nb, kSearchThreads, 0, s>>>(cur, ref, P, rd->tables, lambda_sad_16, rd->search);
-  const dim3 grid(per_thread, delta ? T_COUNT : 1);
-  trials_kernel<<<grid, 128, 0, s>>>(cur, ref, P, rd->tables, lambda_ssd, rd->search, rd->trials);
+  const int per_warp = (nb + kWarps - 1) / kWarps;
+  const dim3 grid(per_warp, delta ? T_COUNT : 1);
+  trials_kernel<<<grid, 32 * kWarps, 0, s>>>(cur, ref, P, rd->tables, lambda_ssd, rd->search,
+                                             rd->trials);
   if (delta) {
-    for (int r = 0; r < kGuessRounds; r++) {
-      const int in = (r + 1) & 1, out = r & 1;
-      guess_kernel<<<per_thread, 128, 0, s>>>(f, P, r ? rd->guess_mv[in] : nullptr,
-                                              r ? rd->guess_dc[in] : nullptr, rd->guess_mv[out],
-                                              rd->guess_dc[out]);
-      extra_kernel<<<per_thread, 128, 0, s>>>(f, P, rd->guess_mv[out]);
-    }
     const int chains = 3 * (P.p[0].bh / 2);
-    decide_kernel<<<(chains + 63) / 64, 64, 0, s>>>(f, P, rd->choice);
+    walk_kernel<<<(chains + kWarps - 1) / kWarps, 32 * kWarps, 0, s>>>(f, P, rd->choice);
   }
   gather_kernel<<<(nb + 3) / 4, 256, 0, s>>>(P, rd->trials, delta ? rd->choice : nullptr, coeffs,
                                              mvs, recon);
