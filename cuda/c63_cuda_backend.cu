@@ -263,6 +263,13 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
   }
   for (int i = 0; i < kSlots && err == cudaSuccess; i++)
     err = alloc_slot(be, be->slots[i], c63_cu_entropy_max_payload(be->entropy), &what);
+  /* The frames' zero padding is cleared by cudaMemset on the legacy default
+   * stream, which may still be running when it returns; the uploads go on
+   * streams that do not wait for that one. */
+  if (err == cudaSuccess) {
+    what = "clearing device buffers";
+    err = cudaStreamSynchronize(0);
+  }
   if (err != cudaSuccess) {
     char cuda_msg[256];
     int status = c63_cu_error(err, what, cuda_msg, sizeof cuda_msg);

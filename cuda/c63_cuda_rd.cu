@@ -705,6 +705,10 @@ cudaError_t c63_cu_rd_create(const c63_cu_planes &P, c63_cu_rd **out)
       memcpy(t.len[i], c63_huff_enc_tables()[i].len, sizeof t.len[i]);
     err = cudaMemcpy(rd->tables, &t, sizeof t, cudaMemcpyHostToDevice);
   }
+  /* A copy from pageable memory may still be on its way when cudaMemcpy
+   * returns, on the legacy default stream, which the backend's streams do
+   * not wait for: the first frame's kernels could read the tables early. */
+  if (err == cudaSuccess) err = cudaStreamSynchronize(0);
   if (err != cudaSuccess) {
     c63_cu_rd_destroy(rd);
     return err;
