@@ -7,7 +7,7 @@
 # left in the build directory as crash-*).
 #
 # usage: run-fuzzer.sh TARGET SOURCE_ROOT BUILD_DIR SECONDS [SEED...]
-#   TARGET: decoder, encoder or headers. For hours: tools/fuzz-long.sh.
+#   TARGET: decoder, encoder, headers or framer. For hours: tools/fuzz-long.sh.
 # SPDX-License-Identifier: LGPL-2.1-or-later
 set -eu
 target=$1 src=$2 out=$3 seconds=$4
