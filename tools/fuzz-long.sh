@@ -5,14 +5,14 @@
 #   OUT_DIR/fuzz_TARGET OUT_DIR/crash-...
 #
 # usage: tools/fuzz-long.sh [SECONDS_PER_TARGET [OUT_DIR [TARGET...]]]
-#   defaults: 3600 s, /tmp/c63-fuzz, all targets (decoder encoder headers framer)
+#   defaults: 3600 s, /tmp/c63-fuzz, all targets (decoder encoder headers framer gst)
 # Needs clang with libFuzzer (Debian: clang). Run from the repository root.
 # SPDX-License-Identifier: LGPL-2.1-or-later
 set -u
 seconds=${1:-3600}
 out=${2:-/tmp/c63-fuzz}
 shift 2 2> /dev/null || shift $#
-targets=${*:-decoder encoder headers framer}
+targets=${*:-decoder encoder headers framer gst}
 mkdir -p "$out/seeds"
 for f in tests/data/conformance/*.c63; do
   head -c 32768 "$f" > "$out/seeds/$(basename "$f" .c63).seed"
