@@ -12,7 +12,7 @@
  *   2. trials: every coding a decision may need, each by a warp:
  *      transformed, trellis-quantised, reconstructed, with its squared
  *      error, AC bits and SAD: intra, the searched vector, the zero vector
- *      and the left neighbour's searched vector;
+ *      and the searched vectors of the blocks one and two to the left;
  *   3. the walk: a warp per MCU row and plane decides the blocks in
  *      coding order from the trials, as the CPU does, and tries a left
  *      neighbour's vector that no trial holds there and then;
@@ -488,7 +488,7 @@ __global__ void __launch_bounds__(32 * kWarps)
              ws[warp], tr.sum + at, tr.data + at);
 }
 
-/* ---- 3. Decide ---- */
+/* ---- 3. The walk ---- */
 
 /* What a decision reads of one block. */
 struct block_in {
