@@ -21,7 +21,7 @@
  *
  * Keyframes have one candidate per block (intra) and need only 2 and 4.
  * The per-block arithmetic shared with the CPU is in c63/rd_block.h; the
- * transform and reconstruction below follow c63/dsp_c.c operation by
+ * transform and reconstruction (c63_cuda_rd_trial.cuh) follow c63/dsp_c.c operation by
  * operation (the build forbids FMA contraction), spread over the lanes of
  * a warp without changing any element's order of operations.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
@@ -29,9 +29,9 @@
 #include <string.h>
 
 #include "c63/c63.h"
-#include "c63/quantise.h"
 #include "c63/rd_block.h"
 #include "cuda/c63_cuda_internal.h"
+#include "cuda/c63_cuda_rd_trial.cuh"
 
 extern "C" {
 #include "c63/tables.h"
@@ -44,22 +44,6 @@ namespace
  * searched vectors of the blocks one and two to the left (a reused vector
  * is often one of them), and one the walk runs itself. */
 enum { T_INTRA, T_SEARCH, T_ZERO, T_LEFT_SEARCH, T_LEFT2_SEARCH, T_EXTRA, T_COUNT };
-
-/* What a decision needs of one way of coding a block (16 bytes, one load). */
-struct rd_sum {
-  int ssd;
-  int16_t ac_bits; /* c63_rd_ac_bits of the coefficients */
-  int16_t dc;      /* the quantised DC */
-  c63_mv mv;
-  uint16_t sad; /* of the prediction, for the vector choice */
-  uint16_t valid;
-};
-
-/* The rest: what the chosen one leaves in the frame. */
-struct rd_data {
-  int16_t coef[64];
-  uint8_t rec[64];
-};
 
 /* A frame's trials: T_COUNT slots of every block, slot-major (slot k of
  * block gb at k * stride + gb). */
@@ -74,13 +58,6 @@ struct rd_search {
   int cost;  /* 16 * SAD + sad_16 * bits */
   int index; /* raster index in the block's rd window */
   c63_mv mv;
-};
-
-/* The CPU's tables, copied to the device once. */
-struct rd_tables {
-  float dct[8][8];
-  uint8_t zz_u[64], zz_v[64];
-  uint8_t len[4][256]; /* Huffman code lengths, c63_huff_enc order */
 };
 
 constexpr int kSearchThreads = 128;
@@ -122,241 +99,6 @@ __device__ __forceinline__ bool vector_inside(const c63_cu_plane &pl, int mx, in
 __device__ __forceinline__ bool same_vector(c63_mv a, c63_mv b)
 {
   return a.x == b.x && a.y == b.y;
-}
-
-/* ---- One trial, by a warp: the transform and reconstruction of
- * c63/dsp_c.c and the trellis of c63/rd_block.h ---- */
-
-/* A warp's workspace in shared memory. */
-struct warp_ws {
-  float a[64], b[64]; /* the 2-D transform's passes */
-  float dct[64];      /* the forward transform, zig-zag order */
-  int16_t coef[64];
-  float cost[64]; /* trellis nodes */
-  int16_t level[64];
-  int8_t pos[64], from[64];
-};
-
-constexpr unsigned kFull = 0xffffffffu;
-
-/* One pass of transform_2d over a 8x8 block in src (rows of 8): each
- * element the sum over j ascending of src[v][j] * C, as dct_1d / idct_1d,
- * written transposed into dst. Each lane computes elements lane and
- * lane + 32; the sums keep the C code's order, so the bits are the same. */
-template <bool kInverse>
-__device__ __forceinline__ void warp_pass(const rd_tables &T, const float *src, float *dst,
-                                          int lane)
-{
-#pragma unroll
-  for (int h = 0; h < 2; h++) {
-    const int e = lane + 32 * h, v = e >> 3, i = e & 7;
-    float acc = 0.0f;
-#pragma unroll
-    for (int j = 0; j < 8; j++)
-      acc = acc + src[v * 8 + j] * (kInverse ? T.dct[i][j] : T.dct[j][i]);
-    dst[i * 8 + v] = acc;
-  }
-  __syncwarp();
-}
-
-/* The least (c, order) over the warp: the first in the sequential order
- * among equal costs, as a loop with a strict < keeps it. */
-__device__ __forceinline__ void warp_argmin(float &c, int &order)
-{
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const float oc = __shfl_xor_sync(kFull, c, o);
-    const int oo = __shfl_xor_sync(kFull, order, o);
-    if (oc < c || (oc == c && oo < order)) {
-      c = oc;
-      order = oo;
-    }
-  }
-}
-
-__device__ __forceinline__ int warp_sum(int v)
-{
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1)
-    v += __shfl_xor_sync(kFull, v, o);
-  return v;
-}
-
-/* Bit z (0..63) set where coef[z] != 0. */
-__device__ __forceinline__ unsigned long long nonzero_mask(const int16_t *coef, int lane)
-{
-  const unsigned lo = __ballot_sync(kFull, coef[lane] != 0);
-  const unsigned hi = __ballot_sync(kFull, coef[lane + 32] != 0);
-  return (unsigned long long)hi << 32 | lo;
-}
-
-/* c63_rd_trellis_levels, with the nodes' costs for a coefficient computed
- * across the lanes: the same expressions, and the same winner. */
-__device__ void warp_trellis(warp_ws &ws, const uint8_t *quant, const uint8_t *ac_len, float lambda,
-                             int lane)
-{
-  const float zrl = lambda * ac_len[0xf0];
-  unsigned long long todo = nonzero_mask(ws.coef, lane) & ~1ull;
-  int n = 1;
-  if (lane == 0) {
-    ws.pos[0] = 0;
-    ws.cost[0] = 0.0f;
-  }
-  __syncwarp();
-  while (todo) {
-    const int z = __ffsll((long long)todo) - 1;
-    todo &= todo - 1;
-    const int q = ws.coef[z], aq = abs(q);
-    const float o = fabsf(ws.dct[z] / 4.0f);
-    float best = INFINITY;
-    int order = 1 << 30;
-    for (int ai = 0; ai < 2; ai++) {
-      const int a = aq - ai;
-      if (a <= 0) break;
-      const float e = o - (float)(4 * ((a * quant[z] + 2) >> 2));
-      const int s = c63_rd_bit_width(a);
-      const float here = e * e - o * o;
-#pragma unroll
-      for (int h = 0; h < 2; h++) {
-        const int k = lane + 32 * h;
-        if (k >= n) break;
-        const int run = z - ws.pos[k] - 1;
-        const float c = ws.cost[k] + (float)(run >> 4) * zrl +
-                        lambda * (float)(ac_len[(run & 15) << 4 | s] + s) + here;
-        if (c < best) {
-          best = c;
-          order = ai * 64 + k;
-        }
-      }
-    }
-    warp_argmin(best, order);
-    if (lane == 0) {
-      ws.pos[n] = (int8_t)z;
-      ws.cost[n] = best;
-      ws.level[n] = (int16_t)((q < 0 ? -1 : 1) * (aq - (order >> 6)));
-      ws.from[n] = (int8_t)(order & 63);
-    }
-    n++;
-    __syncwarp();
-  }
-  /* the block ends after the best last node, with an EOB unless at 63 */
-  float best = INFINITY;
-  int last = 1 << 30;
-#pragma unroll
-  for (int h = 0; h < 2; h++) {
-    const int k = lane + 32 * h;
-    if (k < n) {
-      const float c = ws.cost[k] + (ws.pos[k] < 63 ? lambda * ac_len[0x00] : 0.0f);
-      if (c < best) {
-        best = c;
-        last = k;
-      }
-    }
-  }
-  warp_argmin(best, last);
-  if (lane) ws.coef[lane] = 0;
-  ws.coef[lane + 32] = 0;
-  __syncwarp();
-  if (lane == 0)
-    for (int k = last; k > 0; k = ws.from[k])
-      ws.coef[ws.pos[k]] = ws.level[k];
-  __syncwarp();
-}
-
-/* c63_rd_ac_bits across the lanes: each non-zero coefficient's code from
- * the run before it (the distance to the previous non-zero one, or to the
- * DC), summed, and the EOB unless the last is at 63. */
-__device__ __forceinline__ int warp_ac_bits(const warp_ws &ws, const uint8_t *ac_len, int lane)
-{
-  const unsigned long long m = nonzero_mask(ws.coef, lane) | 1ull;
-  int bits = 0;
-#pragma unroll
-  for (int h = 0; h < 2; h++) {
-    const int z = lane + 32 * h;
-    if (z && (m >> z & 1)) {
-      const int prev = 63 - __clzll((long long)(m & ((1ull << z) - 1)));
-      const int run = z - prev - 1, s = c63_rd_bit_width(ws.coef[z]);
-      bits += (run >> 4) * ac_len[0xf0] + ac_len[(run & 15) << 4 | s] + s;
-    }
-  }
-  bits = warp_sum(bits);
-  const int last = 63 - __clzll((long long)m);
-  return last < 63 ? bits + ac_len[0x00] : bits;
-}
-
-/* try_block of c63/rd_code.c, by the whole warp, without the parts that
- * depend on the left neighbour and the DC before (the decisions add them):
- * the block at cur predicted from pred (NULL: intra), both with stride w.
- * Every lane returns the summary; sum and data are written. */
-__device__ rd_sum warp_trial(const rd_tables &T, const c63_cu_plane &pl, int chroma, float lambda,
-                             const uint8_t *cur, const uint8_t *pred, c63_mv mv, warp_ws &ws,
-                             rd_sum *sum, rd_data *data)
-{
-  const int lane = threadIdx.x & 31, w = pl.w;
-  const uint8_t *ac_len = T.len[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0];
-  int pix[2], sad = 0;
-#pragma unroll
-  for (int h = 0; h < 2; h++) {
-    const int e = lane + 32 * h, j = e >> 3, i = e & 7;
-    pix[h] = cur[j * w + i];
-    const int d = pix[h] - (pred ? pred[j * w + i] : 0);
-    ws.a[e] = (float)(int16_t)d;
-    sad += abs(d);
-  }
-  __syncwarp();
-  warp_pass<false>(T, ws.a, ws.b, lane);
-  warp_pass<false>(T, ws.b, ws.a, lane);
-  /* scale (X * a(u)) * a(v), zig-zag, and the format's quantisation */
-#pragma unroll
-  for (int h = 0; h < 2; h++) {
-    const int z = lane + 32 * h, u = T.zz_u[z], v = T.zz_v[z];
-    const float x = ws.a[v * 8 + u] * (u ? 1.0f : C63_ISQRT2) * (v ? 1.0f : C63_ISQRT2);
-    ws.dct[z] = x;
-    const int q = pl.quant[z];
-    int l = c63_quantise_value(x, q, q ? 1.0f / (float)(4 * q) : 0.0f);
-    if (z > 0) l = l > pl.ac_limit ? pl.ac_limit : (l < -pl.ac_limit ? -pl.ac_limit : l);
-    ws.coef[z] = (int16_t)l;
-  }
-  __syncwarp();
-  warp_trellis(ws, pl.quant, ac_len, lambda, lane);
-  /* dequantise into natural order, scale, inverse transform */
-#pragma unroll
-  for (int h = 0; h < 2; h++) {
-    const int z = lane + 32 * h, v = ws.coef[z] * pl.quant[z];
-    ws.b[T.zz_v[z] * 8 + T.zz_u[z]] = (float)(v >= 0 ? (v + 2) >> 2 : -((-v + 2) >> 2));
-  }
-  __syncwarp();
-#pragma unroll
-  for (int h = 0; h < 2; h++) {
-    const int e = lane + 32 * h, v = e >> 3, u = e & 7;
-    ws.b[e] = ws.b[e] * (u ? 1.0f : C63_ISQRT2) * (v ? 1.0f : C63_ISQRT2);
-  }
-  __syncwarp();
-  warp_pass<true>(T, ws.b, ws.a, lane);
-  warp_pass<true>(T, ws.a, ws.b, lane);
-  int ssd = 0;
-#pragma unroll
-  for (int h = 0; h < 2; h++) {
-    const int e = lane + 32 * h, j = e >> 3, i = e & 7;
-    const float f = ws.b[e];
-    const int16_t r = f >= 32767.0f ? 32767 : f <= -32768.0f ? -32768 : (int16_t)f;
-    int v = r + (pred ? pred[j * w + i] : 0);
-    if (v > INT16_MAX) v = 0;
-    const uint8_t rec = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-    data->rec[e] = rec;
-    data->coef[e] = ws.coef[e];
-    const int d = rec - pix[h];
-    ssd += d * d;
-  }
-  const rd_sum r = {warp_sum(ssd),
-                    (int16_t)warp_ac_bits(ws, ac_len, lane),
-                    ws.coef[0],
-                    mv,
-                    (uint16_t)warp_sum(sad),
-                    1};
-  if (lane == 0) *sum = r;
-  __syncwarp();
-  return r;
 }
 
 /* ---- 1. Search ---- */
