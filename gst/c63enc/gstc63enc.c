@@ -133,7 +133,7 @@ GType gst_c63_enc_mode_get_type(void)
       {C63_MODE_EXACT, "The reference encoder's choices, byte for byte its stream", "exact"},
       {C63_MODE_RD,
        "Fewer bits for the same quality: rate-distortion choices of vectors, intra "
-       "blocks and coefficients (CPU only so far)",
+       "blocks and coefficients (the same stream on the CPU and the GPU)",
        "rd"},
       {0, NULL, NULL},
   };
