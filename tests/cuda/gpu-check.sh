@@ -109,6 +109,7 @@ if want sanitizers && command -v compute-sanitizer > /dev/null; then
 fi
 # Benchmarks (speed is measured, never asserted). Library: delta frames
 # (staged input, and page-locked input as from a pinned pool), all-keyframe,
+# the rd mode (delta frames and all-keyframe),
 # synthetic, 4K; then c63-enc file to file on tmpfs, N processes on one GPU,
 # the element in-process and in gst-launch pipelines.
 bench() { # name args...
@@ -123,6 +124,8 @@ bench bench-mandel "$bin/c63-cuda-bench" -f 300 -n 5 "$mandel"
 bench bench-mandel-t4 "$bin/c63-cuda-bench" -t 4 -f 300 -n 5 "$mandel"
 bench bench-mandel-pinned "$bin/c63-cuda-bench" -p -f 300 -n 5 "$mandel"
 bench bench-mandel-key "$bin/c63-cuda-bench" -k 1 -f 300 -n 5 "$mandel"
+bench bench-mandel-rd "$bin/c63-cuda-bench" -p -m rd -f 200 -n 3 "$mandel"
+bench bench-mandel-rd-key "$bin/c63-cuda-bench" -p -m rd -k 1 -f 300 -n 3 "$mandel"
 bench bench-mandel-key-pinned "$bin/c63-cuda-bench" -p -k 1 -f 300 -n 5 "$mandel"
 bench bench-synth "$bin/c63-cuda-bench" -f 300 -n 5
 bench bench-4k "$bin/c63-cuda-bench" -w 3840 -h 2160 -f 100 -n 5
