@@ -7,6 +7,7 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#include "bit_width.h"
 #include "tables.h"
 #include "threadpool.h"
 
@@ -14,12 +15,6 @@
 
 /* Slices of MCU rows are coded into their own bit buffers in parallel, then
  * concatenated and stuffed into the frame. */
-
-static inline int bit_width(int v)
-{
-  unsigned a = (unsigned)(v < 0 ? -v : v);
-  return a ? 32 - __builtin_clz(a) : 0;
-}
 
 /* Size code, then the low `size` bits of v (v - 1 when negative). */
 static inline void put_value(c63_bitwriter *bw, const c63_huff_enc *t, int sym, int size, int v)
@@ -61,7 +56,7 @@ static void put_block(c63_bitwriter *bw, const c63_huff_enc *tabs, int chroma, c
     int reuse = left && left->use_mv && left->x == mv->x && left->y == mv->y;
     c63_bw_put(bw, (uint32_t)reuse, 1);
     if (!reuse) {
-      int sx = bit_width(mv->x), sy = bit_width(mv->y);
+      int sx = c63_bit_width(mv->x), sy = c63_bit_width(mv->y);
       put_value(bw, mvt, sx, sx, mv->x);
       put_value(bw, mvt, sy, sy, mv->y);
     }
@@ -70,7 +65,7 @@ static void put_block(c63_bitwriter *bw, const c63_huff_enc *tabs, int chroma, c
   /* The reference keeps the DC difference in an int16_t. */
   int dc = (int16_t)(blk[0] - *prev_dc);
   *prev_dc = blk[0];
-  int sdc = bit_width(dc);
+  int sdc = c63_bit_width(dc);
   put_value(bw, dct, sdc, sdc, dc);
 
   /* Walk only the non-zero AC coefficients: a run of zeros is the gap
@@ -84,7 +79,7 @@ static void put_block(c63_bitwriter *bw, const c63_huff_enc *tabs, int chroma, c
     int run = i - pos;
     for (; run >= 16; run -= 16)
       c63_bw_put(bw, act->code[0xf0], act->len[0xf0]); /* ZRL */
-    int ac = blk[i], size = bit_width(ac);
+    int ac = blk[i], size = c63_bit_width(ac);
     put_value(bw, act, run << 4 | size, size, ac);
     pos = i + 1;
     nz &= nz - 1;

@@ -52,11 +52,17 @@ void c63_rd_choose_vector(const uint16_t *sads, int left, int top, int right, in
   const int n = right - left;
   /* Costs fit an int: 16 * SAD <= 261120, and sad_16 * bits stays far
    * below 2^31 for any quantiser. */
+  /* c63_rd_vector_cost, with the vector's bits counted once per column and
+   * per row instead of once per candidate */
+  int cost_x[2 * C63_MAX_SEARCH_RANGE + 1];
+  for (int x = left; x < right; x++)
+    cost_x[x - left] = l->sad_16 * c63_rd_value_bits(mv_len, x - mx);
   int best = INT_MAX, best_i = 0;
   for (int y = top; y < bottom; y++) {
+    const int row = l->sad_16 * (2 + c63_rd_value_bits(mv_len, y - my));
     const uint16_t *s = sads + (size_t)(y - top) * n;
     for (int i = 0; i < n; i++) {
-      const int cost = c63_rd_vector_cost(mv_len, l->sad_16, s[i], left + i - mx, y - my);
+      const int cost = 16 * s[i] + row + cost_x[i];
       if (cost < best) {
         best = cost;
         best_i = (y - top) * n + i;

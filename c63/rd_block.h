@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "bit_width.h"
 #include "dsp.h"
 
 #ifdef __CUDACC__
@@ -23,21 +24,11 @@
 #define C63_RD_FN static inline
 #endif
 
-C63_RD_FN int c63_rd_bit_width(int v)
-{
-  const unsigned a = (unsigned)(v < 0 ? -v : v);
-#ifdef __CUDA_ARCH__
-  return 32 - __clz((int)a);
-#else
-  return a ? 32 - __builtin_clz(a) : 0;
-#endif
-}
-
 /* Bits of a value coded as its size with a table of code lengths, then the
  * size's bits. */
 C63_RD_FN int c63_rd_value_bits(const uint8_t *len, int v)
 {
-  const int s = c63_rd_bit_width(v);
+  const int s = c63_bit_width(v);
   return len[s] + s;
 }
 
@@ -65,7 +56,7 @@ C63_RD_FN int c63_rd_ac_bits(const uint8_t *ac_len, const int16_t coef[64])
       run++;
       continue;
     }
-    const int s = c63_rd_bit_width(coef[z]);
+    const int s = c63_bit_width(coef[z]);
     bits += (run >> 4) * ac_len[0xf0] + ac_len[(run & 15) << 4 | s] + s;
     run = 0;
     last = z;
@@ -109,7 +100,7 @@ C63_RD_FN void c63_rd_trellis_levels(const float dct[64], const uint8_t quant[64
     int best_level = 0, best_from = 0;
     for (int a = abs(out[z]); a > 0 && a >= abs(out[z]) - 1; a--) {
       const float e = o - (float)(4 * ((a * quant[z] + 2) >> 2));
-      const int s = c63_rd_bit_width(a);
+      const int s = c63_bit_width(a);
       const float here = e * e - o * o;
       for (int k = 0; k < n; k++) {
         const int run = z - pos[k] - 1;

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c63/bit_width.h"
 #include "c63/c63.h"
 #include "cuda/c63_cuda_internal.h"
 
@@ -54,11 +55,6 @@ constexpr int kCopyCtas = 128;
 struct huff_codes {
   uint32_t lc[4][256];
 };
-
-__device__ __forceinline__ int bit_width(int v)
-{
-  return 32 - __clz(v < 0 ? -v : v);
-}
 
 /* Where coded block j (MCU order: 4 luma blocks, U, V per MCU) lives. */
 struct coded_block {
@@ -218,14 +214,14 @@ __device__ void code_lane(Sink &s, const huff_codes &H, const c63_cu_entropy_geo
       }
       s.put(reuse, 1);
       if (!reuse) {
-        const int sx = bit_width(mv.x), sy = bit_width(mv.y);
+        const int sx = c63_bit_width(mv.x), sy = c63_bit_width(mv.y);
         put_value(s, mvt, sx, sx, mv.x);
         put_value(s, mvt, sy, sy, mv.y);
       }
     }
     /* The reference keeps the DC difference in an int16_t. */
     const int dc = (int16_t)(lane_coeff(d.v, 0) - coded_index_dc(G, coeffs, b.prev));
-    const int sdc = bit_width(dc);
+    const int sdc = c63_bit_width(dc);
     put_value(s, dct, sdc, sdc, dc);
   }
 
@@ -236,7 +232,7 @@ __device__ void code_lane(Sink &s, const huff_codes &H, const c63_cu_entropy_geo
     int run = i - 1 - (before ? 63 - __clzll((long long)before) : 0);
     for (; run >= 16; run -= 16)
       put_code(s, act, 0xf0); /* ZRL */
-    const int ac = lane_coeff(d.v, k), size = bit_width(ac);
+    const int ac = lane_coeff(d.v, k), size = c63_bit_width(ac);
     put_value(s, act, run << 4 | size, size, ac);
     mine &= mine - 1;
   }

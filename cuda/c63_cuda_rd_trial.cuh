@@ -134,7 +134,7 @@ __device__ void warp_trellis(warp_ws &ws, const uint8_t *quant, const uint8_t *a
       const int a = aq - ai;
       if (a <= 0) break;
       const float e = o - (float)(4 * ((a * quant[z] + 2) >> 2));
-      const int s = c63_rd_bit_width(a);
+      const int s = c63_bit_width(a);
       const float here = e * e - o * o;
 #pragma unroll
       for (int h = 0; h < 2; h++) {
@@ -195,7 +195,7 @@ __device__ __forceinline__ int warp_ac_bits(const warp_ws &ws, const uint8_t *ac
     const int z = lane + 32 * h;
     if (z && (m >> z & 1)) {
       const int prev = 63 - __clzll((long long)(m & ((1ull << z) - 1)));
-      const int run = z - prev - 1, s = c63_rd_bit_width(ws.coef[z]);
+      const int run = z - prev - 1, s = c63_bit_width(ws.coef[z]);
       bits += (run >> 4) * ac_len[0xf0] + ac_len[(run & 15) << 4 | s] + s;
     }
   }

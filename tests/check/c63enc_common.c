@@ -663,6 +663,7 @@ void c63check_enc_mode(const gchar *element)
 {
   GstElement *enc = gst_element_factory_make(element, NULL);
   GParamSpec *spec;
+  gsize exact, rd;
 
   fail_unless(enc != NULL);
   spec = g_object_class_find_property(G_OBJECT_GET_CLASS(enc), "mode");
@@ -672,12 +673,10 @@ void c63check_enc_mode(const gchar *element)
   gst_object_unref(enc);
 
   /* rd: every frame decodes, in fewer bytes than exact (on the GPU too) */
-  {
-    gsize exact = encode_with_mode(element, "exact", 8, FALSE);
-    gsize rd = encode_with_mode(element, "rd", 8, TRUE);
-    fail_unless(rd < exact, "mode=rd gave %" G_GSIZE_FORMAT " bytes, exact %" G_GSIZE_FORMAT, rd,
-                exact);
-  }
+  exact = encode_with_mode(element, "exact", 8, FALSE);
+  rd = encode_with_mode(element, "rd", 8, TRUE);
+  fail_unless(rd < exact, "mode=rd gave %" G_GSIZE_FORMAT " bytes, exact %" G_GSIZE_FORMAT, rd,
+              exact);
 }
 
 /* Encode frames pictures of w x h (framerate 25/1) with the properties

@@ -47,13 +47,11 @@ status=0
 # GStreamer and GLib keep allocations for the life of the process (type
 # system, thread pools), which LeakSanitizer reports at exit; the elements'
 # own leaks are the leaks tracer's job (docs/soak.md, gst-restart-short).
-leaks=1
 if [ "$target" = gst ]; then
-  leaks=0
   ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
   export ASAN_OPTIONS
 fi
-"$bin" -max_total_time="$seconds" -max_len=32768 -timeout=10 -rss_limit_mb=2048 -detect_leaks=$leaks \
+"$bin" -max_total_time="$seconds" -max_len=32768 -timeout=10 -rss_limit_mb=2048 \
   -print_final_stats=1 -artifact_prefix="$out/" "$out/corpus-$target" "$out/seeds-$target" \
   > "$out/fuzz_$target.run.log" 2>&1 || status=$?
 grep -E "DONE|stat::number_of_executed_units|ERROR|SUMMARY|Test unit written" \
