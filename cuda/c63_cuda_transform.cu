@@ -144,14 +144,22 @@ __device__ __forceinline__ void store_row(uint8_t *p, const int in[8])
 }
 
 /* out[i] = sum_j in[j] * C[j][i] (forward) or sum_j in[j] * C[i][j]
- * (inverse), j ascending, each product and sum rounded to float. */
+ * (inverse), j ascending, each product and sum rounded to float.
+ *
+ * The oracle starts each sum at 0 and adds the first product to it; here
+ * the sum starts at the first product, one addition fewer per output (of
+ * 15). The two differ only where that product is -0 (0 + -0 is +0), and
+ * from there on only in the sign of a zero: x + (+-0) is x for every other
+ * x. Both ends are blind to that sign: quantisation takes |x| and gives 0
+ * for either zero, and the inverse transform's truncation to integers
+ * makes 0 of both. */
 template <bool kInverse> __device__ __forceinline__ void pass_1d(const float in[8], float out[8])
 {
 #pragma unroll
   for (int i = 0; i < 8; i++) {
-    float acc = 0.0f;
+    float acc = __fmul_rn(in[0], kInverse ? kDct[i * 8] : kDct[i]);
 #pragma unroll
-    for (int j = 0; j < 8; j++)
+    for (int j = 1; j < 8; j++)
       acc = __fadd_rn(acc, __fmul_rn(in[j], kInverse ? kDct[i * 8 + j] : kDct[j * 8 + i]));
     out[i] = acc;
   }
