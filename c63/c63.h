@@ -103,7 +103,7 @@ typedef enum c63_enc_mode {
    * (favouring the zero vector and reuse of the left neighbour's), intra or
    * inter per block by squared error + lambda * bits, and trellis
    * quantisation, with lambda tied to the quantiser. Decodes in any Codec63
-   * decoder. CPU backend only so far: C63_ERR_UNSUPPORTED on CUDA. */
+   * decoder, the same bytes from both backends (docs/rd.md). */
   C63_MODE_RD = 1,
 } c63_enc_mode;
 

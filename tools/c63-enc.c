@@ -37,7 +37,7 @@ static void usage(FILE *out)
           "  -r, --search-range R     motion search range %d..%d pixels (default %d)\n"
           "  -m, --mode exact|rd      exact: the reference encoder's stream, byte for\n"
           "                           byte (default); rd: fewer bits for the same\n"
-          "                           quality (rate-distortion choices; CPU backend)\n"
+          "                           quality (rate-distortion choices; both backends)\n"
           "  -b, --bitrate KBPS       target bitrate in kbit/s: the quality of each frame\n"
           "                           is chosen for it (average bitrate unless\n"
           "                           --rate-control says otherwise); -q is the start\n"
