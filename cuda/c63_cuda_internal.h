@@ -33,6 +33,20 @@ struct c63_cu_planes {
   c63_cu_plane p[3];
 };
 
+/* Block gb of a frame: its plane and its position in blocks. */
+struct c63_cu_block {
+  int plane, bx, by;
+};
+
+__device__ __forceinline__ c63_cu_block c63_cu_locate(const c63_cu_planes &P, int gb)
+{
+  int p = 0;
+  if (P.n > 1 && gb >= P.p[1].blk_off) p = 1;
+  if (P.n > 2 && gb >= P.p[2].blk_off) p = 2;
+  const int b = gb - P.p[p].blk_off, by = b / P.p[p].bw;
+  return {p, b - by * P.p[p].bw, by};
+}
+
 /* The planes of a geometry back to back (Y, U, V), blocks numbered through
  * them in the same order; quantisers and ranges left zero. Returns the
  * frame's padded size in bytes. */

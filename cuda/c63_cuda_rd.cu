@@ -66,19 +66,6 @@ constexpr int kSearchThreads = 128;
 constexpr int kWinMax = 2 * C63_MAX_SEARCH_RANGE + 1 + 7;
 constexpr int kWinStride = (kWinMax + 3) / 4 * 4 + 4;
 
-struct block_pos {
-  int c, bx, by;
-};
-
-__device__ __forceinline__ block_pos locate(const c63_cu_planes &P, int gb)
-{
-  int c = 0;
-  while (c + 1 < P.n && gb >= P.p[c + 1].blk_off)
-    c++;
-  const int local = gb - P.p[c].blk_off;
-  return {c, local % P.p[c].bw, local / P.p[c].bw};
-}
-
 /* The rd window of the block at pixel (mx, my): the reference's
  * (c63_me_window) with its right and bottom ends included. */
 __device__ __forceinline__ void rd_window(const c63_cu_plane &pl, int mx, int my, int *x0, int *y0,
@@ -113,8 +100,8 @@ __global__ void __launch_bounds__(kSearchThreads)
   __shared__ uint32_t win[kWinMax * kWinStride / 4];
   __shared__ unsigned long long best_of_warp[kSearchThreads / 32];
   const int gb = blockIdx.x;
-  const block_pos bp = locate(P, gb);
-  const c63_cu_plane &pl = P.p[bp.c];
+  const c63_cu_block bp = c63_cu_locate(P, gb);
+  const c63_cu_plane &pl = P.p[bp.plane];
   const int w = pl.w, mx = bp.bx * 8, my = bp.by * 8;
   int x0, y0, x1, y1;
   rd_window(pl, mx, my, &x0, &y0, &x1, &y1);
@@ -204,8 +191,8 @@ __global__ void __launch_bounds__(32 * kWarps)
   const int warp = threadIdx.x >> 5, gb = blockIdx.x * kWarps + warp;
   if (gb >= P.total_blocks) return;
   const int kind = blockIdx.y;
-  const block_pos bp = locate(P, gb);
-  const c63_cu_plane &pl = P.p[bp.c];
+  const c63_cu_block bp = c63_cu_locate(P, gb);
+  const c63_cu_plane &pl = P.p[bp.plane];
   const int mx = bp.bx * 8, my = bp.by * 8;
   const size_t at = (size_t)kind * P.total_blocks + gb;
   c63_mv mv = {0, 0, 0, 0};
@@ -226,7 +213,7 @@ __global__ void __launch_bounds__(32 * kWarps)
   }
   const uint8_t *pred =
       mv.use_mv ? ref + pl.pix_off + (size_t)(my + mv.y) * pl.w + mx + mv.x : nullptr;
-  warp_trial(*T, pl, bp.c != 0, lambda, cur + pl.pix_off + (size_t)my * pl.w + mx, pred, mv,
+  warp_trial(*T, pl, bp.plane != 0, lambda, cur + pl.pix_off + (size_t)my * pl.w + mx, pred, mv,
              ws[warp], tr.sum + at, tr.data + at);
 }
 
@@ -410,8 +397,8 @@ __global__ void gather_kernel(c63_cu_planes P, rd_trials tr, const uint8_t *__re
   if (gb >= P.total_blocks) return;
   const int slot = choice ? choice[gb] : T_INTRA;
   const size_t at = (size_t)slot * tr.stride + gb;
-  const block_pos bp = locate(P, gb);
-  const c63_cu_plane &pl = P.p[bp.c];
+  const c63_cu_block bp = c63_cu_locate(P, gb);
+  const c63_cu_plane &pl = P.p[bp.plane];
   coeffs[(size_t)gb * 64 + z] = tr.data[at].coef[z];
   recon[pl.pix_off + (size_t)(bp.by * 8 + z / 8) * pl.w + bp.bx * 8 + z % 8] = tr.data[at].rec[z];
   if (z == 0) mvs[gb] = slot == T_INTRA ? c63_mv{0, 0, 0, 0} : tr.sum[at].mv;

@@ -75,18 +75,14 @@ struct block_pos {
 
 __device__ __forceinline__ block_pos locate(const c63_cu_planes &P, int gb)
 {
-  int p = 0;
-  if (P.n > 1 && gb >= P.p[1].blk_off) p = 1;
-  if (P.n > 2 && gb >= P.p[2].blk_off) p = 2;
-  const c63_cu_plane &pl = P.p[p];
-  const int b = gb - pl.blk_off;
-  const int by = b / pl.bw, bx = b - by * pl.bw;
+  const c63_cu_block k = c63_cu_locate(P, gb);
+  const c63_cu_plane &pl = P.p[k.plane];
   block_pos r;
-  r.plane = p;
+  r.plane = k.plane;
   r.w = pl.w;
   r.h = pl.h;
-  r.x = bx * 8;
-  r.y = by * 8;
+  r.x = k.bx * 8;
+  r.y = k.by * 8;
   r.index = pl.pix_off + r.y * pl.w + r.x;
   return r;
 }
