@@ -3,15 +3,19 @@
  * rule (c63_write_stuffed in c63/bitwriter.c), so only the coded frame
  * crosses PCIe.
  *
- * Bits are independent of their position, so the frame is coded in four
- * data-parallel steps, eight threads per 8x8 block (each 8 zig-zag
- * positions), blocks in coding (MCU) order:
- *  1. count_bits: each lane's and each block's length in bits (the DC
+ * Bits are independent of their position, so the frame is coded
+ * data-parallel, eight threads per 8x8 block (each 8 zig-zag positions),
+ * blocks in coding (MCU) order, threads in that order through the grid:
+ *  1.-3. code_bits, in one pass: each lane counts its bits (the DC
  *     difference and left-vector reuse read the neighbours' coefficients
- *     and vectors, which are all known);
- *  2. an exclusive scan of the lengths (CUB) gives each block's bit offset;
- *  3. pack_bits: each lane writes its bits at its offset into 32-bit words
- *     (MSB first), OR-ing into the words it shares with its neighbours;
+ *     and vectors, which are all known), an exclusive scan of the counts
+ *     over the whole grid gives its bit offset (a CUB block scan, and
+ *     across CTAs CUB's decoupled look-back: each CTA publishes its
+ *     total, then its prefix once the CTAs before it have theirs, so one
+ *     kernel does what a count kernel, a device-wide scan and a second
+ *     coding pass did), and it writes its bits at that offset into 32-bit
+ *     words (MSB first), OR-ing into the words it shares with its
+ *     neighbours;
  *  4. stuffing in chunks of words: count_ff counts FF bytes per chunk (and
  *     works out the flush byte); stuff scans the counts of the chunks before
  *     its own and within its own (CUB block scan), scatters the bytes with a
@@ -24,9 +28,9 @@
  * count_ff and stuff are launched for the worst case and their chunks past
  * the frame's data return at once.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <cub/agent/single_pass_scan_operators.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
-#include <cub/device/device_scan.cuh>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,49 +244,52 @@ __device__ void code_lane(Sink &s, const huff_codes &H, const c63_cu_entropy_geo
   if (last < 63 && last >> 3 == lane) put_code(s, act, 0x00); /* EOB */
 }
 
-/* Step 1: each lane's bit count (kept for step 3) and each block's. */
-__global__ void __launch_bounds__(kBlockThreads)
-    count_bits(const huff_codes *__restrict__ H, c63_cu_entropy_geometry G,
-               const int16_t *__restrict__ coeffs, const c63_mv *__restrict__ mvs,
-               uint32_t *__restrict__ counts, uint16_t *__restrict__ lane_bits)
-{
-  const int t = blockIdx.x * blockDim.x + threadIdx.x;
-  const int j = t / kLanes, lane = t % kLanes;
-  const lane_data d = load_lane(G, coeffs, j, lane);
-  bit_counter s;
-  if (d.active) {
-    code_lane(s, *H, G, coeffs, mvs, d, lane);
-    lane_bits[t] = (uint16_t)s.n; /* a lane codes at most 8 x (16 + 10) + 46 bits */
+/* The scan of the lanes' bit counts across CTAs (decoupled look-back). */
+using tile_state = cub::ScanTileState<uint32_t>;
+struct add_bits {
+  __device__ __forceinline__ uint32_t operator()(uint32_t a, uint32_t b) const
+  {
+    return a + b;
   }
-  uint32_t n = s.n;
-#pragma unroll
-  for (int o = 1; o < kLanes; o <<= 1)
-    n += __shfl_xor_sync(0xffffffffu, n, o);
-  /* counts[blocks] = 0: the scan's last entry is the total */
-  if (lane == 0 && j <= G.blocks) counts[j] = n;
+};
+using tile_prefix = cub::TilePrefixCallbackOp<uint32_t, add_bits, tile_state>;
+using block_scan = cub::BlockScan<uint32_t, kBlockThreads>;
+
+/* Every CTA's status "not yet known", before each frame. */
+__global__ void init_tiles(tile_state tiles, int n)
+{
+  tiles.InitializeStatus(n);
 }
 
-/* Step 3: each lane writes its bits after those of the blocks and lanes
- * before it. */
+/* Steps 1-3: a CTA is a tile of the look-back, its index its blockIdx (as
+ * in CUB's own scans: CTAs start in that order, so every CTA it waits for
+ * is running). The thread holding the frame's last lane writes the total. */
 __global__ void __launch_bounds__(kBlockThreads)
-    pack_bits(const huff_codes *__restrict__ H, c63_cu_entropy_geometry G,
-              const int16_t *__restrict__ coeffs, const c63_mv *__restrict__ mvs,
-              const uint32_t *__restrict__ offsets, const uint16_t *__restrict__ lane_bits,
-              uint32_t *__restrict__ words)
+    code_bits(const huff_codes *__restrict__ H, c63_cu_entropy_geometry G,
+              const int16_t *__restrict__ coeffs, const c63_mv *__restrict__ mvs, tile_state tiles,
+              uint32_t *__restrict__ words, uint32_t *__restrict__ total_bits)
 {
+  __shared__ struct {
+    typename block_scan::TempStorage scan;
+    typename tile_prefix::TempStorage prefix;
+  } tmp;
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = t / kLanes, lane = t % kLanes;
   const lane_data d = load_lane(G, coeffs, j, lane);
-  const uint32_t mine = d.active ? lane_bits[t] : 0;
-  uint32_t before = mine;
-#pragma unroll
-  for (int o = 1; o < kLanes; o <<= 1) {
-    const uint32_t v = __shfl_up_sync(0xffffffffu, before, o, kLanes);
-    if (lane >= o) before += v;
+  bit_counter n;
+  if (d.active) code_lane(n, *H, G, coeffs, mvs, d, lane);
+  uint32_t before;
+  if (blockIdx.x == 0) {
+    uint32_t aggregate;
+    block_scan(tmp.scan).ExclusiveSum(n.n, before, aggregate);
+    if (threadIdx.x == 0) tiles.SetInclusive(0, aggregate);
+  } else {
+    tile_prefix prefix(tiles, tmp.prefix, add_bits(), blockIdx.x);
+    block_scan(tmp.scan).ExclusiveScan(n.n, before, add_bits(), prefix);
   }
-  before -= mine;
   if (!d.active) return;
-  bit_packer s(words, offsets[j] + before);
+  if (t == G.blocks * kLanes - 1) *total_bits = before + n.n;
+  bit_packer s(words, before);
   code_lane(s, *H, G, coeffs, mvs, d, lane);
   s.finish();
 }
@@ -426,17 +433,15 @@ __global__ void copy_out(const uint8_t *src, const uint32_t *size, uint8_t *dst,
 
 struct c63_cu_entropy {
   c63_cu_entropy_geometry G;
-  size_t max_words;    /* worst-case unstuffed words of a frame */
-  uint32_t chunks;     /* worst-case stuffing chunks */
-  huff_codes *codes;   /* device */
-  uint32_t *counts;    /* [blocks + 1] */
-  uint16_t *lane_bits; /* [blocks * kLanes]: bits of each lane of each block */
-  uint32_t *offsets;   /* [blocks + 1]; offsets[blocks] = the frame's bits */
-  uint32_t *words;     /* [max_words + 2], all zero between frames */
-  uint32_t *chunk_ff;  /* [chunks] */
+  size_t max_words;   /* worst-case unstuffed words of a frame */
+  uint32_t chunks;    /* worst-case stuffing chunks */
+  huff_codes *codes;  /* device */
+  int tiles;          /* CTAs of code_bits */
+  void *tile_status;  /* their look-back status (cub::ScanTileState) */
+  uint32_t *total;    /* the frame's bits */
+  uint32_t *words;    /* [max_words + 2], all zero between frames */
+  uint32_t *chunk_ff; /* [chunks] */
   uint32_t *tail_flush;
-  void *scan_tmp;
-  size_t scan_tmp_bytes;
 };
 
 size_t c63_cu_entropy_max_payload(const c63_cu_entropy *e)
@@ -462,18 +467,15 @@ cudaError_t c63_cu_entropy_create(const c63_cu_entropy_geometry &G, c63_cu_entro
 
   cudaError_t err = cudaMalloc(&e->codes, sizeof h);
   if (err == cudaSuccess) err = cudaMemcpy(e->codes, &h, sizeof h, cudaMemcpyHostToDevice);
-  if (err == cudaSuccess) err = cudaMalloc(&e->counts, (G.blocks + 1) * sizeof(uint32_t));
-  if (err == cudaSuccess) err = cudaMalloc(&e->offsets, (G.blocks + 1) * sizeof(uint32_t));
-  if (err == cudaSuccess)
-    err = cudaMalloc(&e->lane_bits, (size_t)G.blocks * kLanes * sizeof(uint16_t));
+  e->tiles = (int)(((size_t)G.blocks * kLanes + kBlockThreads - 1) / kBlockThreads);
+  size_t status_bytes = 0;
+  if (err == cudaSuccess) err = tile_state::AllocationSize(e->tiles, status_bytes);
+  if (err == cudaSuccess) err = cudaMalloc(&e->tile_status, status_bytes);
+  if (err == cudaSuccess) err = cudaMalloc(&e->total, sizeof(uint32_t));
   if (err == cudaSuccess) err = cudaMalloc(&e->words, (e->max_words + 2) * sizeof(uint32_t));
   if (err == cudaSuccess) err = cudaMemset(e->words, 0, (e->max_words + 2) * sizeof(uint32_t));
   if (err == cudaSuccess) err = cudaMalloc(&e->chunk_ff, e->chunks * sizeof(uint32_t));
   if (err == cudaSuccess) err = cudaMalloc(&e->tail_flush, sizeof(uint32_t));
-  if (err == cudaSuccess)
-    err = cub::DeviceScan::ExclusiveSum(nullptr, e->scan_tmp_bytes, e->counts, e->offsets,
-                                        G.blocks + 1);
-  if (err == cudaSuccess) err = cudaMalloc(&e->scan_tmp, e->scan_tmp_bytes);
   /* the memset must be complete before any stream uses the words */
   if (err == cudaSuccess) err = cudaDeviceSynchronize();
   if (err != cudaSuccess) {
@@ -488,22 +490,20 @@ void c63_cu_entropy_destroy(c63_cu_entropy *e)
 {
   if (!e) return;
   cudaFree(e->codes);
-  cudaFree(e->counts);
-  cudaFree(e->offsets);
-  cudaFree(e->lane_bits);
+  cudaFree(e->tile_status);
+  cudaFree(e->total);
   cudaFree(e->words);
   cudaFree(e->chunk_ff);
   cudaFree(e->tail_flush);
-  cudaFree(e->scan_tmp);
   free(e);
 }
 
 /* Steps 4 and 5: stuffing and the flush byte, from e->words and the total
- * bit count in e->offsets[blocks]. */
+ * bit count in e->total. */
 static cudaError_t stuff_words(c63_cu_entropy *e, uint8_t *payload, uint32_t *payload_size,
                                cudaStream_t s)
 {
-  const uint32_t *total = e->offsets + e->G.blocks;
+  const uint32_t *total = e->total;
   count_ff<<<e->chunks, kStuffThreads, 0, s>>>(e->words, total, e->chunk_ff, e->tail_flush);
   stuff<<<e->chunks, kStuffThreads, 0, s>>>(e->words, total, e->chunk_ff, e->tail_flush, payload,
                                             payload_size);
@@ -513,14 +513,18 @@ static cudaError_t stuff_words(c63_cu_entropy *e, uint8_t *payload, uint32_t *pa
 cudaError_t c63_cu_entropy_encode(c63_cu_entropy *e, const int16_t *coeffs, const c63_mv *mvs,
                                   uint8_t *payload, uint32_t *payload_size, cudaStream_t s)
 {
-  const c63_cu_entropy_geometry &G = e->G;
-  const int grid = (int)(((size_t)(G.blocks + 1) * kLanes + kBlockThreads - 1) / kBlockThreads);
-  count_bits<<<grid, kBlockThreads, 0, s>>>(e->codes, G, coeffs, mvs, e->counts, e->lane_bits);
-  cudaError_t err = cub::DeviceScan::ExclusiveSum(e->scan_tmp, e->scan_tmp_bytes, e->counts,
-                                                  e->offsets, G.blocks + 1, s);
+  tile_state tiles;
+  size_t status_bytes = 0;
+  tile_state::AllocationSize(e->tiles, status_bytes);
+  cudaError_t err = tiles.Init(e->tiles, e->tile_status, status_bytes);
   if (err != cudaSuccess) return err;
-  pack_bits<<<grid, kBlockThreads, 0, s>>>(e->codes, G, coeffs, mvs, e->offsets, e->lane_bits,
-                                           e->words);
+  /* the padding of the status words lies before the tiles' own */
+  const int init_threads = e->tiles + 32;
+  init_tiles<<<(init_threads + 255) / 256, 256, 0, s>>>(tiles, e->tiles);
+  code_bits<<<e->tiles, kBlockThreads, 0, s>>>(e->codes, e->G, coeffs, mvs, tiles, e->words,
+                                               e->total);
+  err = cudaGetLastError();
+  if (err != cudaSuccess) return err;
   return stuff_words(e, payload, payload_size, s);
 }
 
@@ -532,8 +536,7 @@ cudaError_t c63_cu_entropy_stuff_bits(c63_cu_entropy *e, const uint32_t *words, 
   cudaError_t err =
       cudaMemcpyAsync(e->words, words, nwords * sizeof(uint32_t), cudaMemcpyHostToDevice, s);
   if (err == cudaSuccess)
-    err = cudaMemcpyAsync(e->offsets + e->G.blocks, &total_bits, sizeof total_bits,
-                          cudaMemcpyHostToDevice, s);
+    err = cudaMemcpyAsync(e->total, &total_bits, sizeof total_bits, cudaMemcpyHostToDevice, s);
   if (err == cudaSuccess) err = stuff_words(e, payload, payload_size, s);
   /* total_bits lives on this stack frame until the copy is done */
   if (err == cudaSuccess) err = cudaStreamSynchronize(s);
