@@ -262,8 +262,9 @@ __global__ void init_tiles(tile_state tiles, int n)
 }
 
 /* Steps 1-3: a CTA is a tile of the look-back, its index its blockIdx (as
- * in CUB's own scans: CTAs start in that order, so every CTA it waits for
- * is running). The thread holding the frame's last lane writes the total. */
+ * in CUB's own scans: CTAs start in that order, so every CTA one waits for
+ * has started). The thread holding the frame's last lane writes the
+ * total. */
 __global__ void __launch_bounds__(kBlockThreads)
     code_bits(const huff_codes *__restrict__ H, c63_cu_entropy_geometry G,
               const int16_t *__restrict__ coeffs, const c63_mv *__restrict__ mvs, tile_state tiles,
@@ -437,7 +438,8 @@ struct c63_cu_entropy {
   uint32_t chunks;    /* worst-case stuffing chunks */
   huff_codes *codes;  /* device */
   int tiles;          /* CTAs of code_bits */
-  void *tile_status;  /* their look-back status (cub::ScanTileState) */
+  void *tile_status;  /* device: their look-back status */
+  tile_state status;  /* ... as CUB reads and writes it */
   uint32_t *total;    /* the frame's bits */
   uint32_t *words;    /* [max_words + 2], all zero between frames */
   uint32_t *chunk_ff; /* [chunks] */
@@ -471,6 +473,7 @@ cudaError_t c63_cu_entropy_create(const c63_cu_entropy_geometry &G, c63_cu_entro
   size_t status_bytes = 0;
   if (err == cudaSuccess) err = tile_state::AllocationSize(e->tiles, status_bytes);
   if (err == cudaSuccess) err = cudaMalloc(&e->tile_status, status_bytes);
+  if (err == cudaSuccess) err = e->status.Init(e->tiles, e->tile_status, status_bytes);
   if (err == cudaSuccess) err = cudaMalloc(&e->total, sizeof(uint32_t));
   if (err == cudaSuccess) err = cudaMalloc(&e->words, (e->max_words + 2) * sizeof(uint32_t));
   if (err == cudaSuccess) err = cudaMemset(e->words, 0, (e->max_words + 2) * sizeof(uint32_t));
@@ -513,17 +516,12 @@ static cudaError_t stuff_words(c63_cu_entropy *e, uint8_t *payload, uint32_t *pa
 cudaError_t c63_cu_entropy_encode(c63_cu_entropy *e, const int16_t *coeffs, const c63_mv *mvs,
                                   uint8_t *payload, uint32_t *payload_size, cudaStream_t s)
 {
-  tile_state tiles;
-  size_t status_bytes = 0;
-  tile_state::AllocationSize(e->tiles, status_bytes);
-  cudaError_t err = tiles.Init(e->tiles, e->tile_status, status_bytes);
-  if (err != cudaSuccess) return err;
-  /* the padding of the status words lies before the tiles' own */
-  const int init_threads = e->tiles + 32;
-  init_tiles<<<(init_threads + 255) / 256, 256, 0, s>>>(tiles, e->tiles);
-  code_bits<<<e->tiles, kBlockThreads, 0, s>>>(e->codes, e->G, coeffs, mvs, tiles, e->words,
+  /* a thread per tile (block 0's first 32 also mark the padding before
+   * tile 0) */
+  init_tiles<<<(e->tiles + 255) / 256, 256, 0, s>>>(e->status, e->tiles);
+  code_bits<<<e->tiles, kBlockThreads, 0, s>>>(e->codes, e->G, coeffs, mvs, e->status, e->words,
                                                e->total);
-  err = cudaGetLastError();
+  cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return err;
   return stuff_words(e, payload, payload_size, s);
 }
