@@ -171,6 +171,12 @@ int c63_encoder_set_search_range(c63_encoder *enc, int search_range);
 /* A new target bitrate (kbit/s) for ABR or CBR, from the next picture sent;
  * C63_ERR_INVALID_ARG in constant-quality mode or outside 1..1000000. */
 int c63_encoder_set_bitrate(c63_encoder *enc, int bitrate);
+/* The quality (1..50) the frame of the last packet received was coded at:
+ * the rate controller's choice with ABR or CBR, else the quality set; 0
+ * before the first packet, C63_ERR_INVALID_ARG when enc is NULL. A target
+ * bitrate is out of reach when the frames stay at quality 1 (the coarsest)
+ * and the stream is still above it, or at 50 and below it. */
+int c63_encoder_last_quality(const c63_encoder *enc);
 
 /* Send a picture (the encoder copies what it needs before returning), or
  * NULL to drain. Returns C63_ERR_AGAIN when packets must be received first. */

@@ -42,6 +42,7 @@ struct c63_encoder {
   int quality;
   uint8_t quant[3][64];
   c63_ratectl rc;
+  int last_quality; /* of the last packet received */
 
   c63_threadpool *pool; /* lent to the backend */
   c63_bytebuf headers;
@@ -369,10 +370,17 @@ int c63_encoder_receive_packet(c63_encoder *enc, c63_packet *pkt)
   pkt->keyframe = q->job.keyframe;
   pkt->user = q->user;
   pkt->frame_number = q->number;
+  enc->last_quality = q->quality;
   if (enc->p.rate_control != C63_RC_QUALITY)
     c63_ratectl_update(&enc->rc, q->job.keyframe, q->quality, q->predicted,
                        8.0 * (double)pkt->size);
   return C63_OK;
+}
+
+int c63_encoder_last_quality(const c63_encoder *enc)
+{
+  if (!enc) return C63_ERR_INVALID_ARG;
+  return enc->last_quality;
 }
 
 int c63_encoder_delay(const c63_encoder *enc)

@@ -99,6 +99,7 @@ static void test_encoder(void)
   CHECK_EQ(c63_encoder_receive_packet(NULL, &pkt), C63_ERR_INVALID_ARG);
   CHECK_EQ(c63_encoder_receive_packet(NULL, NULL), C63_ERR_INVALID_ARG);
   CHECK_EQ(c63_encoder_delay(NULL), C63_ERR_INVALID_ARG);
+  CHECK_EQ(c63_encoder_last_quality(NULL), C63_ERR_INVALID_ARG);
   CHECK(c63_encoder_error(NULL) != NULL);
   CHECK(c63_encoder_backend_name(NULL) != NULL);
 

@@ -261,7 +261,8 @@ for rc in abr cbr; do
   if "$ENC" --rate-control $rc -b 600 --fps 30 -w 176 -h 144 -o "$T/rc.c63" \
     "$YUV/pan_176x144.yuv" 2>"$T/err"; then
     got=$(sed -n 's/.* \([0-9.]*\) kbit\/s at 30\/1 fps (target 600)/\1/p' "$T/err")
-    if [ -n "$got" ] && awk -v g="$got" 'BEGIN { exit !(g > 570 && g < 630) }'; then
+    if [ -n "$got" ] && awk -v g="$got" 'BEGIN { exit !(g > 570 && g < 630) }' &&
+      ! grep -q "out of reach" "$T/err"; then
       echo "ok: c63-enc --rate-control $rc -b 600: $got kbit/s"
     else
       fail "c63-enc --rate-control $rc -b 600: $(cat "$T/err")"
@@ -271,6 +272,20 @@ for rc in abr cbr; do
     fail "c63-enc --rate-control $rc: $(cat "$T/err")"
   fi
 done
+# a reachable target gives no warning (above); one below what quality 1
+# spends, or above what quality 50 spends, says so and what to do
+if "$ENC" -b 1 -w 176 -h 144 -o "$T/rc.c63" "$YUV/pan_176x144.yuv" 2>"$T/err" &&
+  grep -q "warning: the target is out of reach: .* at quality 1, the coarsest, .*-m rd" "$T/err"; then
+  echo "ok: c63-enc -b 1 says the target is out of reach"
+else
+  fail "c63-enc -b 1: $(cat "$T/err")"
+fi
+if "$ENC" -b 1000000 -w 176 -h 144 -o "$T/rc.c63" "$YUV/pan_176x144.yuv" 2>"$T/err" &&
+  grep -q "warning: the target is out of reach: .* at quality 50, the finest" "$T/err"; then
+  echo "ok: c63-enc -b 1000000 says the target is out of reach"
+else
+  fail "c63-enc -b 1000000: $(cat "$T/err")"
+fi
 expect_usage "unknown backend" "$ENC" --backend gpu -w 176 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
 expect_usage "unknown mode 'fast'" "$ENC" -m fast -w 176 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
 expect_usage "needs a value" "$ENC" -w 176 -h 144 "$YUV/pan_176x144.yuv" -o

@@ -111,6 +111,17 @@ static void check_rate(const uint8_t *clip, c63_backend_kind backend, c63_rate_c
   tu_buf_free(&s);
 }
 
+/* Picture i of the clip. */
+static void clip_picture(const uint8_t *clip, int i, c63_picture *pic)
+{
+  memset(pic, 0, sizeof *pic);
+  pic->data[0] = clip + (size_t)i * tu_i420_size(W, H);
+  pic->data[1] = pic->data[0] + W * H;
+  pic->data[2] = pic->data[1] + (W / 2) * (H / 2);
+  pic->stride[0] = W;
+  pic->stride[1] = pic->stride[2] = W / 2;
+}
+
 /* Encode the clip at ABR 1200 kbit/s, setting the bitrate before every
  * picture: 2400 from the middle on (change), or 1200 again (the same). */
 static void encode_live(const uint8_t *clip, int change, tu_buf *s)
@@ -118,7 +129,6 @@ static void encode_live(const uint8_t *clip, int change, tu_buf *s)
   c63_enc_params p;
   c63_encoder *enc;
   char msg[256];
-  const size_t fsize = tu_i420_size(W, H);
   params(&p, C63_BACKEND_CPU, C63_RC_ABR, 1200);
   TU_CHECK(c63_encoder_new(&p, &enc, msg, sizeof msg) == C63_OK, "encoder: %s", msg);
   for (int i = 0; i <= FRAMES; i++) {
@@ -128,12 +138,7 @@ static void encode_live(const uint8_t *clip, int change, tu_buf *s)
     TU_CHECK(c63_encoder_set_bitrate(enc, rate) == C63_OK, "set_bitrate: %s",
              c63_encoder_error(enc));
     if (i < FRAMES) {
-      memset(&pic, 0, sizeof pic);
-      pic.data[0] = clip + (size_t)i * fsize;
-      pic.data[1] = pic.data[0] + W * H;
-      pic.data[2] = pic.data[1] + (W / 2) * (H / 2);
-      pic.stride[0] = W;
-      pic.stride[1] = pic.stride[2] = W / 2;
+      clip_picture(clip, i, &pic);
       pp = &pic;
     }
     int r;
@@ -175,6 +180,45 @@ static void check_change(const uint8_t *clip)
            "setting the same bitrate again changed the stream");
   tu_buf_free(&s);
   tu_buf_free(&plain);
+}
+
+/* c63_encoder_last_quality: 0 before the first packet, then the quality of
+ * each packet's frame: the one set in constant-quality mode; with a target
+ * below what the coarsest quality spends (1 kbit/s), quality 1 from the
+ * controller's first few steps on, and the finest above what it spends. */
+static void check_last_quality(const uint8_t *clip)
+{
+  static const struct {
+    c63_rate_control rc;
+    int bitrate, want;
+  } cases[] = {{C63_RC_QUALITY, 0, 30},
+               {C63_RC_ABR, 1, C63_MIN_QUALITY},
+               {C63_RC_CBR, 1000000, C63_MAX_QUALITY}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    c63_enc_params p;
+    c63_encoder *enc;
+    c63_packet pkt;
+    char msg[256];
+    int r, last = -1;
+    params(&p, C63_BACKEND_CPU, cases[k].rc, cases[k].bitrate);
+    p.quality = 30;
+    TU_CHECK(c63_encoder_new(&p, &enc, msg, sizeof msg) == C63_OK, "encoder: %s", msg);
+    TU_CHECK(c63_encoder_last_quality(enc) == 0, "last quality before any packet: %d",
+             c63_encoder_last_quality(enc));
+    for (int i = 0; i <= FRAMES; i++) {
+      c63_picture pic;
+      if (i < FRAMES) clip_picture(clip, i, &pic);
+      while ((r = c63_encoder_send_picture(enc, i < FRAMES ? &pic : NULL)) == C63_ERR_AGAIN)
+        while (c63_encoder_receive_packet(enc, &pkt) == C63_OK)
+          last = c63_encoder_last_quality(enc);
+      TU_CHECK(r == C63_OK, "send: %s", c63_encoder_error(enc));
+      while (c63_encoder_receive_packet(enc, &pkt) == C63_OK)
+        last = c63_encoder_last_quality(enc);
+    }
+    TU_CHECK(last == cases[k].want, "rate control %d at %d kbit/s: last quality %d, not %d",
+             (int)cases[k].rc, cases[k].bitrate, last, cases[k].want);
+    c63_encoder_free(enc);
+  }
 }
 
 static void check_settings(void)
@@ -225,6 +269,7 @@ int main(void)
     check_rate(clip, C63_BACKEND_CUDA, C63_RC_CBR, 2000);
   }
   check_change(clip);
+  check_last_quality(clip);
   check_settings();
   free(clip);
   return tu_finish("test_ratectl");

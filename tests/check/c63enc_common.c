@@ -682,11 +682,14 @@ void c63check_enc_mode(const gchar *element)
 /* Encode frames pictures of w x h (framerate 25/1) with the properties
  * given as "name=value" strings; with change_at, bitrate becomes
  * new_bitrate from that picture on, in PLAYING. Returns each frame's bytes
- * in sizes (frames entries). */
+ * in sizes (frames entries) and, where warning is given, the text of the
+ * first warning the element posted (NULL if none; g_free it). */
 static void encode_rated(const gchar *element, const gchar *const *props, guint frames,
-                         guint change_at, guint new_bitrate, gsize *sizes)
+                         guint change_at, guint new_bitrate, gsize *sizes, gchar **warning)
 {
   GstElement *enc = gst_element_factory_make(element, NULL);
+  GstBus *bus = gst_bus_new();
+  GstMessage *msg;
   GstHarness *hh;
   guint n;
 
@@ -698,6 +701,7 @@ static void encode_rated(const gchar *element, const gchar *const *props, guint 
   }
   hh = gst_harness_new_with_element(enc, "sink", "src");
   gst_object_unref(enc);
+  gst_element_set_bus(hh->element, bus);
   set_size_caps(hh, 176, 144);
   for (n = 0; n < frames; n++) {
     if (change_at && n == change_at) g_object_set(hh->element, "bitrate", new_bitrate, NULL);
@@ -711,7 +715,43 @@ static void encode_rated(const gchar *element, const gchar *const *props, guint 
     sizes[n] = gst_buffer_get_size(buf);
     gst_buffer_unref(buf);
   }
+  msg = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING);
+  if (warning) {
+    *warning = NULL;
+    if (msg) {
+      GError *err = NULL;
+      gst_message_parse_warning(msg, &err, NULL);
+      *warning = g_strdup(err->message);
+      g_error_free(err);
+    }
+  }
+  if (msg) gst_message_unref(msg);
+  gst_element_set_bus(hh->element, NULL);
+  gst_object_unref(bus);
   gst_harness_teardown(hh);
+}
+
+/* A target no quality reaches (1 kbit/s, below what the coarsest quality
+ * spends; 1 Gbit/s, above what the finest spends) is reported once, with
+ * the quality that bounds it; a reachable one is not. */
+static void check_out_of_reach(const gchar *element, guint frames, gsize *sizes,
+                               const gchar *reachable)
+{
+  static const gchar *const low[] = {"rate-control=abr", "bitrate=1", NULL};
+  static const gchar *const high[] = {"rate-control=cbr", "bitrate=1000000", NULL};
+  const gchar *ok[] = {"rate-control=abr", reachable, NULL};
+  gchar *warning;
+
+  encode_rated(element, low, frames, 0, 0, sizes, &warning);
+  fail_unless(warning && strstr(warning, "out of reach") && strstr(warning, "quality 1,"),
+              "bitrate=1: %s", warning ? warning : "no warning");
+  g_free(warning);
+  encode_rated(element, high, frames, 0, 0, sizes, &warning);
+  fail_unless(warning && strstr(warning, "out of reach") && strstr(warning, "quality 50,"),
+              "bitrate=1000000: %s", warning ? warning : "no warning");
+  g_free(warning);
+  encode_rated(element, ok, frames, 0, 0, sizes, &warning);
+  fail_unless(warning == NULL, "%s: %s", reachable, warning);
 }
 
 static double kbit_per_s(const gsize *sizes, guint from, guint to)
@@ -740,20 +780,21 @@ void c63check_enc_rate_control(const gchar *element)
   /* what constant quality 25 costs here, then three quarters of it */
   {
     static const gchar *const q25[] = {"quality=25", NULL};
-    encode_rated(element, q25, FRAMES, 0, 0, sizes);
+    encode_rated(element, q25, FRAMES, 0, 0, sizes, NULL);
   }
   const guint target = (guint)(0.75 * kbit_per_s(sizes, 0, FRAMES));
   gchar *bitrate = g_strdup_printf("bitrate=%u", target);
   const gchar *abr[] = {"rate-control=abr", bitrate, NULL};
-  encode_rated(element, abr, FRAMES, 0, 0, sizes);
+  encode_rated(element, abr, FRAMES, 0, 0, sizes, NULL);
   const double got = kbit_per_s(sizes, 0, FRAMES);
   fail_unless(got > 0.9 * target && got < 1.1 * target, "abr %u kbit/s: %.1f kbit/s", target, got);
 
   /* a higher bitrate set while PLAYING is followed */
-  encode_rated(element, abr, FRAMES, FRAMES / 2, 2 * target, sizes);
+  encode_rated(element, abr, FRAMES, FRAMES / 2, 2 * target, sizes, NULL);
   const double before = kbit_per_s(sizes, 0, FRAMES / 2), after = kbit_per_s(sizes, 75, FRAMES);
   fail_unless(after > 1.5 * before, "bitrate %u -> %u kbit/s in PLAYING: %.1f then %.1f kbit/s",
               target, 2 * target, before, after);
+  check_out_of_reach(element, FRAMES, sizes, bitrate);
   g_free(bitrate);
 
   /* abr without a bitrate: an error that says what is missing */
