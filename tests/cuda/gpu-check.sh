@@ -14,6 +14,8 @@
 # check-c63parse and libgstc63.so; the conformance inputs are unpacked from
 # tests/data into OUT_DIR (xz, or Python's lzma where xz is missing).
 # The GStreamer part needs a kit (../shared/gpu/make-kit.sh) sourced first.
+# REAL_MP4=path adds benchmarks on real 1080p footage (tools/real-footage.sh
+# decodes that copy of its clip with the kit's nvh264dec).
 # tools/gpu-pack.sh BUILD BIN_DIR gathers BIN_DIR from a build.
 set -u
 bin=${1:?usage: $0 BIN_DIR [OUT_DIR]}
@@ -121,6 +123,12 @@ bench() { # name args...
 mandel=$out/yuv/mandel_1920x1080.yuv
 want bench || exit $status
 bench bench-mandel "$bin/c63-cuda-bench" -f 300 -n 5 "$mandel"
+# Real 1080p footage (tools/real-footage.sh), where REAL_MP4 names a copy of
+# the clip it decodes (the GPU machine has no package registry)
+if [ -n "${REAL_MP4:-}" ] && sh tools/real-footage.sh "$out/yuv/real.yuv" 82 "$REAL_MP4"; then
+  bench bench-real-pinned "$bin/c63-cuda-bench" -p -f 600 -n 5 "$out/yuv/real.yuv"
+  bench bench-real-key-pinned "$bin/c63-cuda-bench" -p -k 1 -f 600 -n 5 "$out/yuv/real.yuv"
+fi
 bench bench-mandel-t4 "$bin/c63-cuda-bench" -t 4 -f 300 -n 5 "$mandel"
 bench bench-mandel-pinned "$bin/c63-cuda-bench" -p -f 300 -n 5 "$mandel"
 bench bench-mandel-key "$bin/c63-cuda-bench" -k 1 -f 300 -n 5 "$mandel"
@@ -131,6 +139,10 @@ bench bench-synth "$bin/c63-cuda-bench" -f 300 -n 5
 bench bench-4k "$bin/c63-cuda-bench" -w 3840 -h 2160 -f 100 -n 5
 bench bench-4k-pinned "$bin/c63-cuda-bench" -p -w 3840 -h 2160 -f 100 -n 5
 bench bench-multi4 sh tools/c63-cuda-bench-multi.sh "$bin/c63-cuda-bench" 4 -f 1000 -n 3 "$mandel"
+# page-locked input, where one process alone keeps the GPU busy: without
+# MPS the others only share its time
+bench bench-multi4-pinned sh tools/c63-cuda-bench-multi.sh "$bin/c63-cuda-bench" 4 -p -f 1000 -n 3 \
+  "$mandel"
 # The same under CUDA MPS, which runs the kernels of several processes at
 # once instead of in time slices (a private daemon, stopped afterwards).
 if command -v nvidia-cuda-mps-control > /dev/null; then
