@@ -173,10 +173,23 @@ int c63_encoder_set_search_range(c63_encoder *enc, int search_range);
 int c63_encoder_set_bitrate(c63_encoder *enc, int bitrate);
 /* The quality (1..50) the frame of the last packet received was coded at:
  * the rate controller's choice with ABR or CBR, else the quality set; 0
- * before the first packet, C63_ERR_INVALID_ARG when enc is NULL. A target
- * bitrate is out of reach when the frames stay at quality 1 (the coarsest)
- * and the stream is still above it, or at 50 and below it. */
+ * before the first packet, C63_ERR_INVALID_ARG when enc is NULL. */
 int c63_encoder_last_quality(const c63_encoder *enc);
+/* Frames in a row at the coarsest or finest quality after which a target
+ * they miss is out of reach: the rate controller moves the quality a few
+ * steps a frame, so a run this long (two seconds at 25 fps) means that no
+ * quality reaches it. */
+#define C63_TARGET_REACH_FRAMES 50
+/* Whether the target bitrate (ABR, CBR) is out of reach on this input, as
+ * of the last packet received. *reach is -1 when the last
+ * C63_TARGET_REACH_FRAMES frames were coded at quality 1, the coarsest,
+ * and still spent more than 5% over the target (in exact mode the rd mode
+ * reaches lower bitrates), +1 when they were at quality 50, the finest,
+ * and spent more than 5% under it, else 0 (always in constant-quality
+ * mode); where it is not 0 and kbps is not NULL, *kbps is those frames'
+ * bitrate. Judged afresh after c63_encoder_set_bitrate.
+ * C63_ERR_INVALID_ARG when enc or reach is NULL. */
+int c63_encoder_target_reach(const c63_encoder *enc, int *reach, double *kbps);
 
 /* Send a picture (the encoder copies what it needs before returning), or
  * NULL to drain. Returns C63_ERR_AGAIN when packets must be received first. */

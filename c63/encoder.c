@@ -383,6 +383,13 @@ int c63_encoder_last_quality(const c63_encoder *enc)
   return enc->last_quality;
 }
 
+int c63_encoder_target_reach(const c63_encoder *enc, int *reach, double *kbps)
+{
+  if (!enc || !reach) return C63_ERR_INVALID_ARG;
+  *reach = c63_ratectl_reach(&enc->rc, kbps);
+  return C63_OK;
+}
+
 int c63_encoder_delay(const c63_encoder *enc)
 {
   if (!enc) return C63_ERR_INVALID_ARG;

@@ -24,18 +24,15 @@ static const double kExp = 0.9;
 /* ABR: frames over which the balance so far is paid back. */
 static const double kHorizon = 25.0;
 
-static double frame_bits(const c63_enc_params *p)
-{
-  const double fps = p->fps_num > 0 && p->fps_den > 0 ? (double)p->fps_num / p->fps_den : 25.0;
-  return p->bitrate * 1000.0 / fps;
-}
-
 void c63_ratectl_set_bitrate(c63_ratectl *rc, const c63_enc_params *p)
 {
-  rc->frame_bits = frame_bits(p);
+  rc->fps = p->fps_num > 0 && p->fps_den > 0 ? (double)p->fps_num / p->fps_den : 25.0;
+  rc->frame_bits = p->bitrate * 1000.0 / rc->fps;
   rc->buffer_bits = p->bitrate * (double)p->buffer_ms;
   if (rc->fullness > rc->buffer_bits) rc->fullness = rc->buffer_bits;
-  rc->debt = 0; /* a new target: the old balance no longer applies */
+  rc->debt = 0;                       /* a new target: the old balance no longer applies */
+  rc->bound_side = rc->bound_run = 0; /* and is judged afresh */
+  rc->bound_bits = 0;
 }
 
 void c63_ratectl_init(c63_ratectl *rc, const c63_enc_params *p)
@@ -109,7 +106,26 @@ void c63_ratectl_update(c63_ratectl *rc, int keyframe, int quality, double predi
     rc->scale[type] = 0.7 * rc->scale[type] + 0.3 * s;
   }
   rc->known[type] = 1;
+  const int side = quality == C63_MIN_QUALITY ? -1 : quality == C63_MAX_QUALITY ? 1 : 0;
+  if (side != rc->bound_side) {
+    rc->bound_side = side;
+    rc->bound_run = 0;
+    rc->bound_bits = 0;
+  }
+  rc->bound_run++;
+  rc->bound_bits += bits;
   rc->debt += rc->frame_bits - bits;
   rc->fullness += bits - rc->frame_bits;
   if (rc->fullness < 0) rc->fullness = 0; /* an empty buffer stays empty */
+}
+
+int c63_ratectl_reach(const c63_ratectl *rc, double *kbps)
+{
+  if (rc->mode == C63_RC_QUALITY || rc->bound_side == 0 || rc->bound_run < C63_TARGET_REACH_FRAMES)
+    return 0;
+  const double per_frame = rc->bound_bits / rc->bound_run;
+  if (kbps) *kbps = per_frame * rc->fps / 1000.0;
+  if (rc->bound_side < 0 && per_frame > 1.05 * rc->frame_bits) return -1;
+  if (rc->bound_side > 0 && per_frame < 0.95 * rc->frame_bits) return 1;
+  return 0;
 }

@@ -14,6 +14,7 @@ extern "C" {
 
 typedef struct c63_ratectl {
   c63_rate_control mode;
+  double fps;         /* the framerate that turns the bitrate into bits per frame */
   double frame_bits;  /* the target per frame: bitrate / framerate */
   double buffer_bits; /* CBR: the decoder's buffer */
   double fullness;    /* CBR: bits in it after the last frame came back */
@@ -24,7 +25,12 @@ typedef struct c63_ratectl {
   double scale[2];
   int known[2];
   int quality; /* the last choice (the start: the quality parameter) */
+  /* The frames that came back in a row at quality 1 (side -1) or 50 (+1),
+   * and their bits, for c63_ratectl_reach. */
+  int bound_side, bound_run;
+  double bound_bits;
 } c63_ratectl;
+
 
 /* Set up from the parameters (rate_control, bitrate, buffer_ms, fps,
  * quality as the starting point). */
@@ -36,6 +42,11 @@ void c63_ratectl_set_bitrate(c63_ratectl *rc, const c63_enc_params *p);
 int c63_ratectl_choose(c63_ratectl *rc, int keyframe, double *predicted);
 /* A frame sent with that quality and prediction came back with bits bits. */
 void c63_ratectl_update(c63_ratectl *rc, int keyframe, int quality, double predicted, double bits);
+/* -1 when the last C63_TARGET_REACH_FRAMES frames came back at quality 1
+ * and still spent more than 5% over the target, +1 when at quality 50 and
+ * more than 5% under it, else 0; with kbps (if not NULL) the bitrate of
+ * those frames. Always 0 in constant-quality mode. */
+int c63_ratectl_reach(const c63_ratectl *rc, double *kbps);
 
 #ifdef __cplusplus
 }

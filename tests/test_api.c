@@ -100,6 +100,9 @@ static void test_encoder(void)
   CHECK_EQ(c63_encoder_receive_packet(NULL, NULL), C63_ERR_INVALID_ARG);
   CHECK_EQ(c63_encoder_delay(NULL), C63_ERR_INVALID_ARG);
   CHECK_EQ(c63_encoder_last_quality(NULL), C63_ERR_INVALID_ARG);
+  int reach;
+  CHECK_EQ(c63_encoder_target_reach(NULL, &reach, NULL), C63_ERR_INVALID_ARG);
+  CHECK_EQ(c63_encoder_target_reach(NULL, NULL, NULL), C63_ERR_INVALID_ARG);
   CHECK(c63_encoder_error(NULL) != NULL);
   CHECK(c63_encoder_backend_name(NULL) != NULL);
 
@@ -113,6 +116,9 @@ static void test_encoder(void)
   /* NULL picture: drain, as documented */
   CHECK_EQ(c63_encoder_send_picture(enc, NULL), C63_OK);
   CHECK_EQ(c63_encoder_receive_packet(enc, &pkt), C63_ERR_EOF);
+  CHECK_EQ(c63_encoder_target_reach(enc, NULL, NULL), C63_ERR_INVALID_ARG);
+  CHECK_EQ(c63_encoder_target_reach(enc, &reach, NULL), C63_OK);
+  CHECK_EQ(reach, 0); /* constant quality */
   c63_encoder_free(enc);
 }
 

@@ -185,15 +185,19 @@ static void check_change(const uint8_t *clip)
 /* c63_encoder_last_quality: 0 before the first packet, then the quality of
  * each packet's frame: the one set in constant-quality mode; with a target
  * below what the coarsest quality spends (1 kbit/s), quality 1 from the
- * controller's first few steps on, and the finest above what it spends. */
+ * controller's first few steps on, and the finest above what it spends.
+ * c63_encoder_target_reach: those two targets out of reach (-1, +1), and
+ * no other (a reachable target's last quality, want 0, is not checked); a
+ * new target judged afresh. */
 static void check_last_quality(const uint8_t *clip)
 {
   static const struct {
     c63_rate_control rc;
-    int bitrate, want;
-  } cases[] = {{C63_RC_QUALITY, 0, 30},
-               {C63_RC_ABR, 1, C63_MIN_QUALITY},
-               {C63_RC_CBR, 1000000, C63_MAX_QUALITY}};
+    int bitrate, want, reach;
+  } cases[] = {{C63_RC_QUALITY, 0, 30, 0},
+               {C63_RC_ABR, 2000, 0, 0},
+               {C63_RC_ABR, 1, C63_MIN_QUALITY, -1},
+               {C63_RC_CBR, 1000000, C63_MAX_QUALITY, 1}};
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     c63_enc_params p;
     c63_encoder *enc;
@@ -215,8 +219,23 @@ static void check_last_quality(const uint8_t *clip)
       while (c63_encoder_receive_packet(enc, &pkt) == C63_OK)
         last = c63_encoder_last_quality(enc);
     }
-    TU_CHECK(last == cases[k].want, "rate control %d at %d kbit/s: last quality %d, not %d",
-             (int)cases[k].rc, cases[k].bitrate, last, cases[k].want);
+    TU_CHECK(!cases[k].want || last == cases[k].want,
+             "rate control %d at %d kbit/s: last quality %d, not %d", (int)cases[k].rc,
+             cases[k].bitrate, last, cases[k].want);
+    int reach = 2;
+    double kbps = 0;
+    TU_CHECK(c63_encoder_target_reach(enc, &reach, &kbps) == C63_OK && reach == cases[k].reach,
+             "rate control %d at %d kbit/s: reach %d, not %d", (int)cases[k].rc, cases[k].bitrate,
+             reach, cases[k].reach);
+    /* the frames' bitrate is on the side of the target the answer says */
+    TU_CHECK(reach == 0 || (reach < 0 ? kbps > cases[k].bitrate : kbps < cases[k].bitrate),
+             "reach %d with %.1f kbit/s against %d", reach, kbps, cases[k].bitrate);
+    if (reach != 0) {
+      TU_CHECK(c63_encoder_set_bitrate(enc, 2000) == C63_OK, "set_bitrate: %s",
+               c63_encoder_error(enc));
+      TU_CHECK(c63_encoder_target_reach(enc, &reach, NULL) == C63_OK && reach == 0,
+               "a new target is not judged afresh: reach %d", reach);
+    }
     c63_encoder_free(enc);
   }
 }

@@ -76,32 +76,26 @@ static int bad_usage(const char *fmt, const char *arg)
 
 typedef struct enc_stats {
   long frames, keyframes;
-  long coarsest, finest; /* frames coded at quality 1 and 50 */
+  int reach;         /* the last c63_encoder_target_reach that was not 0 */
+  double reach_kbps; /* its frames' bitrate */
   unsigned long long bytes;
 } enc_stats;
 
 /* The bitrate reached at the framerate given (the stream carries none), and
- * a warning when the target was out of the qualities' reach: most frames
- * at quality 1 and the stream more than 5% above the target (the format's
- * coarsest quantisers spend more on this input; the rd mode zeroes what
- * does not pay), or at quality 50 and more than 5% below it. */
+ * a warning when the encoder found the target out of reach of every
+ * quality (c63_encoder_target_reach). */
 static void report_bitrate(const c63_enc_params *p, const enc_stats *st)
 {
-  const double kbps =
-      8.0 * (double)st->bytes * p->fps_num / p->fps_den / (double)st->frames / 1000.0;
-  fprintf(stderr, "%s: %.1f kbit/s at %d/%d fps (target %d)\n", prog, kbps, p->fps_num, p->fps_den,
-          p->bitrate);
-  if (kbps > 1.05 * p->bitrate && 2 * st->coarsest > st->frames)
+  fprintf(stderr, "%s: %.1f kbit/s at %d/%d fps (target %d)\n", prog,
+          8.0 * (double)st->bytes * p->fps_num / p->fps_den / (double)st->frames / 1000.0,
+          p->fps_num, p->fps_den, p->bitrate);
+  if (st->reach)
     fprintf(stderr,
-            "%s: warning: the target is out of reach: %ld of %ld frames were coded at quality %d, "
-            "the coarsest, and the stream is still %.0f%% above it%s\n",
-            prog, st->coarsest, st->frames, C63_MIN_QUALITY, 100.0 * (kbps / p->bitrate - 1),
-            p->mode == C63_MODE_EXACT ? "; -m rd reaches lower bitrates" : "");
-  else if (kbps < 0.95 * p->bitrate && 2 * st->finest > st->frames)
-    fprintf(stderr,
-            "%s: warning: the target is out of reach: %ld of %ld frames were coded at quality %d, "
-            "the finest, and the stream reaches only %.1f%% of it\n",
-            prog, st->finest, st->frames, C63_MAX_QUALITY, 100.0 * kbps / p->bitrate);
+            "%s: warning: the target is out of reach: %d frames in a row at quality %d, the %s, "
+            "averaged %.1f kbit/s%s\n",
+            prog, C63_TARGET_REACH_FRAMES, st->reach < 0 ? C63_MIN_QUALITY : C63_MAX_QUALITY,
+            st->reach < 0 ? "coarsest" : "finest", st->reach_kbps,
+            st->reach < 0 && p->mode == C63_MODE_EXACT ? "; -m rd reaches lower bitrates" : "");
 }
 
 /* Write every packet the encoder has ready. Returns 0, or 1 on failure. */
@@ -123,8 +117,12 @@ static int drain_packets(c63_encoder *enc, cli_output *out, enc_stats *st, int *
     if (cli_output_write(out, prog, pkt.data, pkt.size) != 0) return 1;
     st->frames++;
     st->keyframes += pkt.keyframe != 0;
-    st->coarsest += c63_encoder_last_quality(enc) == C63_MIN_QUALITY;
-    st->finest += c63_encoder_last_quality(enc) == C63_MAX_QUALITY;
+    int reach = 0;
+    double kbps = 0;
+    if (c63_encoder_target_reach(enc, &reach, &kbps) == C63_OK && reach) {
+      st->reach = reach;
+      st->reach_kbps = kbps;
+    }
     st->bytes += pkt.size;
   }
 }

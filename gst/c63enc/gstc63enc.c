@@ -98,11 +98,6 @@ enum {
 /* A frame duration for the latency when the caps carry no framerate. */
 #define ASSUMED_FPS_N 25
 #define ASSUMED_FPS_D 1
-/* Frames in a row at the coarsest or finest quality, off the target, after
- * which the element warns that the target bitrate is out of reach: the
- * rate controller moves the quality a few steps a frame, so a run this
- * long (two seconds at 25 fps) means that no quality reaches it. */
-#define OUT_OF_REACH_FRAMES 50
 
 #define DEFAULT_DEVICE_ID 0
 
@@ -272,9 +267,7 @@ static gboolean gst_c63_enc_open_encoder(GstC63Enc *self)
   if (params.backend == C63_BACKEND_CUDA) params.cuda_context = gst_c63_cuda_handle(self->cuda_ctx);
 #endif
 
-  self->reach_bitrate = params.bitrate;
-  self->reach_side = 0;
-  self->reach_warned = FALSE;
+  self->warned_bitrate = 0;
   status = c63_encoder_new(&params, &self->enc, msg, sizeof msg);
   if (status != C63_OK) {
     self->enc = NULL;
@@ -357,50 +350,36 @@ static GstFlowReturn gst_c63_enc_push_packet(GstC63Enc *self, const c63_packet *
   return gst_video_encoder_finish_frame(venc, frame);
 }
 
-/* With rate control, warn once per target when the frames stay at the
- * coarsest quality and still spend more than the target, or at the finest
- * and spend less: no setting of this mode reaches it on this input. */
-static void gst_c63_enc_check_reach(GstC63Enc *self, gsize packet_size)
+/* With rate control, warn once per target when the encoder finds it out of
+ * reach of every quality on this input (c63_encoder_target_reach, which
+ * judges a new target afresh). */
+static void gst_c63_enc_check_reach(GstC63Enc *self)
 {
-  const int q = c63_encoder_last_quality(self->enc);
-  const gint side = q == C63_MIN_QUALITY ? -1 : q == C63_MAX_QUALITY ? 1 : 0;
-  const GstVideoInfo *info = &self->input_state->info;
-  gint fps_n = GST_VIDEO_INFO_FPS_N(info), fps_d = GST_VIDEO_INFO_FPS_D(info);
-  gdouble kbps;
+  int reach = 0;
+  double kbps = 0;
+  guint bitrate;
 
-  if (self->reach_bitrate <= 0 || self->reach_warned) return;
-  if (side != self->reach_side) {
-    self->reach_side = side;
-    self->reach_run = 0;
-    self->reach_bits = 0;
-  }
-  if (side == 0) return;
-  self->reach_run++;
-  self->reach_bits += 8 * (guint64)packet_size;
-  if (self->reach_run < OUT_OF_REACH_FRAMES) return;
-  if (fps_n <= 0 || fps_d <= 0) {
-    fps_n = ASSUMED_FPS_N; /* as the bitrate assumes (gst_c63_enc_open_encoder) */
-    fps_d = ASSUMED_FPS_D;
-  }
-  kbps = (gdouble)self->reach_bits * fps_n / fps_d / self->reach_run / 1000.0;
-  if (side < 0 && kbps > 1.05 * self->reach_bitrate) {
+  if (c63_encoder_target_reach(self->enc, &reach, &kbps) != C63_OK || reach == 0) return;
+  GST_OBJECT_LOCK(self);
+  bitrate = self->bitrate;
+  GST_OBJECT_UNLOCK(self);
+  if (bitrate == self->warned_bitrate) return;
+  self->warned_bitrate = bitrate;
+  if (reach < 0)
     GST_ELEMENT_WARNING(self, STREAM, ENCODE,
-                        ("The target bitrate of %d kbit/s is out of reach: quality %d, the "
+                        ("The target bitrate of %u kbit/s is out of reach: quality %d, the "
                          "coarsest, spends more on this input",
-                         self->reach_bitrate, C63_MIN_QUALITY),
-                        ("%u frames in a row at quality %d averaged %.0f kbit/s%s", self->reach_run,
-                         C63_MIN_QUALITY, kbps,
+                         bitrate, C63_MIN_QUALITY),
+                        ("%d frames in a row at quality %d averaged %.0f kbit/s%s",
+                         C63_TARGET_REACH_FRAMES, C63_MIN_QUALITY, kbps,
                          self->mode == C63_MODE_EXACT ? "; mode=rd reaches lower bitrates" : ""));
-    self->reach_warned = TRUE;
-  } else if (side > 0 && kbps < 0.95 * self->reach_bitrate) {
+  else
     GST_ELEMENT_WARNING(self, STREAM, ENCODE,
-                        ("The target bitrate of %d kbit/s is out of reach: quality %d, the "
+                        ("The target bitrate of %u kbit/s is out of reach: quality %d, the "
                          "finest, spends less on this input",
-                         self->reach_bitrate, C63_MAX_QUALITY),
-                        ("%u frames in a row at quality %d averaged %.0f kbit/s", self->reach_run,
-                         C63_MAX_QUALITY, kbps));
-    self->reach_warned = TRUE;
-  }
+                         bitrate, C63_MAX_QUALITY),
+                        ("%d frames in a row at quality %d averaged %.0f kbit/s",
+                         C63_TARGET_REACH_FRAMES, C63_MAX_QUALITY, kbps));
 }
 
 /* Receive and push packets until the encoder wants input (AGAIN) or is
@@ -422,7 +401,7 @@ static GstFlowReturn gst_c63_enc_receive_packets(GstC63Enc *self, guint *receive
       return gst_c63_enc_post_error(self, status, "c63_encoder_receive_packet",
                                     c63_encoder_error(self->enc));
     (*received)++;
-    if (self->rate_control != C63_RC_QUALITY) gst_c63_enc_check_reach(self, pkt.size);
+    gst_c63_enc_check_reach(self);
     r = gst_c63_enc_push_packet(self, &pkt);
     if (r == GST_FLOW_ERROR) return r;
     if (ret == GST_FLOW_OK) ret = r;
@@ -578,14 +557,9 @@ static gboolean gst_c63_enc_apply_settings(GstC63Enc *self)
   GST_OBJECT_UNLOCK(self);
   if (!changed) return TRUE;
   /* with rate control the quality is the controller's, the bitrate ours */
-  if (rate_controlled) {
+  if (rate_controlled)
     status = c63_encoder_set_bitrate(self->enc, (int)bitrate);
-    if (status == C63_OK && (gint)bitrate != self->reach_bitrate) {
-      self->reach_bitrate = (gint)bitrate; /* a new target: judged afresh */
-      self->reach_side = 0;
-      self->reach_warned = FALSE;
-    }
-  } else
+  else
     status = c63_encoder_set_quality(self->enc, quality);
   if (status != C63_OK ||
       (status = c63_encoder_set_keyframe_interval(self->enc, keyframe_interval)) != C63_OK ||

@@ -51,14 +51,8 @@ struct _GstC63Enc {
   /* Streaming thread only. */
   c63_encoder *enc;
   GstVideoCodecState *input_state;
-  /* Whether the target bitrate is out of reach: the bitrate the encoder
-   * aims at, the run of frames coded at the coarsest (-1) or finest (+1)
-   * quality and their bits, and whether a warning was posted for it. */
-  gint reach_bitrate;
-  gint reach_side;
-  guint reach_run;
-  guint64 reach_bits;
-  gboolean reach_warned;
+  /* The target bitrate last reported out of reach (0: none yet). */
+  guint warned_bitrate;
 };
 
 struct _GstC63EncClass {
