@@ -9,7 +9,7 @@
  * float exactly, so round(q * quant / 4.0) is the integer quotient rounded
  * half away from zero.
  *
- * Layout: one thread per block row, 16 blocks per CTA of 128 threads. A
+ * Layout: one thread per block row, 32 blocks per CTA of 256 threads. A
  * thread does a whole 1-D pass in registers with the cosine table as
  * constant-bank operands (the unrolled loops index it at compile time), so
  * shared memory only carries the transpose between the two passes: on an
@@ -22,7 +22,9 @@
 namespace
 {
 
-constexpr int kBlocksPerCta = 16;
+/* 32 blocks a CTA rather than 16: each CTA first builds its quantiser
+ * tables, and 16 blocks a CTA ran 1.3% slower (library, H100, 1080p). */
+constexpr int kBlocksPerCta = 32;
 constexpr int kThreads = 8 * kBlocksPerCta;
 
 /* c63_dct_lookup: the reference's 6-decimal float literals, row j. */
