@@ -234,6 +234,25 @@ else
   fi
 fi
 
+# Several writer threads put each picture at its offset through mappings
+# of 32 MiB windows of the file (tools/mapped_output.c): the same bytes as
+# one thread's write(), also across window ends (15 frames of 1080p, 47 MB)
+# and where no window fits the address space (each picture mapped alone;
+# 176x144, since a 1080p decoder does not fit 32 MiB).
+m=$CONF/mandel_1920x1080.c63
+cat "$m" "$m" "$m" >"$T/mandel3.c63"
+for f in "$s" "$T/mandel3.c63"; do
+  "$DEC" --quiet --writers 1 "$f" "$T/w1.yuv" 2>"$T/err" || fail "c63-dec --writers 1: $(cat "$T/err")"
+  "$DEC" --quiet --writers 3 "$f" "$T/w3.yuv" 2>"$T/err" || fail "c63-dec --writers 3: $(cat "$T/err")"
+  same "$T/w3.yuv" "$T/w1.yuv" "c63-dec --writers 3 writes what one writer does ($(basename "$f"))"
+  [ "$f" = "$s" ] && cp "$T/w1.yuv" "$T/dec-ref.yuv"
+done
+if (ulimit -v 32768 && "$DEC" "$s" "$T/mem.yuv") 2>/dev/null; then
+  (ulimit -v 32768 && "$DEC" --quiet --writers 3 "$s" "$T/w3.yuv") 2>"$T/err" ||
+    fail "c63-dec --writers 3 in a 32 MiB address space: $(cat "$T/err")"
+  same "$T/w3.yuv" "$T/dec-ref.yuv" "c63-dec --writers 3 in a 32 MiB address space"
+fi
+
 # like expect_error, and the usage text must follow the message
 expect_usage() {
   expect_error "$@"
@@ -241,6 +260,7 @@ expect_usage() {
 }
 
 # --- bad arguments: non-zero exit, message, usage ---
+expect_usage "not a writer thread count" "$DEC" --writers 9 "$s" "$T/w.yuv"
 expect_usage "missing input file" "$ENC"
 expect_usage "-o OUTPUT is required" "$ENC" -w 176 -h 144 "$YUV/pan_176x144.yuv"
 expect_usage "HEIGHT are required" "$ENC" -w 176 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
@@ -370,11 +390,13 @@ rc=$?
   fail "c63-dec - >/dev/full ($rc): $(cat "$T/err")"
 # a write error half way into a regular file (a file size limit: EFBIG, as a
 # full disk gives ENOSPC): the old file is untouched, no temporary is left
-for tool in enc dec; do
+for tool in enc dec dec-mapped; do
   echo old >"$O/old.$tool"
-  if [ $tool = enc ]; then set -- "$ENC" -w 176 -h 144 -o "$O/old.$tool" "$YUV/pan_176x144.yuv"; else
-    set -- "$DEC" "$s" "$O/old.$tool"
-  fi
+  case $tool in
+  enc) set -- "$ENC" -w 176 -h 144 -o "$O/old.$tool" "$YUV/pan_176x144.yuv" ;;
+  dec) set -- "$DEC" "$s" "$O/old.$tool" ;;
+  *) set -- "$DEC" --writers 4 "$s" "$O/old.$tool" ;; # through mappings
+  esac
   (trap '' XFSZ && ulimit -f 200 && "$@") 2>"$T/err"
   rc=$?
   if [ $rc -ne 0 ] && grep -q "error writing $O/old.$tool: File too large" "$T/err" &&
@@ -385,6 +407,33 @@ for tool in enc dec; do
   fi
   same "$O/old.$tool" "$O/old.ref" "c63-$tool: the old output survives a write error"
 done
+# A full file system under c63-dec, with write() and through mappings
+# (--writers 4, tools/mapped_output.c), where a page that cannot be had
+# raises SIGBUS: the same one message either way, not a crash. Needs a
+# small tmpfs of its own: a mount namespace (root with CAP_SYS_ADMIN).
+if unshare -m true 2>/dev/null; then
+  for writers in 1 4; do
+    unshare -m sh -c '
+      mount -t tmpfs -o size=1m tmpfs "$1" || exit 99
+      echo old >"$1/full.yuv"
+      "$2" --writers "$4" "$3" "$1/full.yuv"
+      rc=$?
+      [ "$(cat "$1/full.yuv")" = old ] || echo "the old output was changed" >&2
+      ls -A "$1" | grep -v "^full.yuv$" | sed "s/^/left behind: /" >&2
+      exit $rc' sh "$O" "$DEC" "$s" $writers 2>"$T/err"
+    rc=$?
+    if [ $rc -eq 99 ]; then
+      echo "skip: no tmpfs could be mounted for the full file system check"
+    elif [ $rc -eq 1 ] && grep -q "error writing $O/full.yuv: No space left on device" "$T/err" &&
+      [ "$(grep -c . "$T/err")" -eq 1 ]; then
+      echo "ok: c63-dec --writers $writers on a full file system: $(cat "$T/err")"
+    else
+      fail "c63-dec --writers $writers on a full file system ($rc): $(cat "$T/err")"
+    fi
+  done
+else
+  echo "skip: no mount namespace for the full file system check"
+fi
 # success replaces the file a symbolic link names, keeping the link, and a
 # new file gets the mode fopen would give it
 echo old >"$O/target.c63"

@@ -1,36 +1,65 @@
-/* Pictures written in a thread of their own (frame_writer.h).
+/* Pictures written by threads of their own (frame_writer.h).
  *
- * One thread: writes into one file serialise in the kernel anyway (Linux
- * takes the inode's lock for each buffered write); several threads with
- * pwrite at each picture's offset measured slower on tmpfs (405 against 600
- * fps for 1080p on the H200 host).
+ * A regular output file (c63-dec's temporary) is written through shared
+ * mappings by several threads, each picture at its own offset
+ * (mapped_output.h says why). Anything else (standard output, a pipe, a
+ * device) is written by one thread with write(), in order: pwrite from
+ * several threads measured slower on tmpfs (405 against 600 fps for 1080p
+ * on the H200 host), since the kernel takes the file's lock for each.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "frame_writer.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mapped_output.h"
+
+#define MAX_MAP_THREADS 8
+#define WRITER_STACK ((size_t)256 << 10)
 
 enum { SLOT_FREE, SLOT_QUEUED, SLOT_WRITING };
 
 typedef struct slot {
   uint8_t *data;
   size_t cap, size;
+  uint64_t offset; /* in the output */
   int state;
 } slot;
 
 struct frame_writer {
   cli_output *out;
   const char *prog;
-  pthread_t thread;
+  mapped_output *map; /* NULL: write() in order, one thread */
+  pthread_t threads[MAX_MAP_THREADS];
+  int n_threads;
   pthread_mutex_t lock;
   pthread_cond_t changed;
   slot *ring;
   int depth;
   int next_fill, next_write; /* ring positions */
+  uint64_t queued_bytes;     /* the output's size once all is written */
   int done, failed;
 };
 
+/* Write one slot; 0, or -1 after the message (once for the writer). */
+static int write_slot(frame_writer *w, const slot *s)
+{
+  if (!w->map) return cli_output_write(w->out, w->prog, s->data, s->size);
+  const int err = mapped_output_put(w->map, s->offset, s->data, s->size);
+  if (err == 0) return 0;
+  pthread_mutex_lock(&w->lock);
+  if (!w->out->reported)
+    fprintf(stderr, "%s: error writing %s: %s\n", w->prog, w->out->path, strerror(err));
+  w->out->reported = 1;
+  pthread_mutex_unlock(&w->lock);
+  return -1;
+}
+
+/* Each thread takes the next queued slot; with one thread (write()) that
+ * keeps the order, with several each picture goes to its own offset. */
 static void *writer_main(void *arg)
 {
   frame_writer *w = arg;
@@ -46,8 +75,7 @@ static void *writer_main(void *arg)
     w->next_write = (w->next_write + 1) % w->depth;
     int skip = w->failed;
     pthread_mutex_unlock(&w->lock);
-    /* cli_output_write reports a failure itself */
-    int bad = !skip && cli_output_write(w->out, w->prog, s->data, s->size) != 0;
+    int bad = !skip && write_slot(w, s) != 0;
     pthread_mutex_lock(&w->lock);
     if (bad) w->failed = 1;
     s->state = SLOT_FREE;
@@ -67,12 +95,32 @@ static void free_writer(frame_writer *w)
   free(w);
 }
 
-frame_writer *frame_writer_start(cli_output *out, const char *prog, int depth)
+/* Stop the threads after everything queued is written. */
+static void join_threads(frame_writer *w)
+{
+  pthread_mutex_lock(&w->lock);
+  w->done = 1;
+  pthread_cond_broadcast(&w->changed);
+  pthread_mutex_unlock(&w->lock);
+  for (int i = 0; i < w->n_threads; i++)
+    pthread_join(w->threads[i], NULL);
+  w->n_threads = 0;
+}
+
+frame_writer *frame_writer_start(cli_output *out, const char *prog, int depth, int threads)
 {
   frame_writer *w = calloc(1, sizeof *w);
   if (!w) return NULL;
+  if (threads > MAX_MAP_THREADS) threads = MAX_MAP_THREADS;
+  if (threads > 1 && out->tmp_path != NULL) w->map = mapped_output_new(fileno(out->f));
+  if (w->map) {
+    if (depth < 2 * threads) depth = 2 * threads; /* a picture each, and as many filling */
+  } else {
+    threads = 1;
+  }
   w->ring = calloc((size_t)depth, sizeof *w->ring);
   if (!w->ring) {
+    mapped_output_finish(w->map, 0);
     free(w);
     return NULL;
   }
@@ -81,7 +129,18 @@ frame_writer *frame_writer_start(cli_output *out, const char *prog, int depth)
   w->depth = depth;
   pthread_mutex_init(&w->lock, NULL);
   pthread_cond_init(&w->changed, NULL);
-  if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+  /* The threads only copy and print: a small stack each keeps c63-dec
+   * within small address-space limits (ulimit -v) as well. */
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, WRITER_STACK);
+  for (int i = 0; i < threads; i++) {
+    if (pthread_create(&w->threads[i], &attr, writer_main, w) != 0) break;
+    w->n_threads++;
+  }
+  pthread_attr_destroy(&attr);
+  if (w->n_threads == 0) {
+    mapped_output_finish(w->map, 0);
     free_writer(w);
     return NULL;
   }
@@ -113,6 +172,8 @@ int frame_writer_queue(frame_writer *w, size_t size)
   slot *s = &w->ring[w->next_fill];
   pthread_mutex_lock(&w->lock);
   s->size = size;
+  s->offset = w->queued_bytes;
+  w->queued_bytes += size;
   s->state = SLOT_QUEUED;
   w->next_fill = (w->next_fill + 1) % w->depth;
   int failed = w->failed;
@@ -124,12 +185,17 @@ int frame_writer_queue(frame_writer *w, size_t size)
 int frame_writer_finish(frame_writer *w)
 {
   if (!w) return 0;
-  pthread_mutex_lock(&w->lock);
-  w->done = 1;
-  pthread_cond_broadcast(&w->changed);
-  pthread_mutex_unlock(&w->lock);
-  pthread_join(w->thread, NULL);
+  join_threads(w);
   int failed = w->failed;
+  if (w->map) {
+    /* The file grew ahead of the pictures: cut it to what was written. */
+    const int err = mapped_output_finish(w->map, failed ? 0 : w->queued_bytes);
+    if (err != 0 && !failed) {
+      fprintf(stderr, "%s: error writing %s: %s\n", w->prog, w->out->path, strerror(err));
+      w->out->reported = 1;
+      failed = 1;
+    }
+  }
   free_writer(w);
   return failed ? -1 : 0;
 }

@@ -1,4 +1,4 @@
-/* Writing pictures in a thread of its own, so the decoder never waits
+/* Writing pictures in threads of their own, so the decoder never waits
  * for the disk or a pipe: the caller copies each picture into a free buffer
  * of a small ring and goes on while the thread writes it, whole, with one
  * call (row by row through stdio's small buffer cost more than the decoding
@@ -15,9 +15,12 @@
 typedef struct frame_writer frame_writer;
 
 /* Start writing to out (which the caller leaves alone until
- * frame_writer_finish) through depth buffers, in the order queued. NULL
- * when out of memory or threads. */
-frame_writer *frame_writer_start(cli_output *out, const char *prog, int depth);
+ * frame_writer_finish) through depth buffers, in the order queued. With
+ * threads > 1 (at most 8) and a regular file (out's temporary), that many
+ * threads write it through mappings (mapped_output.h), each picture at its
+ * offset; otherwise one thread writes with write(). NULL when out of memory
+ * or threads. */
+frame_writer *frame_writer_start(cli_output *out, const char *prog, int depth, int threads);
 
 /* A buffer of at least size bytes for the next picture, once one is free;
  * NULL when out of memory (with a message). */
