@@ -60,6 +60,9 @@ for b in $backends; do
     echo "c63-dec --backend $b: not usable here"; continue; }
   all=""
   for i in $(seq 1 "$runs"); do
+    # A new file each run, as for dd: replacing the last run's output would
+    # time the kernel freeing its pages (about a second for 9 GB).
+    rm -f "$dir/out-$b.yuv"
     t0=$(now)
     "$bin/c63-dec" --quiet --backend "$b" "$dir/s.c63" "$dir/out-$b.yuv" 2>/dev/null
     t1=$(now)
