@@ -45,8 +45,18 @@ int c63_rd_coef_bits(const int16_t coef[64], int chroma, int prev_dc)
          c63_rd_ac_bits(tabs[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0].len, coef);
 }
 
+/* The vector of raster index best_i in a window n candidates wide. */
+static void window_vector(int best_i, int left, int top, int n, int mx, int my, c63_mv *out)
+{
+  out->x = (int8_t)(left + best_i % n - mx);
+  out->y = (int8_t)(top + best_i / n - my);
+  out->use_mv = 1;
+  out->pad_ = 0;
+}
+
 void c63_rd_choose_vector(const uint16_t *sads, int left, int top, int right, int bottom, int mx,
-                          int my, const c63_mv *left_mv, const c63_rd_lambda *l, c63_mv *out)
+                          int my, const c63_mv *left_mv, const c63_rd_lambda *l, c63_mv *out,
+                          c63_mv *searched)
 {
   const uint8_t *mv_len = c63_huff_enc_tables()[C63_HUFF_MV].len;
   const int n = right - left;
@@ -69,6 +79,7 @@ void c63_rd_choose_vector(const uint16_t *sads, int left, int top, int right, in
       }
     }
   }
+  if (searched) window_vector(best_i, left, top, n, mx, my, searched);
   /* The left neighbour's vector costs 2 bits (use_mv, reuse = 1) instead;
    * it wins a tie when it comes first in raster order. */
   if (left_mv && left_mv->use_mv) {
@@ -81,10 +92,7 @@ void c63_rd_choose_vector(const uint16_t *sads, int left, int top, int right, in
       }
     }
   }
-  out->x = (int8_t)(left + best_i % n - mx);
-  out->y = (int8_t)(top + best_i / n - my);
-  out->use_mv = 1;
-  out->pad_ = 0;
+  window_vector(best_i, left, top, n, mx, my, out);
 }
 
 void c63_rd_trellis_quantise(const float dct[64], const uint8_t quant[64], int ac_limit, int chroma,

@@ -41,9 +41,12 @@ int c63_rd_coef_bits(const int16_t coef[64], int chroma, int prev_dc);
 /* The vector of least 16 * SAD + l->sad_16 * c63_rd_mv_bits among the
  * candidates of the window [left, right) x [top, bottom) around the block
  * at pixel (mx, my), whose SADs dsp.sad_window gave; ties go to the first
- * in raster order. left_mv as in c63_rd_mv_bits. Sets use_mv = 1. */
+ * in raster order. left_mv as in c63_rd_mv_bits. Sets use_mv = 1.
+ * searched, unless NULL, gets the choice made without left_mv (the
+ * vector's full bits for every candidate). */
 void c63_rd_choose_vector(const uint16_t *sads, int left, int top, int right, int bottom, int mx,
-                          int my, const c63_mv *left_mv, const c63_rd_lambda *l, c63_mv *out);
+                          int my, const c63_mv *left_mv, const c63_rd_lambda *l, c63_mv *out,
+                          c63_mv *searched);
 
 /* Quantise a block (dct: c63_fdct_block's output) as the format does, then
  * choose its AC levels (each coefficient kept, one step nearer zero, or

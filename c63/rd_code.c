@@ -65,7 +65,16 @@ static int vector_inside(int w, int h, int mx, int my, const c63_mv *mv)
   return mx + mv->x >= 0 && mx + mv->x <= w - 8 && my + mv->y >= 0 && my + mv->y <= h - 8;
 }
 
-static void code_block(const c63_rd_frame *f, int c, int bx, int by, int *prev_dc, uint16_t *sads)
+static int same_vector(const c63_mv *a, const c63_mv *b)
+{
+  return a->x == b->x && a->y == b->y;
+}
+
+/* searched: the search's choices, made without the left neighbour, of the
+ * two blocks to the left in this block row ([0]: one to the left), which
+ * this block's replaces. */
+static void code_block(const c63_rd_frame *f, int c, int bx, int by, int *prev_dc, uint16_t *sads,
+                       c63_mv searched[2])
 {
   const int w = f->g->pad_w[c], h = f->g->pad_h[c];
   const size_t idx = (size_t)by * f->g->blocks_w[c] + bx, off = (size_t)by * 8 * w + bx * 8;
@@ -85,10 +94,23 @@ static void code_block(const c63_rd_frame *f, int c, int bx, int by, int *prev_d
     int x0, y0, x1, y1;
     rd_window(mx, my, w, h, range, &x0, &y0, &x1, &y1);
     f->dsp->sad_window(f->cur[c], f->ref[c], w, mx, my, x0, y0, x1, y1, sads);
-    c63_rd_choose_vector(sads, x0, y0, x1, y1, mx, my, left, &f->lambda, &trial[n++].mv);
-    if (left && left->use_mv && (left->x != trial[1].mv.x || left->y != trial[1].mv.y) &&
-        vector_inside(w, h, mx, my, left))
+    /* The left neighbour's final vector competes where it is one that
+     * this block tries anyway: the zero vector, the search's choice, or
+     * the search's choice of one of the two blocks to the left. A vector
+     * reused along a run from further left is not followed: the GPU
+     * decides a row's blocks in order, and any other vector would need a
+     * trial (transform, trellis, reconstruction) there, one block at a
+     * time (docs/rd.md). */
+    const int reuse = left && left->use_mv &&
+                      ((!left->x && !left->y) || (bx >= 1 && same_vector(left, &searched[0])) ||
+                       (bx >= 2 && same_vector(left, &searched[1])));
+    c63_mv own;
+    c63_rd_choose_vector(sads, x0, y0, x1, y1, mx, my, reuse ? left : NULL, &f->lambda,
+                         &trial[n++].mv, &own);
+    if (reuse && !same_vector(left, &trial[1].mv) && vector_inside(w, h, mx, my, left))
       trial[n++].mv = *left;
+    searched[1] = searched[0];
+    searched[0] = own;
     if (trial[1].mv.x || trial[1].mv.y) {
       memset(&trial[n].mv, 0, sizeof(c63_mv));
       trial[n++].mv.use_mv = 1;
@@ -117,11 +139,15 @@ void c63_rd_code_mcu_row(const c63_rd_frame *f, int my)
    * It only enters the estimate of the first block's bits, never the
    * stream (the entropy coder predicts from the decided values). */
   int prev_dc[3] = {0, 0, 0};
+  /* The search's choices of the last two blocks of each block row: luma
+   * has two in an MCU row (by & 1), chroma one. */
+  c63_mv searched[3][2][2];
+  memset(searched, 0, sizeof searched);
 
   for (int mx = 0; mx < f->g->mcus_w; mx++)
     for (int k = 0; k < 6; k++) {
       int c, bx, by;
       c63_mcu_block(mx, my, k, &c, &bx, &by);
-      code_block(f, c, bx, by, &prev_dc[c], sads);
+      code_block(f, c, bx, by, &prev_dc[c], sads, searched[c][by & 1]);
     }
 }

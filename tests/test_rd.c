@@ -340,11 +340,11 @@ static void test_choose_vector(void)
     const c63_mv left = {(int8_t)rand_range(&st, -16, 16), (int8_t)rand_range(&st, -16, 16), 1, 0};
     c63_rd_lambda zero = {0.0f, 0}, big = {1e6f, 1 << 16};
     c63_mv mv;
-    c63_rd_choose_vector(sads, x0, y0, x1, y1, mx, my, &left, &zero, &mv);
+    c63_rd_choose_vector(sads, x0, y0, x1, y1, mx, my, &left, &zero, &mv, NULL);
     ok &= mv.use_mv && mv.x == bx - mx && mv.y == by - my;
-    c63_rd_choose_vector(sads, x0, y0, x1, y1, mx, my, &left, &big, &mv);
+    c63_rd_choose_vector(sads, x0, y0, x1, y1, mx, my, &left, &big, &mv, NULL);
     ok &= mv.x == left.x && mv.y == left.y;
-    c63_rd_choose_vector(sads, x0, y0, x1, y1, mx, my, NULL, &big, &mv);
+    c63_rd_choose_vector(sads, x0, y0, x1, y1, mx, my, NULL, &big, &mv, NULL);
     ok &= mv.x == 0 && mv.y == 0;
   }
   printf("  vector choice at lambda 0 and large lambda: %s\n", ok ? "ok" : "WRONG");
