@@ -94,32 +94,50 @@ __device__ __forceinline__ bool same_vector(c63_mv a, c63_mv b)
 
 /* ---- 1. Search ---- */
 
-/* One CTA per block: the window and the block into shared memory, each
- * thread a share of the candidates (four pixels per SAD instruction), then
- * the least (cost, raster index). */
+/* Candidate rows per thread: a thread takes one column of candidates and
+ * G consecutive rows of it, so each reference row it reads (three words,
+ * aligned with two PRMT) serves up to G candidates, instead of one. G is
+ * chosen per plane so that the (column, row group) items of a block fill
+ * most of a CTA: 33 columns x 3 groups of 11 rows at range 16 (99 of 128
+ * threads), 17 x 6 groups of 3 at range 8. */
+template <int G> struct search_shape {
+  /* Window rows staged: every row group whole, plus the block's 7. */
+  static constexpr int rows = (2 * C63_MAX_SEARCH_RANGE + 1 + G - 1) / G * G + 7;
+};
+
+/* One CTA per block: the window and the block into shared memory, then
+ * each thread a column of candidates, G rows at a time (four pixels per
+ * SAD instruction), and the least (cost, raster index). */
+template <int G>
 __global__ void __launch_bounds__(kSearchThreads)
-    search_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, c63_cu_planes P,
+    search_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, c63_cu_plane pl,
                   const rd_tables *__restrict__ T, int sad_16, rd_search *__restrict__ out)
 {
-  __shared__ uint32_t win[kWinMax * kWinStride / 4];
+  constexpr int kRows = search_shape<G>::rows, kWords = kWinStride / 4;
+  __shared__ uint32_t win[kRows * kWords];
+  __shared__ int row_cost[kRows]; /* sad_16 * (2 + bits) of each vertical offset */
   __shared__ unsigned long long best_of_warp[kSearchThreads / 32];
-  const int gb = blockIdx.x;
-  const c63_cu_block bp = c63_cu_locate(P, gb);
-  const c63_cu_plane &pl = P.p[bp.plane];
-  const int w = pl.w, mx = bp.bx * 8, my = bp.by * 8;
+  const int by = (int)blockIdx.x / pl.bw, bx = (int)blockIdx.x - by * pl.bw;
+  const int gb = pl.blk_off + (int)blockIdx.x;
+  const int w = pl.w, mx = bx * 8, my = by * 8;
   int x0, y0, x1, y1;
   rd_window(pl, mx, my, &x0, &y0, &x1, &y1);
   /* Whole words from the one holding x0 to the one holding the last
    * pixel a candidate reads (rows start on 8-byte boundaries, so no word
    * crosses the plane's end), and candidate dx starts at byte dx + skew
-   * of its row. Words past those stay zero. */
-  const int nx = x1 - x0, ny = y1 - y0, rows = ny + 7, skew = x0 & 3;
+   * of its row. Words past those, and rows past the window (read by the
+   * last row group's unused candidates), stay zero. */
+  const int nx = x1 - x0, ny = y1 - y0, groups = (ny + G - 1) / G, skew = x0 & 3;
+  const int rows = ny + 7, staged = groups * G + 7;
   const int words = (skew + nx + 6) / 4 + 1;
   const uint32_t *rp = reinterpret_cast<const uint32_t *>(ref + pl.pix_off + (x0 - skew));
-  for (int i = threadIdx.x; i < rows * (kWinStride / 4); i += kSearchThreads) {
-    const int r = i / (kWinStride / 4), c = i % (kWinStride / 4);
-    win[i] = c < words ? rp[((size_t)(y0 + r) * w) / 4 + c] : 0;
+  for (int i = threadIdx.x; i < staged * kWords; i += kSearchThreads) {
+    const int r = i / kWords, c = i % kWords;
+    win[i] = c < words && r < rows ? rp[((size_t)(y0 + r) * w) / 4 + c] : 0;
   }
+  const uint8_t *mv_len = T->len[C63_HUFF_MV];
+  for (int r = threadIdx.x; r < ny; r += kSearchThreads)
+    row_cost[r] = sad_16 * (2 + c63_rd_value_bits(mv_len, y0 + r - my));
   uint32_t cw[16];
   const uint8_t *cp = cur + pl.pix_off + (size_t)my * w + mx;
 #pragma unroll
@@ -130,22 +148,41 @@ __global__ void __launch_bounds__(kSearchThreads)
   }
   __syncthreads();
 
-  const uint8_t *mv_len = T->len[C63_HUFF_MV];
   unsigned long long best = ~0ull;
-  for (int i = threadIdx.x; i < nx * ny; i += kSearchThreads) {
-    const int dy = i / nx, dx = i - dy * nx, bx = dx + skew;
-    const unsigned sel = 0x3210u + 0x1111u * (unsigned)(bx & 3);
-    const uint32_t *row = win + dy * (kWinStride / 4) + (bx >> 2);
-    unsigned sad = 0;
+  for (int item = threadIdx.x; item < nx * groups; item += kSearchThreads) {
+    const int g = item / nx, dx = item - g * nx, col = dx + skew;
+    const unsigned sel = 0x3210u + 0x1111u * (unsigned)(col & 3);
+    const uint32_t *row = win + g * G * kWords + (col >> 2);
+    unsigned sad[G];
 #pragma unroll
-    for (int j = 0; j < 8; j++, row += kWinStride / 4) {
-      const uint32_t a = row[0], b = row[1], c = row[2];
-      sad = __vsadu4(__byte_perm(a, b, sel), cw[2 * j]) + sad;
-      sad = __vsadu4(__byte_perm(b, c, sel), cw[2 * j + 1]) + sad;
+    for (int k = 0; k < G; k++)
+      sad[k] = 0;
+#pragma unroll
+    for (int r = 0; r < G + 7; r++) {
+      const uint32_t a = row[r * kWords], b = row[r * kWords + 1], c = row[r * kWords + 2];
+      const uint32_t lo = __byte_perm(a, b, sel), hi = __byte_perm(b, c, sel);
+      /* Reference row r is row j = r - k of candidate row k. */
+#pragma unroll
+      for (int k = 0; k < G; k++) {
+        const int j = r - k;
+        if (j >= 0 && j < 8) {
+          sad[k] = __vsadu4(lo, cw[2 * j]) + sad[k];
+          sad[k] = __vsadu4(hi, cw[2 * j + 1]) + sad[k];
+        }
+      }
     }
-    const int cost = c63_rd_vector_cost(mv_len, sad_16, (int)sad, x0 + dx - mx, y0 + dy - my);
-    const unsigned long long key = (unsigned long long)(unsigned)cost << 32 | (unsigned)i;
-    best = key < best ? key : best;
+    /* c63_rd_vector_cost, the column's bits counted once */
+    const int col_cost = sad_16 * c63_rd_value_bits(mv_len, x0 + dx - mx);
+#pragma unroll
+    for (int k = 0; k < G; k++) {
+      const int dy = g * G + k;
+      if (dy < ny) {
+        const int cost = 16 * (int)sad[k] + row_cost[dy] + col_cost;
+        const unsigned long long key =
+            (unsigned long long)(unsigned)cost << 32 | (unsigned)(dy * nx + dx);
+        best = key < best ? key : best;
+      }
+    }
   }
   for (int o = 16; o > 0; o >>= 1) {
     const unsigned long long other = __shfl_xor_sync(0xffffffffu, best, o);
@@ -166,6 +203,20 @@ __global__ void __launch_bounds__(kSearchThreads)
     s.mv.pad_ = 0;
     out[gb] = s;
   }
+}
+
+/* The search of every block of plane pl: G by the plane's range (see
+ * search_shape). */
+cudaError_t launch_search(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &pl,
+                          const rd_tables *T, int sad_16, rd_search *out, cudaStream_t s)
+{
+  const int blocks = pl.bw * pl.bh;
+  if (blocks <= 0) return cudaSuccess;
+  if (pl.range >= 12)
+    search_kernel<11><<<blocks, kSearchThreads, 0, s>>>(cur, ref, pl, T, sad_16, out);
+  else
+    search_kernel<3><<<blocks, kSearchThreads, 0, s>>>(cur, ref, pl, T, sad_16, out);
+  return cudaGetLastError();
 }
 
 /* ---- 2. Trials ---- */
@@ -512,7 +563,11 @@ cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref
   const bool delta = ref != nullptr;
   const rd_frame f = {rd->tables, lambda_ssd, lambda_sad_16, rd->trials, rd->search};
   if (delta)
-    search_kernel<<<nb, kSearchThreads, 0, s>>>(cur, ref, P, rd->tables, lambda_sad_16, rd->search);
+    for (int p = 0; p < P.n; p++) {
+      const cudaError_t err =
+          launch_search(cur, ref, P.p[p], rd->tables, lambda_sad_16, rd->search, s);
+      if (err != cudaSuccess) return err;
+    }
   const int per_warp = (nb + kWarps - 1) / kWarps;
   const dim3 grid(per_warp, delta ? T_COUNT : 1);
   trials_kernel<<<grid, 32 * kWarps, 0, s>>>(cur, ref, P, rd->tables, lambda_ssd, rd->search,
