@@ -83,11 +83,17 @@ mapped_output *mapped_output_new(int fd)
   /* A mapping for writing needs the file open for reading too. */
   int flags = fcntl(fd, F_GETFL);
   if (flags < 0 || (flags & O_ACCMODE) != O_RDWR) return NULL;
+  long page = sysconf(_SC_PAGESIZE);
+  if (page <= 0) page = 4096;
+  /* A file system without shared writable mappings (ENODEV) is written
+   * with write() instead. */
+  void *probe = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (probe == MAP_FAILED) return NULL;
+  munmap(probe, (size_t)page);
   mapped_output *m = calloc(1, sizeof *m);
   if (!m) return NULL;
   m->fd = fd;
-  m->page = sysconf(_SC_PAGESIZE);
-  if (m->page <= 0) m->page = 4096;
+  m->page = page;
   pthread_mutex_init(&m->lock, NULL);
   hold_handler();
   return m;
