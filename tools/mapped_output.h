@@ -20,9 +20,8 @@
 typedef struct mapped_output mapped_output;
 
 /* Write into fd, an empty regular file open for writing, which the caller
- * keeps open. NULL when fd is not such a file, its file system cannot map it, or
- * memory is short: write it
- * with write() instead. */
+ * keeps open. NULL when fd is not such a file, its file system cannot map
+ * it, or memory is short: write it with write() instead. */
 mapped_output *mapped_output_new(int fd);
 
 /* Copy n bytes to offset off, growing the file as needed. Safe to call from
