@@ -31,7 +31,6 @@ typedef struct c63_ratectl {
   double bound_bits;
 } c63_ratectl;
 
-
 /* Set up from the parameters (rate_control, bitrate, buffer_ms, fps,
  * quality as the starting point). */
 void c63_ratectl_init(c63_ratectl *rc, const c63_enc_params *p);

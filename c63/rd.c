@@ -62,8 +62,10 @@ void c63_rd_choose_vector(const uint16_t *sads, int left, int top, int right, in
   const int n = right - left;
   /* Costs fit an int: 16 * SAD <= 261120, and sad_16 * bits stays far
    * below 2^31 for any quantiser. */
-  /* c63_rd_vector_cost, with the vector's bits counted once per column and
-   * per row instead of once per candidate */
+  /* A candidate's cost is 16 * SAD + sad_16 * c63_rd_mv_bits(vector, no
+   * left neighbour) = 16 * SAD + sad_16 * (2 + bits(y) + bits(x)), the
+   * vector's bits counted once per column and per row instead of once per
+   * candidate (cuda/c63_cuda_rd.cu does the same) */
   int cost_x[2 * C63_MAX_SEARCH_RANGE + 1];
   for (int x = left; x < right; x++)
     cost_x[x - left] = l->sad_16 * c63_rd_value_bits(mv_len, x - mx);

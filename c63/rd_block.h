@@ -64,14 +64,6 @@ C63_RD_FN int c63_rd_ac_bits(const uint8_t *ac_len, const int16_t coef[64])
   return last < 63 ? bits + ac_len[0x00] : bits;
 }
 
-/* The search's cost of candidate (dx, dy) (the vector) with this SAD, as a
- * vector that is not the left neighbour's: 16 * SAD + sad_16 * bits. */
-C63_RD_FN int c63_rd_vector_cost(const uint8_t *mv_len, int sad_16, int sad, int dx, int dy)
-{
-  return 16 * sad + sad_16 * (2 + c63_rd_value_bits(mv_len, dy)) +
-         sad_16 * c63_rd_value_bits(mv_len, dx);
-}
-
 /* The trellis of c63_rd_trellis_quantise on a block that out already holds
  * quantised as the format does (dct: the transform it came from): each AC
  * level kept, one step nearer zero, or zero, for the least squared error

@@ -171,7 +171,8 @@ __global__ void __launch_bounds__(kSearchThreads)
         }
       }
     }
-    /* c63_rd_vector_cost, the column's bits counted once */
+    /* 16 * SAD + sad_16 * (2 + bits(y) + bits(x)), as c63_rd_choose_vector
+     * computes it, the column's bits counted once */
     const int col_cost = sad_16 * c63_rd_value_bits(mv_len, x0 + dx - mx);
 #pragma unroll
     for (int k = 0; k < G; k++) {
@@ -306,7 +307,7 @@ struct rd_frame {
   const rd_search *search;
 };
 
-/* code_block of c63/rd_code.c from the trials, by the whole warp: the slot
+/* code_block of c63/rd_code.c from the trials, by one thread: the slot
  * of the cheapest coding of block gb, given its left neighbour's final
  * vector (left, NULL in the first column) and the DC before it. lens: the
  * code lengths of C63_HUFF_DC0 (also the vectors') and C63_HUFF_DC1. */
@@ -438,8 +439,9 @@ constexpr int kWarmSteps = 32;
  * the state it starts in, and decides its share; then the lanes check, in
  * order, that their guess was the state the share before them ended in,
  * and where it was not walk again from that state until the states meet.
- * The choices are those of one walk from the start, in any case; the
- * repairs are usually a block or two. */
+ * The choices are those of one walk from the start, in any case; at the
+ * default look-back about one guess in eight is wrong, and its repair
+ * walks 6 to 7 blocks (kWarmSteps). */
 __global__ void __launch_bounds__(32 * kWarps)
     walk_kernel(rd_frame f, c63_cu_planes P, int warm_steps, uint8_t *__restrict__ choice,
                 walk_state *__restrict__ after)

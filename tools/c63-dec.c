@@ -145,12 +145,12 @@ static int write_picture(const c63_decoded_picture *pic, frame_writer *fw)
   return frame_writer_queue(fw, (size_t)(p - dst));
 }
 
-/* Threads that write the pictures, unless --writers says. The CPU backend decodes on every core,
- * and one thread with write() took the fewest of them. With the CUDA
- * backend the cores are mostly free, and four threads writing a regular
- * file through mappings lift the kernel's one-writer-per-file limit:
- * 902 fps against 807 with write() into tmpfs (1080p, H100 host, whose
- * dd wrote 875); two gave 643, eight 867. */
+/* Threads that write the pictures, unless --writers says. The CPU
+ * backend decodes on every core, and one thread with write() took the
+ * fewest of them. With the CUDA backend the cores are mostly free, and
+ * four threads writing a regular file through mappings lift the kernel's
+ * one-writer-per-file limit: 902 fps against 807 with write() into tmpfs
+ * (1080p, H100 host, whose dd wrote 875); two gave 643, eight 867. */
 static int writer_threads(const c63_decoder *dec)
 {
   if (strcmp(c63_decoder_backend_name(dec), "cuda") != 0) return 1;

@@ -312,11 +312,16 @@ int cli_output_open(cli_output *o, const char *prog, const char *path, FILE *in,
   return 0;
 }
 
+void cli_output_report(cli_output *o, const char *prog, int err)
+{
+  if (!o->reported) fprintf(stderr, "%s: error writing %s: %s\n", prog, o->path, strerror(err));
+  o->reported = 1;
+}
+
 int cli_output_write(cli_output *o, const char *prog, const void *data, size_t n)
 {
   if (fwrite(data, 1, n, o->f) == n) return 0;
-  fprintf(stderr, "%s: error writing %s: %s\n", prog, o->path, strerror(errno));
-  o->reported = 1;
+  cli_output_report(o, prog, errno);
   return -1;
 }
 
@@ -338,7 +343,7 @@ int cli_output_commit(cli_output *o, const char *prog)
     err = errno;
   }
   if (failed) {
-    if (!o->reported) fprintf(stderr, "%s: error writing %s: %s\n", prog, o->path, strerror(err));
+    cli_output_report(o, prog, err);
     cli_output_abort(o);
     return -1;
   }

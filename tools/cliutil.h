@@ -66,6 +66,10 @@ typedef struct cli_output {
 int cli_output_open(cli_output *o, const char *prog, const char *path, FILE *in,
                     const char *in_path);
 
+/* Print "error writing PATH: strerror(err)", unless a write error was
+ * reported already: one message per output. */
+void cli_output_report(cli_output *o, const char *prog, int err);
+
 /* fwrite n bytes; returns 0, or -1 after printing "error writing PATH:
  * reason" (cli_output_commit and cli_output_abort then stay quiet). */
 int cli_output_write(cli_output *o, const char *prog, const void *data, size_t n);

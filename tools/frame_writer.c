@@ -12,7 +12,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "mapped_output.h"
@@ -50,10 +49,8 @@ static int write_slot(frame_writer *w, const slot *s)
   if (!w->map) return cli_output_write(w->out, w->prog, s->data, s->size);
   const int err = mapped_output_put(w->map, s->offset, s->data, s->size);
   if (err == 0) return 0;
-  pthread_mutex_lock(&w->lock);
-  if (!w->out->reported)
-    fprintf(stderr, "%s: error writing %s: %s\n", w->prog, w->out->path, strerror(err));
-  w->out->reported = 1;
+  pthread_mutex_lock(&w->lock); /* several threads may fail at once */
+  cli_output_report(w->out, w->prog, err);
   pthread_mutex_unlock(&w->lock);
   return -1;
 }
@@ -191,8 +188,7 @@ int frame_writer_finish(frame_writer *w)
     /* The file grew ahead of the pictures: cut it to what was written. */
     const int err = mapped_output_finish(w->map, failed ? 0 : w->queued_bytes);
     if (err != 0 && !failed) {
-      fprintf(stderr, "%s: error writing %s: %s\n", w->prog, w->out->path, strerror(err));
-      w->out->reported = 1;
+      cli_output_report(w->out, w->prog, err);
       failed = 1;
     }
   }

@@ -151,6 +151,12 @@ static window *get_window(mapped_output *m, uint64_t start)
   return w;
 }
 
+static void drop_window(window *w)
+{
+  munmap(w->map, WINDOW);
+  free(w);
+}
+
 /* Copy into dst, the mapping of file bytes [off, off + n). On SIGBUS ask
  * the file system for the range, which gives the reason (ENOSPC, EIO...);
  * should it now have room (another file was removed meanwhile), the pages
@@ -192,10 +198,7 @@ static int put_piece(mapped_output *m, uint64_t off, const uint8_t *data, size_t
     *p = w->next;
   }
   pthread_mutex_unlock(&m->lock);
-  if (full) {
-    munmap(w->map, WINDOW);
-    free(w);
-  }
+  if (full) drop_window(w);
   return err;
 }
 
@@ -204,7 +207,8 @@ int mapped_output_put(mapped_output *m, uint64_t off, const void *data, size_t n
   int err = grow(m, off + n);
   const uint8_t *src = data;
   while (err == 0 && n > 0) {
-    const size_t piece = (size_t)(WINDOW - off % WINDOW) < n ? (size_t)(WINDOW - off % WINDOW) : n;
+    const uint64_t room = WINDOW - off % WINDOW; /* to the end of off's window */
+    const size_t piece = room < n ? (size_t)room : n;
     err = put_piece(m, off, src, piece);
     off += piece;
     src += piece;
@@ -220,8 +224,7 @@ int mapped_output_finish(mapped_output *m, uint64_t size)
   while (m->live) {
     window *w = m->live;
     m->live = w->next;
-    munmap(w->map, WINDOW);
-    free(w);
+    drop_window(w);
   }
   if (m->size != size && ftruncate(m->fd, (off_t)size) != 0) err = errno;
   release_handler();
