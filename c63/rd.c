@@ -45,28 +45,17 @@ int c63_rd_coef_bits(const int16_t coef[64], int chroma, int prev_dc)
          c63_rd_ac_bits(tabs[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0].len, coef);
 }
 
-/* The vector of raster index best_i in a window n candidates wide. */
-static void window_vector(int best_i, int left, int top, int n, int mx, int my, c63_mv *out)
-{
-  out->x = (int8_t)(left + best_i % n - mx);
-  out->y = (int8_t)(top + best_i / n - my);
-  out->use_mv = 1;
-  out->pad_ = 0;
-}
-
-void c63_rd_choose_vector(const uint16_t *sads, int left, int top, int right, int bottom, int mx,
-                          int my, const c63_mv *left_mv, const c63_rd_lambda *l, c63_mv *out,
-                          c63_mv *searched)
+void c63_rd_search_best(const uint16_t *sads, int left, int top, int right, int bottom, int mx,
+                        int my, const c63_rd_lambda *l, c63_rd_searched *out)
 {
   const uint8_t *mv_len = c63_huff_enc_tables()[C63_HUFF_MV].len;
   const int n = right - left;
   /* Costs fit an int: 16 * SAD <= 261120, and sad_16 * bits stays far
-   * below 2^31 for any quantiser. */
-  /* A candidate's cost is 16 * SAD + sad_16 * c63_rd_mv_bits(vector, no
-   * left neighbour) = 16 * SAD + sad_16 * (2 + bits(y) + bits(x)), the
-   * vector's bits counted once per column and per row instead of once per
-   * candidate (cuda/c63_cuda_rd.cu does the same) */
-  int cost_x[2 * C63_MAX_SEARCH_RANGE + 1];
+   * below 2^31 for any quantiser. A candidate's cost is 16 * SAD + sad_16
+   * * c63_rd_mv_bits(vector, no left neighbour) = 16 * SAD + sad_16 * (2 +
+   * bits(y) + bits(x)), the vector's bits counted once per column and per
+   * row instead of once per candidate (the GPU search does the same). */
+  int cost_x[2 * C63_MAX_SEARCH_RANGE];
   for (int x = left; x < right; x++)
     cost_x[x - left] = l->sad_16 * c63_rd_value_bits(mv_len, x - mx);
   int best = INT_MAX, best_i = 0;
@@ -81,20 +70,12 @@ void c63_rd_choose_vector(const uint16_t *sads, int left, int top, int right, in
       }
     }
   }
-  if (searched) window_vector(best_i, left, top, n, mx, my, searched);
-  /* The left neighbour's vector costs 2 bits (use_mv, reuse = 1) instead;
-   * it wins a tie when it comes first in raster order. */
-  if (left_mv && left_mv->use_mv) {
-    const int x = mx + left_mv->x, y = my + left_mv->y;
-    if (x >= left && x < right && y >= top && y < bottom) {
-      const int i = (y - top) * n + (x - left), cost = 16 * sads[i] + 2 * l->sad_16;
-      if (cost < best || (cost == best && i < best_i)) {
-        best = cost;
-        best_i = i;
-      }
-    }
-  }
-  window_vector(best_i, left, top, n, mx, my, out);
+  out->cost = best;
+  out->index = best_i;
+  out->mv.x = (int8_t)(best == INT_MAX ? 0 : left + best_i % n - mx);
+  out->mv.y = (int8_t)(best == INT_MAX ? 0 : top + best_i / n - my);
+  out->mv.use_mv = 1;
+  out->mv.pad_ = 0;
 }
 
 void c63_rd_trellis_quantise(const float dct[64], const uint8_t quant[64], int ac_limit, int chroma,

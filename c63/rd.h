@@ -12,6 +12,7 @@
 
 #include "dsp.h"
 #include "geometry.h"
+#include "rd_block.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,15 +39,14 @@ int c63_rd_mv_bits(const c63_mv *mv, const c63_mv *left);
  * coding order) and AC coefficients. chroma selects the tables. */
 int c63_rd_coef_bits(const int16_t coef[64], int chroma, int prev_dc);
 
-/* The vector of least 16 * SAD + l->sad_16 * c63_rd_mv_bits among the
- * candidates of the window [left, right) x [top, bottom) around the block
- * at pixel (mx, my), whose SADs dsp.sad_window gave; ties go to the first
- * in raster order. left_mv as in c63_rd_mv_bits. Sets use_mv = 1.
- * searched, unless NULL, gets the choice made without left_mv (the
- * vector's full bits for every candidate). */
-void c63_rd_choose_vector(const uint16_t *sads, int left, int top, int right, int bottom, int mx,
-                          int my, const c63_mv *left_mv, const c63_rd_lambda *l, c63_mv *out,
-                          c63_mv *searched);
+/* The search's choice among the candidates of the window [left, right) x
+ * [top, bottom) around the block at pixel (mx, my), whose SADs
+ * dsp.sad_window gave: the vector of least 16 * SAD + l->sad_16 *
+ * c63_rd_mv_bits (no left neighbour counted), the first in raster order
+ * among equal costs. An empty window gives the zero vector at cost
+ * INT_MAX. */
+void c63_rd_search_best(const uint16_t *sads, int left, int top, int right, int bottom, int mx,
+                        int my, const c63_rd_lambda *l, c63_rd_searched *out);
 
 /* Quantise a block (dct: c63_fdct_block's output) as the format does, then
  * choose its AC levels (each coefficient kept, one step nearer zero, or
@@ -76,12 +76,11 @@ typedef struct c63_rd_frame {
 } c63_rd_frame;
 
 /* Code MCU row my: for every block in coding order (format 4.1), the
- * least J = SSD + lambda * bits after trellis quantisation among intra and
- * inter with the rate-aware vector, the left neighbour's or the zero
- * vector, and the chosen block's reconstruction. Rows are
- * independent (each reads only ref and cur, and writes only its own
- * blocks), so they may run on several threads; within a row the blocks
- * go in order, since a block's cost depends on its left neighbour's vector
+ * least J = SSD + lambda * bits after trellis quantisation among the
+ * candidates of c63_rd_decide, and the chosen block's reconstruction. Rows
+ * are independent (each reads only ref and cur, and writes only its own
+ * blocks), so they may run on several threads; within a row the blocks go
+ * in order, since a block's cost depends on its left neighbour's vector
  * and the DC before it. */
 void c63_rd_code_mcu_row(const c63_rd_frame *f, int my);
 

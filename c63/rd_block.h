@@ -64,6 +64,155 @@ C63_RD_FN int c63_rd_ac_bits(const uint8_t *ac_len, const int16_t coef[64])
   return last < 63 ? bits + ac_len[0x00] : bits;
 }
 
+/* ---- The decision of a delta-frame block (docs/rd.md) ---- */
+
+/* The ways a block of a delta frame is tried: intra, its searched vector,
+ * the zero vector, and the searched vectors of the blocks one and two to
+ * its left (a reused vector is often one of them). */
+enum {
+  C63_RD_T_INTRA,
+  C63_RD_T_SEARCH,
+  C63_RD_T_ZERO,
+  C63_RD_T_LEFT_SEARCH,
+  C63_RD_T_LEFT2_SEARCH,
+  C63_RD_T_COUNT
+};
+
+/* What a decision needs of one trial (16 bytes: one load on the GPU). */
+typedef struct c63_rd_sum {
+  int ssd;         /* of the reconstruction */
+  int16_t ac_bits; /* c63_rd_ac_bits of the coefficients */
+  int16_t dc;      /* the quantised DC */
+  c63_mv mv;
+  uint16_t sad; /* of the prediction, for the vector choice */
+  uint16_t valid;
+} c63_rd_sum;
+
+/* The search's choice for a block: the vector of least 16 * SAD + sad_16 *
+ * bits over the window (the left neighbour not counted), its cost and its
+ * raster index in the window (for the comparison with the left
+ * neighbour's vector). An empty window leaves the zero vector at cost
+ * INT32_MAX. */
+typedef struct c63_rd_searched {
+  int cost;
+  int index;
+  c63_mv mv;
+} c63_rd_searched;
+
+C63_RD_FN int c63_rd_same_vector(c63_mv a, c63_mv b)
+{
+  return a.x == b.x && a.y == b.y;
+}
+
+/* Whether the block at pixel (mx, my) of a w x h plane, displaced by v,
+ * lies inside the plane (format 3.3). */
+C63_RD_FN int c63_rd_vector_inside(int w, int h, int mx, int my, c63_mv v)
+{
+  return mx + v.x >= 0 && mx + v.x <= w - 8 && my + v.y >= 0 && my + v.y <= h - 8;
+}
+
+/* The vector slot k (not C63_RD_T_INTRA) of the block in column bx tries:
+ * own, its search's choice; own1 and own2, those of the blocks one and two
+ * to its left (bx >= 1, bx >= 2). Each vector is tried once; returns 0
+ * where the slot tries none. */
+C63_RD_FN int c63_rd_trial_vector(int k, int bx, c63_mv own, c63_mv own1, c63_mv own2, int w, int h,
+                                  int mx, int my, c63_mv *mv)
+{
+  c63_mv v = {0, 0, 1, 0};
+  if (k == C63_RD_T_SEARCH) v = own;
+  if (k == C63_RD_T_LEFT_SEARCH) {
+    if (bx < 1) return 0;
+    v = own1;
+  }
+  if (k == C63_RD_T_LEFT2_SEARCH) {
+    if (bx < 2 || c63_rd_same_vector(own2, own1)) return 0;
+    v = own2;
+  }
+  v.use_mv = 1;
+  v.pad_ = 0;
+  if (k != C63_RD_T_SEARCH && c63_rd_same_vector(v, own)) return 0;
+  if (k > C63_RD_T_ZERO && !v.x && !v.y) return 0;
+  if (!c63_rd_vector_inside(w, h, mx, my, v)) return 0;
+  *mv = v;
+  return 1;
+}
+
+/* The slot of t that tried vector v (use_mv = 1), or -1. */
+C63_RD_FN int c63_rd_find_slot(const c63_rd_searched *s, const c63_rd_sum t[C63_RD_T_COUNT],
+                               c63_mv v)
+{
+  if (c63_rd_same_vector(v, s->mv)) return C63_RD_T_SEARCH;
+  if (!v.x && !v.y) return C63_RD_T_ZERO;
+  if (t[C63_RD_T_LEFT_SEARCH].valid && c63_rd_same_vector(v, t[C63_RD_T_LEFT_SEARCH].mv))
+    return C63_RD_T_LEFT_SEARCH;
+  if (t[C63_RD_T_LEFT2_SEARCH].valid && c63_rd_same_vector(v, t[C63_RD_T_LEFT2_SEARCH].mv))
+    return C63_RD_T_LEFT2_SEARCH;
+  return -1;
+}
+
+/* A block's window and the constants of its decision. */
+typedef struct c63_rd_place {
+  int w, h;           /* the plane */
+  int mx, my;         /* the block's pixel */
+  int x0, y0, x1, y1; /* its search window, [x0, x1) x [y0, y1) */
+} c63_rd_place;
+
+/* The slot of the least SSD + lambda * bits among the block's trials,
+ * given its left neighbour's final vector (left, NULL in the first
+ * column; use_mv = 0 for intra) and the DC before it. The candidates are
+ * intra, the searched vector or the left neighbour's where that costs
+ * less in the search's terms (its vector coded in 2 bits), the left
+ * neighbour's on its own, and the zero vector. The left neighbour's vector
+ * competes only where a trial holds it: otherwise it would need a trial of
+ * its own (transform, trellis, reconstruction) at decision time. */
+C63_RD_FN int c63_rd_decide(const c63_rd_place *p, const c63_rd_searched *s,
+                            const c63_rd_sum t[C63_RD_T_COUNT], const c63_mv *left, int prev_dc,
+                            float lambda, int sad_16, const uint8_t *mv_len, const uint8_t *dc_len)
+{
+  int left_slot = -1;
+  if (left && left->use_mv && c63_rd_vector_inside(p->w, p->h, p->mx, p->my, *left))
+    left_slot = c63_rd_find_slot(s, t, *left);
+  /* the searched vector against the left neighbour's at 2 bits; the left
+   * one wins a tie when it comes first in raster order */
+  c63_mv t1 = s->mv;
+  if (left_slot >= 0) {
+    const int x = p->mx + left->x, y = p->my + left->y;
+    if (x >= p->x0 && x < p->x1 && y >= p->y0 && y < p->y1) {
+      const int i = (y - p->y0) * (p->x1 - p->x0) + (x - p->x0);
+      const int cost = 16 * t[left_slot].sad + 2 * sad_16;
+      if (cost < s->cost || (cost == s->cost && i < s->index)) t1 = *left;
+    }
+  }
+  c63_mv cand[3];
+  int n = 0;
+  cand[n++] = t1;
+  if (left_slot >= 0 && !c63_rd_same_vector(*left, t1)) cand[n++] = *left;
+  if (t1.x || t1.y) {
+    const c63_mv zero = {0, 0, 1, 0};
+    cand[n++] = zero;
+  }
+
+  const c63_mv no_mv = {0, 0, 0, 0};
+  const c63_rd_sum *in = &t[C63_RD_T_INTRA];
+  float best_cost =
+      (float)in->ssd + lambda * (float)(c63_rd_mv_bits_len(mv_len, &no_mv, left) +
+                                        c63_rd_dc_bits(dc_len, in->dc, prev_dc) + in->ac_bits);
+  int best = C63_RD_T_INTRA;
+  for (int i = 0; i < n; i++) {
+    const int slot = c63_rd_find_slot(s, t, cand[i]);
+    const c63_rd_sum *ti = &t[slot];
+    const float cost =
+        (float)ti->ssd + lambda * (float)(c63_rd_mv_bits_len(mv_len, &cand[i], left) +
+                                          c63_rd_dc_bits(dc_len, ti->dc, prev_dc) + ti->ac_bits);
+    /* the first of equal costs, but intra only when strictly cheaper */
+    if (cost < best_cost || (best == C63_RD_T_INTRA && cost == best_cost)) {
+      best_cost = cost;
+      best = slot;
+    }
+  }
+  return best;
+}
+
 /* The trellis of c63_rd_trellis_quantise on a block that out already holds
  * quantised as the format does (dct: the transform it came from): each AC
  * level kept, one step nearer zero, or zero, for the least squared error

@@ -22,8 +22,21 @@
  *  - several warps of a CTA share the strip's window, one block each at a
  *    time (two, a half warp each, for chroma at the default range); U and V
  *    blocks at the same position share a CTA.
+ * The rd mode's search (c63_cu_rd_motion_search) is the same kernel with
+ * another key: the vector's bits join the SAD in the cost (c63/rd.c,
+ * c63_rd_search_best).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <limits.h>
+
+#include <type_traits>
+
+#include "c63/c63.h"
+#include "c63/rd_block.h"
 #include "cuda/c63_cuda_internal.h"
+
+extern "C" {
+#include "c63/tables.h"
+}
 
 namespace
 {
@@ -39,8 +52,10 @@ constexpr int kWarpGroups = 4;
  * strips of 4 / 8 / 12 / 16 blocks ran the search in 86 / 78 / 77 / 79 us
  * per frame (one block: 100 us). */
 constexpr int kMaxStrip = 12;
-/* Dynamic shared memory a launch gets without opting in. */
-constexpr size_t kShmemLimit = 48 * 1024;
+/* Dynamic shared memory a launch gets without opting in: 48 KiB less the
+ * static arrays (the reduction's, and the rd mode's row keys, 1.25 KiB at
+ * most). */
+constexpr size_t kShmemLimit = 46 * 1024;
 
 __device__ __forceinline__ uint32_t sad4_acc(uint32_t a, uint32_t b, uint32_t acc)
 {
@@ -51,12 +66,35 @@ __device__ __forceinline__ uint32_t sad4_acc(uint32_t a, uint32_t b, uint32_t ac
 
 /* Minimum over aligned groups of `width` lanes (16 or 32); every lane of
  * the warp takes part. */
-__device__ __forceinline__ uint32_t warp_min(uint32_t v, int width)
+template <typename K> __device__ __forceinline__ K warp_min(K v, int width)
 {
-  for (int o = width >> 1; o > 0; o >>= 1)
-    v = min(v, __shfl_xor_sync(0xffffffffu, v, o));
+  for (int o = width >> 1; o > 0; o >>= 1) {
+    const K other = __shfl_xor_sync(0xffffffffu, v, o);
+    v = other < v ? other : v;
+  }
   return v;
 }
+
+/* What a search minimises. kExact: the SAD, then the raster index (the
+ * reference's choice). kRd32 and kRd64: the rd mode's cost, 16 * SAD +
+ * sad_16 * (2 + bits(y) + bits(x)) (c63_rd_search_best), then the raster
+ * order, in 32-bit keys where the cost fits beside the index and 64-bit
+ * ones otherwise (wide ranges, coarse quantisers). */
+enum { kExact, kRd32, kRd64 };
+template <int MODE>
+using me_key = typename std::conditional<MODE == kRd64, unsigned long long, uint32_t>::type;
+
+/* The rd mode's costs and results. A candidate's key is cost << bits |
+ * dy * stride + dx: stride (the range's full window width) is the same
+ * for every block, so a row's part of the key is too, and raster order
+ * within a block is kept. */
+struct me_rd {
+  const uint8_t *mv_len; /* device copy of the vector table's code lengths */
+  int sad_16;
+  int bits;   /* index bits of a key */
+  int stride; /* 2 * range */
+  c63_rd_searched *out;
+};
 
 /* Shape of a strip's shared memory, the same on host and device. */
 struct window_shape {
@@ -109,7 +147,7 @@ template <int G> struct me_bounds {
  * calls it); a wider group is alone in its plane's share of the CTA
  * (launch), so CTA barriers are safe: one before the exchange and one
  * after, so the next block can reuse red[]. */
-__device__ __forceinline__ uint32_t group_min(uint32_t best, int tpb, int tid, uint32_t *red)
+template <typename K> __device__ __forceinline__ K group_min(K best, int tpb, int tid, K *red)
 {
   best = warp_min(best, tpb < 32 ? tpb : 32);
   if (tpb <= 32) return best;
@@ -119,19 +157,34 @@ __device__ __forceinline__ uint32_t group_min(uint32_t best, int tpb, int tid, u
   const int w0 = (int)threadIdx.x >> 5, nw = tpb >> 5;
   if (tid == 0)
     for (int i = 1; i < nw; i++)
-      best = min(best, red[w0 + i]);
+      best = red[w0 + i] < best ? red[w0 + i] : best;
   return best;
+}
+
+/* Window rows a strip stages at most, for the rd keys' row parts. */
+constexpr int kMaxRowKeys = 2 * C63_MAX_SEARCH_RANGE + 32;
+
+/* Where the rd search of block b (in its plane, raster order) of the
+ * launch's plane sub goes. */
+__device__ __forceinline__ c63_rd_searched *rd_out(const me_rd &rd, const me_planes &mp, int sub,
+                                                   int b)
+{
+  return rd.out + (sub ? mp.blk_off[1] : mp.blk_off[0]) + b;
 }
 
 /* One CTA searches a strip of `strip` blocks of one block row, in N planes;
  * each plane has `ng` groups of `tpb` threads (blockDim.x = N * ng * tpb). */
-template <int G, int N, int COPIES>
+template <int G, int N, int COPIES, int MODE>
 __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
     me_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, me_planes mp,
-              int strip, int tpb, window_shape ws, c63_mv *__restrict__ mvs)
+              int strip, int tpb, window_shape ws, c63_mv *__restrict__ mvs, me_rd rd)
 {
+  using K = me_key<MODE>;
   extern __shared__ uint4 smem4[];
-  __shared__ uint32_t red[me_bounds<G>::threads / 32];
+  __shared__ K red[me_bounds<G>::threads / 32];
+  /* rd: each window row's part of the keys, (sad_16 * (2 + bits(dy))) <<
+   * bits + dy * stride, shared by the strip's blocks and both planes */
+  __shared__ K row_key[MODE == kExact ? 1 : kMaxRowKeys];
 
   const int plane_threads = (int)blockDim.x / N;
   const int sub = N == 1 ? 0 : (int)threadIdx.x / plane_threads;
@@ -141,7 +194,8 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
   uint32_t *copies = reinterpret_cast<uint32_t *>(smem4) + sub * ws.plane_words;
   uint32_t *cur_s = copies + COPIES * ws.copy_words;
   const int pix_off = sub ? mp.pix_off[1] : mp.pix_off[0];
-  c63_mv *out = mvs + (sub ? mp.blk_off[1] : mp.blk_off[0]) + blockIdx.y * pl.bw;
+  c63_mv *out =
+      MODE == kExact ? mvs + (sub ? mp.blk_off[1] : mp.blk_off[0]) + blockIdx.y * pl.bw : nullptr;
 
   const int w = pl.w, h = pl.h, range = pl.range;
   const int bx0 = (int)blockIdx.x * strip, nblk = min(strip, pl.bw - bx0);
@@ -153,8 +207,12 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
    * zero vector it started with. A block's candidates are empty only when
    * the plane is 8 wide or the range 0, so the test is CTA-uniform. */
   if (sright <= sleft || ny <= 0) {
-    for (int b = ptid; b < nblk; b += plane_threads)
-      out[bx0 + b] = c63_mv{0, 0, 1, 0};
+    for (int b = ptid; b < nblk; b += plane_threads) {
+      if constexpr (MODE == kExact)
+        out[bx0 + b] = c63_mv{0, 0, 1, 0};
+      else
+        rd_out(rd, mp, sub, blockIdx.y * pl.bw + bx0 + b)[0] = {INT_MAX, 0, {0, 0, 1, 0}};
+    }
     return;
   }
   cur += pix_off;
@@ -184,6 +242,10 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
       }
     }
   }
+  if (MODE != kExact)
+    for (int r = threadIdx.x; r < groups * G; r += blockDim.x)
+      row_key[r] = ((K)(rd.sad_16 * (2 + c63_rd_value_bits(rd.mv_len, top + r - my))) << rd.bits) +
+                   (K)(r * rd.stride);
   /* The strip's current blocks: word i is row (i >> 1) & 7, half i & 1 of
    * block i >> 4. */
   for (int i = ptid; i < nblk * 16; i += plane_threads) {
@@ -233,7 +295,7 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
       cw[4 * i + 3] = q.w;
     }
 
-    uint32_t best = 0xffffffffu;
+    K best = ~(K)0;
     const int items = act ? nx * groups : 0;
     for (int item = tid; item < items; item += tpb) {
       /* Consecutive threads take consecutive columns: four copies, eight
@@ -269,27 +331,61 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
           }
         }
       }
-      /* Keys: sad * 2^14 + raster index (multiply-adds, off the ALU pipe
-       * the SADs need); only the last row group can hold rows past the
-       * window. */
-      const uint32_t base = (uint32_t)(g * G * nx + c);
-      if (g * G + G <= ny) {
+      /* Only the last row group can hold rows past the window. */
+      if constexpr (MODE == kExact) {
+        /* Keys: sad * 2^14 + raster index (multiply-adds, off the ALU
+         * pipe the SADs need). */
+        const uint32_t base = (uint32_t)(g * G * nx + c);
+        if (g * G + G <= ny) {
 #pragma unroll
-        for (int k = 0; k < G; k++)
-          best = min(best, sad[k] * (1u << kIndexBits) + base + (uint32_t)(k * nx));
-      } else {
-#pragma unroll
-        for (int k = 0; k < G; k++)
-          if (g * G + k < ny)
+          for (int k = 0; k < G; k++)
             best = min(best, sad[k] * (1u << kIndexBits) + base + (uint32_t)(k * nx));
+        } else {
+#pragma unroll
+          for (int k = 0; k < G; k++)
+            if (g * G + k < ny)
+              best = min(best, sad[k] * (1u << kIndexBits) + base + (uint32_t)(k * nx));
+        }
+      } else {
+        /* 16 * SAD shifted, plus the row's part (a broadcast load); the
+         * column's part, the same for all the item's candidates, after
+         * their minimum. */
+        const K scale = (K)16 << rd.bits;
+        const K *rk = row_key + g * G;
+        K least = ~(K)0;
+        if (g * G + G <= ny) {
+#pragma unroll
+          for (int k = 0; k < G; k++) {
+            const K key = (K)sad[k] * scale + rk[k];
+            least = key < least ? key : least;
+          }
+        } else {
+#pragma unroll
+          for (int k = 0; k < G; k++)
+            if (g * G + k < ny) {
+              const K key = (K)sad[k] * scale + rk[k];
+              least = key < least ? key : least;
+            }
+        }
+        const K col =
+            ((K)(rd.sad_16 * c63_rd_value_bits(rd.mv_len, left + c - mx)) << rd.bits) + (K)c;
+        best = least + col < best ? least + col : best;
       }
     }
 
     best = group_min(best, tpb, tid, red);
     if (tid == 0 && act) {
-      const int idx = (int)(best & ((1u << kIndexBits) - 1));
-      const int dy = idx / nx, dx = idx - dy * nx;
-      out[bx0 + b] = c63_mv{(int8_t)(left + dx - mx), (int8_t)(top + dy - my), 1, 0};
+      if constexpr (MODE == kExact) {
+        const int idx = (int)(best & ((1u << kIndexBits) - 1));
+        const int dy = idx / nx, dx = idx - dy * nx;
+        out[bx0 + b] = c63_mv{(int8_t)(left + dx - mx), (int8_t)(top + dy - my), 1, 0};
+      } else {
+        const int idx = (int)(best & (((K)1 << rd.bits) - 1));
+        const int dy = idx / rd.stride, dx = idx - dy * rd.stride;
+        rd_out(rd, mp, sub, blockIdx.y * pl.bw + bx0 + b)[0] = {
+            (int)(best >> rd.bits), dy * nx + dx,
+            c63_mv{(int8_t)(left + dx - mx), (int8_t)(top + dy - my), 1, 0}};
+      }
     }
   }
 }
@@ -309,16 +405,17 @@ inline size_t me_shmem(int range, int G, int strip, int copies, int n)
  * plus about two blocks' worth of staging. On an H200 at 1080p that made
  * chroma strips of 8 blocks instead of 12: 22.3 to 20.7 us; luma (2.6
  * waves) ran fastest at 12. */
-template <int G, int N, int COPIES> int strip_length(const c63_cu_plane &pl, int range, int threads)
+template <int G, int N, int COPIES, int MODE>
+int strip_length(const c63_cu_plane &pl, int range, int threads)
 {
   static int slots = 0; /* resident CTAs on the whole device (first device asked) */
   if (slots == 0) {
     int dev = 0, sms = 0, per_sm = 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, me_kernel<G, N, COPIES>, threads,
-                                                      me_shmem(range, G, kMaxStrip, COPIES, N)) !=
-            cudaSuccess)
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, me_kernel<G, N, COPIES, MODE>, threads,
+            me_shmem(range, G, kMaxStrip, COPIES, N)) != cudaSuccess)
       return 1;
     slots = sms * (per_sm > 0 ? per_sm : 1);
   }
@@ -340,24 +437,24 @@ template <int G, int N, int COPIES> int strip_length(const c63_cu_plane &pl, int
   return best;
 }
 
-template <int G, int N, int COPIES>
+template <int G, int N, int COPIES, int MODE>
 cudaError_t launch_copies(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, int range,
-                          int tpb, c63_mv *mvs, cudaStream_t s)
+                          int tpb, c63_mv *mvs, const me_rd &rd, cudaStream_t s)
 {
   const c63_cu_plane &pl = mp.pl;
   const int ng = tpb <= 32 ? kWarpGroups * 32 / tpb : 1;
   const int threads = N * ng * tpb;
-  const int strip = strip_length<G, N, COPIES>(pl, range, threads);
+  const int strip = strip_length<G, N, COPIES, MODE>(pl, range, threads);
   const window_shape ws = max_window(range, G, strip, COPIES);
   const dim3 grid((pl.bw + strip - 1) / strip, pl.bh);
-  me_kernel<G, N, COPIES><<<grid, threads, me_shmem(range, G, strip, COPIES, N), s>>>(
-      cur, ref, mp, strip, tpb, ws, mvs);
+  me_kernel<G, N, COPIES, MODE><<<grid, threads, me_shmem(range, G, strip, COPIES, N), s>>>(
+      cur, ref, mp, strip, tpb, ws, mvs, rd);
   return cudaGetLastError();
 }
 
-template <int G, int N>
+template <int G, int N, int MODE>
 cudaError_t launch(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, c63_mv *mvs,
-                   cudaStream_t s)
+                   const me_rd &rd, cudaStream_t s)
 {
   const c63_cu_plane &pl = mp.pl;
   if (pl.bw <= 0 || pl.bh <= 0) return cudaSuccess;
@@ -374,8 +471,37 @@ cudaError_t launch(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, 
   /* Four shifted copies where they fit (every range up to 40 or so);
    * wider windows keep one copy and align rows with PRMT. */
   if (me_shmem(range, G, 1, 4, N) <= kShmemLimit)
-    return launch_copies<G, N, 4>(cur, ref, mp, range, tpb, mvs, s);
-  return launch_copies<G, N, 1>(cur, ref, mp, range, tpb, mvs, s);
+    return launch_copies<G, N, 4, MODE>(cur, ref, mp, range, tpb, mvs, rd, s);
+  return launch_copies<G, N, 1, MODE>(cur, ref, mp, range, tpb, mvs, rd, s);
+}
+
+/* The search of one plane (N = 1) or two of equal geometry (N = 2), in
+ * the mode's keys; luma 32 candidate rows per thread, chroma 16 up to
+ * range 8 and 8 beyond. */
+template <int N, int MODE>
+cudaError_t search(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, c63_mv *mvs,
+                   const me_rd &rd, cudaStream_t s)
+{
+  if (N == 1) return launch<32, 1, MODE>(cur, ref, mp, mvs, rd, s);
+  if (mp.pl.range <= 8) return launch<16, 2, MODE>(cur, ref, mp, mvs, rd, s);
+  return launch<8, 2, MODE>(cur, ref, mp, mvs, rd, s);
+}
+
+/* The planes of one launch: a alone, or a and b (U and V) together. */
+me_planes make_planes(const c63_cu_plane &a, const c63_cu_plane *b)
+{
+  me_planes mp;
+  mp.pl = a;
+  mp.pix_off[0] = a.pix_off;
+  mp.blk_off[0] = a.blk_off;
+  mp.pix_off[1] = b ? b->pix_off : a.pix_off;
+  mp.blk_off[1] = b ? b->blk_off : a.blk_off;
+  return mp;
+}
+
+bool same_geometry(const c63_cu_plane &a, const c63_cu_plane &b)
+{
+  return a.w == b.w && a.h == b.h && a.bw == b.bw && a.bh == b.bh && a.range == b.range;
 }
 
 } // namespace
@@ -389,29 +515,57 @@ cudaError_t launch(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, 
 cudaError_t c63_cu_motion_search(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &pl,
                                  c63_mv *mvs, cudaStream_t s)
 {
-  me_planes mp;
-  mp.pl = pl;
-  mp.pix_off[0] = mp.pix_off[1] = pl.pix_off;
-  mp.blk_off[0] = mp.blk_off[1] = pl.blk_off;
-  return launch<32, 1>(cur, ref, mp, mvs, s);
+  return search<1, kExact>(cur, ref, make_planes(pl, nullptr), mvs, me_rd{}, s);
 }
 
+/* Up to range 8 (the default's chroma), 16 candidate rows per thread: a
+ * half warp searches a block, each thread a whole column of candidates, as
+ * for luma; wider ranges take 8 rows per thread. */
 cudaError_t c63_cu_motion_search_pair(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &a,
                                       const c63_cu_plane &b, c63_mv *mvs, cudaStream_t s)
 {
-  if (a.w != b.w || a.h != b.h || a.bw != b.bw || a.bh != b.bh || a.range != b.range) {
+  if (!same_geometry(a, b)) {
     cudaError_t err = c63_cu_motion_search(cur, ref, a, mvs, s);
     return err == cudaSuccess ? c63_cu_motion_search(cur, ref, b, mvs, s) : err;
   }
-  me_planes mp;
-  mp.pl = a;
-  mp.pix_off[0] = a.pix_off;
-  mp.pix_off[1] = b.pix_off;
-  mp.blk_off[0] = a.blk_off;
-  mp.blk_off[1] = b.blk_off;
-  /* Up to range 8 (the default's chroma), 16 candidate rows per thread: a
-   * half warp searches a block, each thread a whole column of candidates,
-   * as for luma; wider ranges take 8 rows per thread. */
-  if (a.range <= 8) return launch<16, 2>(cur, ref, mp, mvs, s);
-  return launch<8, 2>(cur, ref, mp, mvs, s);
+  return search<2, kExact>(cur, ref, make_planes(a, &b), mvs, me_rd{}, s);
+}
+
+cudaError_t c63_cu_rd_motion_search(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &a,
+                                    const c63_cu_plane *b, const uint8_t *mv_len, int sad_16,
+                                    c63_rd_searched *out, cudaStream_t s)
+{
+  if (b && !same_geometry(a, *b)) {
+    cudaError_t err = c63_cu_rd_motion_search(cur, ref, a, nullptr, mv_len, sad_16, out, s);
+    return err == cudaSuccess
+               ? c63_cu_rd_motion_search(cur, ref, *b, nullptr, mv_len, sad_16, out, s)
+               : err;
+  }
+  const int range = a.range < 0 ? 0 : a.range;
+  if (range > 64) return cudaErrorInvalidValue;
+  me_rd rd;
+  rd.mv_len = mv_len;
+  rd.sad_16 = sad_16;
+  rd.stride = 2 * range;
+  rd.out = out;
+  /* Index bits: every dy * stride + dx below stride^2. The largest cost:
+   * 16 * 64 * 255 plus the bits of the longest vector of the range. */
+  rd.bits = 0;
+  while ((1L << rd.bits) < (long)rd.stride * rd.stride)
+    rd.bits++;
+  const uint8_t *len = c63_huff_enc_tables()[C63_HUFF_MV].len;
+  int vbits = 0;
+  for (int v = -range; v <= range; v++) {
+    const int b = c63_rd_value_bits(len, v);
+    vbits = b > vbits ? b : vbits;
+  }
+  const long long max_cost = 16LL * 64 * 255 + (long long)sad_16 * (2 + 2 * vbits);
+  const me_planes mp = make_planes(a, b);
+  if (max_cost < (1LL << (32 - rd.bits))) {
+    return b ? search<2, kRd32>(cur, ref, mp, nullptr, rd, s)
+             : search<1, kRd32>(cur, ref, mp, nullptr, rd, s);
+  }
+  rd.bits = 32;
+  return b ? search<2, kRd64>(cur, ref, mp, nullptr, rd, s)
+           : search<1, kRd64>(cur, ref, mp, nullptr, rd, s);
 }

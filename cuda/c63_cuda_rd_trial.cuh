@@ -21,16 +21,6 @@ extern "C" {
 namespace
 {
 
-/* What a decision needs of one way of coding a block (16 bytes, one load). */
-struct rd_sum {
-  int ssd;
-  int16_t ac_bits; /* c63_rd_ac_bits of the coefficients */
-  int16_t dc;      /* the quantised DC */
-  c63_mv mv;
-  uint16_t sad; /* of the prediction, for the vector choice */
-  uint16_t valid;
-};
-
 /* The rest: what the chosen one leaves in the frame. */
 struct rd_data {
   int16_t coef[64];
@@ -208,9 +198,9 @@ __device__ __forceinline__ int warp_ac_bits(const warp_ws &ws, const uint8_t *ac
  * depend on the left neighbour and the DC before (the decisions add them):
  * the block at cur predicted from pred (NULL: intra), both with stride w.
  * Every lane returns the summary; sum and data are written. */
-__device__ rd_sum warp_trial(const rd_tables &T, const c63_cu_plane &pl, int chroma, float lambda,
-                             const uint8_t *cur, const uint8_t *pred, c63_mv mv, warp_ws &ws,
-                             rd_sum *sum, rd_data *data)
+__device__ c63_rd_sum warp_trial(const rd_tables &T, const c63_cu_plane &pl, int chroma,
+                                 float lambda, const uint8_t *cur, const uint8_t *pred, c63_mv mv,
+                                 warp_ws &ws, c63_rd_sum *sum, rd_data *data)
 {
   const int lane = threadIdx.x & 31, w = pl.w;
   const uint8_t *ac_len = T.len[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0];
@@ -268,12 +258,12 @@ __device__ rd_sum warp_trial(const rd_tables &T, const c63_cu_plane &pl, int chr
     const int d = rec - pix[h];
     ssd += d * d;
   }
-  const rd_sum r = {warp_sum(ssd),
-                    (int16_t)warp_ac_bits(ws, ac_len, lane),
-                    ws.coef[0],
-                    mv,
-                    (uint16_t)warp_sum(sad),
-                    1};
+  const c63_rd_sum r = {warp_sum(ssd),
+                        (int16_t)warp_ac_bits(ws, ac_len, lane),
+                        ws.coef[0],
+                        mv,
+                        (uint16_t)warp_sum(sad),
+                        1};
   if (lane == 0) *sum = r;
   __syncwarp();
   return r;

@@ -323,29 +323,54 @@ static void test_trellis(void)
   TU_CHECK(monotone, "a larger lambda spent more bits");
 }
 
-/* The vector choice: lambda 0 is the least SAD (first in raster order);
- * a large lambda takes the reused vector, or without one the zero vector. */
+/* The vector choice: lambda 0 is the least SAD (first in raster order),
+ * a large lambda the zero vector; in the decision, the left neighbour's
+ * vector (2 bits) beats the searched one when lambda is large. */
 static void test_choose_vector(void)
 {
   uint64_t st = 0xc0ffee;
-  uint16_t sads[33 * 33];
-  const int mx = 64, my = 64, x0 = 48, y0 = 48, x1 = 81, y1 = 81;
+  uint16_t sads[32 * 32];
+  const int mx = 64, my = 64, x0 = 48, y0 = 48, x1 = 80, y1 = 80;
+  const uint8_t *mv_len = c63_huff_enc_tables()[C63_HUFF_MV].len;
+  const uint8_t *dc_len = c63_huff_enc_tables()[C63_HUFF_DC0].len;
   int ok = 1;
   for (int i = 0; i < 200; i++) {
     int best = 1 << 30, bx = 0, by = 0;
-    for (int j = 0; j < 33 * 33; j++) {
+    for (int j = 0; j < 32 * 32; j++) {
       sads[j] = (uint16_t)rand_range(&st, 100, 400);
-      if (sads[j] < best) best = sads[j], bx = x0 + j % 33, by = y0 + j / 33;
+      if (sads[j] < best) best = sads[j], bx = x0 + j % 32, by = y0 + j / 32;
     }
-    const c63_mv left = {(int8_t)rand_range(&st, -16, 16), (int8_t)rand_range(&st, -16, 16), 1, 0};
-    c63_rd_lambda zero = {0.0f, 0}, big = {1e6f, 1 << 16};
-    c63_mv mv;
-    c63_rd_choose_vector(sads, x0, y0, x1, y1, mx, my, &left, &zero, &mv, NULL);
-    ok &= mv.use_mv && mv.x == bx - mx && mv.y == by - my;
-    c63_rd_choose_vector(sads, x0, y0, x1, y1, mx, my, &left, &big, &mv, NULL);
-    ok &= mv.x == left.x && mv.y == left.y;
-    c63_rd_choose_vector(sads, x0, y0, x1, y1, mx, my, NULL, &big, &mv, NULL);
-    ok &= mv.x == 0 && mv.y == 0;
+    const c63_rd_lambda zero = {0.0f, 0}, big = {1e6f, 1 << 16};
+    c63_rd_searched s;
+    c63_rd_search_best(sads, x0, y0, x1, y1, mx, my, &zero, &s);
+    ok &= s.mv.use_mv && s.mv.x == bx - mx && s.mv.y == by - my && s.cost == 16 * best;
+    c63_rd_search_best(sads, x0, y0, x1, y1, mx, my, &big, &s);
+    ok &= s.mv.x == 0 && s.mv.y == 0;
+
+    /* every trial alike but for its vector: the vector's bits decide */
+    c63_rd_search_best(sads, x0, y0, x1, y1, mx, my, &zero, &s);
+    c63_mv left = {(int8_t)rand_range(&st, -16, 15), (int8_t)rand_range(&st, -16, 15), 1, 0};
+    if (c63_rd_same_vector(left, s.mv) || (!left.x && !left.y)) left.x = left.x == 5 ? 6 : 5;
+    c63_rd_sum t[C63_RD_T_COUNT];
+    memset(t, 0, sizeof t);
+    for (int k = 0; k < C63_RD_T_COUNT; k++) {
+      t[k].ssd = 1000;
+      t[k].valid = 1;
+    }
+    t[C63_RD_T_INTRA].ac_bits = 200; /* intra loses */
+    t[C63_RD_T_SEARCH].mv = s.mv;
+    t[C63_RD_T_LEFT_SEARCH].mv = left;
+    t[C63_RD_T_LEFT_SEARCH].sad = sads[(my + left.y - y0) * 32 + mx + left.x - x0];
+    t[C63_RD_T_LEFT2_SEARCH].valid = 0;
+    const c63_rd_place p = {128, 128, mx, my, x0, y0, x1, y1};
+    ok &= c63_rd_decide(&p, &s, t, &left, 0, 1e6f, 1 << 16, mv_len, dc_len) == C63_RD_T_LEFT_SEARCH;
+    /* without the left neighbour the fewer bits win, the searched vector
+     * on a tie */
+    const c63_mv zv = {0, 0, 1, 0};
+    const int own_bits = c63_rd_mv_bits_len(mv_len, &s.mv, NULL);
+    const int zero_bits = c63_rd_mv_bits_len(mv_len, &zv, NULL);
+    ok &= c63_rd_decide(&p, &s, t, NULL, 0, 1e6f, 1 << 16, mv_len, dc_len) ==
+          (own_bits <= zero_bits ? C63_RD_T_SEARCH : C63_RD_T_ZERO);
   }
   printf("  vector choice at lambda 0 and large lambda: %s\n", ok ? "ok" : "WRONG");
   TU_CHECK(ok, "the vector choice does not follow its costs");
