@@ -157,6 +157,24 @@ typedef struct c63_rd_place {
   int x0, y0, x1, y1; /* its search window, [x0, x1) x [y0, y1) */
 } c63_rd_place;
 
+/* One inter candidate of c63_rd_decide, vector v, against the best so
+ * far: the first of equal costs, but intra only when strictly cheaper. */
+C63_RD_FN void c63_rd_consider(const c63_rd_searched *s, const c63_rd_sum t[C63_RD_T_COUNT],
+                               c63_mv v, const c63_mv *left, int prev_dc, float lambda,
+                               const uint8_t *mv_len, const uint8_t *dc_len, int *best,
+                               float *best_cost)
+{
+  const int slot = c63_rd_find_slot(s, t, v);
+  const c63_rd_sum *ti = &t[slot];
+  const float cost =
+      (float)ti->ssd + lambda * (float)(c63_rd_mv_bits_len(mv_len, &v, left) +
+                                        c63_rd_dc_bits(dc_len, ti->dc, prev_dc) + ti->ac_bits);
+  if (cost < *best_cost || (*best == C63_RD_T_INTRA && cost == *best_cost)) {
+    *best_cost = cost;
+    *best = slot;
+  }
+}
+
 /* The slot of the least SSD + lambda * bits among the block's trials,
  * given its left neighbour's final vector (left, NULL in the first
  * column; use_mv = 0 for intra) and the DC before it. The candidates are
@@ -183,33 +201,18 @@ C63_RD_FN int c63_rd_decide(const c63_rd_place *p, const c63_rd_searched *s,
       if (cost < s->cost || (cost == s->cost && i < s->index)) t1 = *left;
     }
   }
-  c63_mv cand[3];
-  int n = 0;
-  cand[n++] = t1;
-  if (left_slot >= 0 && !c63_rd_same_vector(*left, t1)) cand[n++] = *left;
-  if (t1.x || t1.y) {
-    const c63_mv zero = {0, 0, 1, 0};
-    cand[n++] = zero;
-  }
-
-  const c63_mv no_mv = {0, 0, 0, 0};
+  const c63_mv no_mv = {0, 0, 0, 0}, zero = {0, 0, 1, 0};
   const c63_rd_sum *in = &t[C63_RD_T_INTRA];
   float best_cost =
       (float)in->ssd + lambda * (float)(c63_rd_mv_bits_len(mv_len, &no_mv, left) +
                                         c63_rd_dc_bits(dc_len, in->dc, prev_dc) + in->ac_bits);
   int best = C63_RD_T_INTRA;
-  for (int i = 0; i < n; i++) {
-    const int slot = c63_rd_find_slot(s, t, cand[i]);
-    const c63_rd_sum *ti = &t[slot];
-    const float cost =
-        (float)ti->ssd + lambda * (float)(c63_rd_mv_bits_len(mv_len, &cand[i], left) +
-                                          c63_rd_dc_bits(dc_len, ti->dc, prev_dc) + ti->ac_bits);
-    /* the first of equal costs, but intra only when strictly cheaper */
-    if (cost < best_cost || (best == C63_RD_T_INTRA && cost == best_cost)) {
-      best_cost = cost;
-      best = slot;
-    }
-  }
+  /* in this order: the first of equal costs wins */
+  c63_rd_consider(s, t, t1, left, prev_dc, lambda, mv_len, dc_len, &best, &best_cost);
+  if (left_slot >= 0 && !c63_rd_same_vector(*left, t1))
+    c63_rd_consider(s, t, *left, left, prev_dc, lambda, mv_len, dc_len, &best, &best_cost);
+  if (t1.x || t1.y)
+    c63_rd_consider(s, t, zero, left, prev_dc, lambda, mv_len, dc_len, &best, &best_cost);
   return best;
 }
 

@@ -196,8 +196,10 @@ cudaError_t alloc_slot(c63_backend *be, slot &s, size_t payload_bytes, const cha
   if (err == cudaSuccess) err = cudaMalloc(&s.d_uv, 2 * (size_t)be->g.pic_w[1] * be->g.pic_h[1]);
   if (err == cudaSuccess)
     err = cudaMalloc(&s.d_out, be->mv_offset + (size_t)be->planes.total_blocks * sizeof(c63_mv));
-  /* +16: copy_out reads whole 16-byte words */
+  /* +16: copy_out reads whole 16-byte words, the last one past the
+   * payload's end: zeroed once, so no read is of uninitialised memory */
   if (err == cudaSuccess) err = cudaMalloc(&s.d_payload, payload_bytes + 16);
+  if (err == cudaSuccess) err = cudaMemset(s.d_payload, 0, payload_bytes + 16);
   if (err == cudaSuccess) err = cudaMalloc(&s.d_size, sizeof(uint32_t));
   if (err != cudaSuccess) return err;
   *what = "creating CUDA events";

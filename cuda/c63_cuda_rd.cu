@@ -16,10 +16,11 @@
  *      error, AC bits and SAD: intra, the searched vector, the zero vector
  *      and the searched vectors of the blocks one and two to the left
  *      (c63_rd_trial_vector);
- *   3. the walk: a warp per MCU row and plane decides the blocks in
- *      coding order from the trials by c63_rd_decide, as the CPU does, a
- *      32nd of the row per lane from a guessed state, then repaired in
- *      order;
+ *   3. the decisions, by c63_rd_decide, as the CPU makes them in coding
+ *      order: a table per unit of an MCU row (an MCU of luma, a block of
+ *      chroma) of its choices for every state the blocks before it may
+ *      leave, all at once, then a short pass along each row through the
+ *      tables;
  *   4. gather: the chosen trial's coefficients, vector and reconstruction
  *      into the frame's buffers, for the entropy coder and the next frame.
  *
@@ -46,7 +47,9 @@ namespace
 {
 
 /* A frame's trials: C63_RD_T_COUNT slots of every block (c63/rd_block.h),
- * slot-major (slot k of block gb at k * stride + gb). */
+ * their summaries block by block (slot k of block gb at gb *
+ * C63_RD_T_COUNT + k, as the decisions read them), the rest slot by slot
+ * (at k * stride + gb). */
 struct rd_trials {
   c63_rd_sum *sum;
   rd_data *data;
@@ -55,10 +58,10 @@ struct rd_trials {
 
 /* ---- 2. Trials ---- */
 
-/* Warps per CTA of the kernels that run a warp per block or per row. */
+/* Warps per CTA of the trials, a warp per block. */
 constexpr int kWarps = 4;
-/* Code lengths of the DC and vector tables a walk keeps in shared memory:
- * sizes 0..16 are all a value can have. */
+/* Code lengths of the DC and vector tables the decisions keep in shared
+ * memory: sizes 0..16 are all a value can have. */
 constexpr int kLenCopy = 32;
 
 /* blockIdx.y: the slot (C63_RD_T_INTRA only in keyframes); a warp per
@@ -83,32 +86,20 @@ __global__ void __launch_bounds__(32 * kWarps)
     const c63_mv own2 = bp.bx >= 2 ? search[gb - 2].mv : mv;
     if (!c63_rd_trial_vector(kind, bp.bx, search[gb].mv, own1, own2, pl.w, pl.h, mx, my, &mv)) {
       const c63_rd_sum none = {0, 0, 0, mv, 0, 0};
-      if ((threadIdx.x & 31) == 0) tr.sum[at] = none;
+      if ((threadIdx.x & 31) == 0) tr.sum[(size_t)gb * C63_RD_T_COUNT + kind] = none;
       return;
     }
   }
   const uint8_t *pred =
       mv.use_mv ? ref + pl.pix_off + (size_t)(my + mv.y) * pl.w + mx + mv.x : nullptr;
   warp_trial(*T, pl, bp.plane != 0, lambda, cur + pl.pix_off + (size_t)my * pl.w + mx, pred, mv,
-             ws[warp], tr.sum + at, tr.data + at);
+             ws[warp], tr.sum + (size_t)gb * C63_RD_T_COUNT + kind, tr.data + at);
 }
 
-/* ---- 3. The walk ---- */
+/* ---- 3. The decisions ---- */
 
-/* What a decision reads of one block. */
-struct block_in {
-  c63_rd_searched s;
-  c63_rd_sum t[C63_RD_T_COUNT];
-};
-
-__device__ __forceinline__ void load_block(const c63_rd_searched *search, rd_trials tr, size_t nb,
-                                           int gb, block_in &b)
-{
-  b.s = search[gb];
-#pragma unroll
-  for (int k = 0; k < C63_RD_T_COUNT; k++)
-    b.t[k] = tr.sum[k * nb + gb];
-}
+/* Code lengths copied into shared memory: vectors, luma DC, chroma DC. */
+enum { kLenMv, kLenDc0, kLenDc1, kLenTables };
 
 /* What the decisions share within a frame. */
 struct rd_frame {
@@ -119,11 +110,26 @@ struct rd_frame {
   const c63_rd_searched *search;
 };
 
-/* c63_rd_decide for block (bx, by) of plane pl, by one thread. lens: the
- * code lengths of C63_HUFF_DC0 (also the vectors') and C63_HUFF_DC1. */
+/* Block gb's trial summaries (read in place: a copy indexed by slot
+ * would live in local memory). */
+__device__ __forceinline__ const c63_rd_sum *block_sums(const rd_trials &tr, int gb)
+{
+  return tr.sum + (size_t)gb * C63_RD_T_COUNT;
+}
+
+/* The final vector a block leaves its right neighbour when it chooses
+ * slot k (use_mv = 0 for intra). */
+__device__ __forceinline__ c63_mv chosen_mv(const c63_rd_sum *t, int k)
+{
+  return k == C63_RD_T_INTRA ? c63_mv{0, 0, 0, 0} : t[k].mv;
+}
+
+/* c63_rd_decide for block (bx, by) of plane pl, by one thread, given its
+ * left neighbour's final vector (left, NULL in the first column) and the
+ * DC before it. lens: the code lengths of the vector and DC tables. */
 __device__ __forceinline__ int decide_block(const rd_frame &f, const c63_cu_plane &pl, int chroma,
-                                            int bx, int by, const c63_mv *left, int prev_dc,
-                                            const block_in &b, uint8_t (*lens)[kLenCopy])
+                                            int bx, int by, const c63_mv *left, int prev_dc, int gb,
+                                            const uint8_t (*lens)[kLenCopy])
 {
   c63_rd_place p;
   p.w = pl.w;
@@ -135,119 +141,147 @@ __device__ __forceinline__ int decide_block(const rd_frame &f, const c63_cu_plan
   p.y0 = p.my - pl.range > 0 ? p.my - pl.range : 0;
   p.x1 = p.mx + pl.range < pl.w - 8 ? p.mx + pl.range : pl.w - 8;
   p.y1 = p.my + pl.range < pl.h - 8 ? p.my + pl.range : pl.h - 8;
-  return c63_rd_decide(&p, &b.s, b.t, left, prev_dc, f.lambda, f.sad_16, lens[C63_HUFF_MV],
-                       lens[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0]);
+  return c63_rd_decide(&p, &f.search[gb], block_sums(f.tr, gb), left, prev_dc, f.lambda, f.sad_16,
+                       lens[kLenMv], lens[chroma ? kLenDc1 : kLenDc0]);
 }
 
-/* Block step of the coding-order walk of MCU row mrow in plane c. */
-__device__ __forceinline__ void chain_block(int c, int mrow, int step, int *bx, int *by)
+/* A block's choice depends on the blocks before it in its MCU row only
+ * through their choices: its left neighbour's final vector and the DC
+ * before it in coding order are those of the slots those blocks chose. So
+ * the choices follow from a table per unit of a row, which every unit
+ * fills at once for every state it may be entered in, and a pass along
+ * each row through the tables, which is short:
+ *  - chroma: a unit is a block, entered in the slot its left neighbour
+ *    chose (C63_RD_T_COUNT states);
+ *  - luma: a unit is an MCU's four blocks (coding order (0,0), (1,0),
+ *    (0,1), (1,1)), entered in the slots chosen by the right blocks of the
+ *    MCU before it, top and bottom (the left neighbours of its left
+ *    blocks; the bottom one also gives the DC before its first block):
+ *    C63_RD_T_COUNT^2 states. Its entry holds its four choices (3 bits
+ *    each) and the state it leaves.
+ * The row's first unit has one state only (no left neighbour, DC 0). The
+ * result is the choice of one walk along the row, as the CPU makes it. */
+constexpr int kLumaStates = C63_RD_T_COUNT * C63_RD_T_COUNT;
+
+/* Thread i: luma (MCU m of MCU row r, state s) for i < luma, then chroma
+ * (plane, block row, block, state). table: a row's units back to back,
+ * each unit's states in order. */
+__global__ void __launch_bounds__(128)
+    table_kernel(rd_frame f, c63_cu_planes P, uint16_t *__restrict__ table)
 {
-  if (c) {
-    *bx = step;
-    *by = mrow;
-  } else {
-    *bx = (step >> 2) * 2 + (step & 1);
-    *by = mrow * 2 + ((step >> 1) & 1);
+  __shared__ uint8_t lens[kLenTables][kLenCopy];
+  if (threadIdx.x < kLenCopy) {
+    lens[kLenMv][threadIdx.x] = f.T->len[C63_HUFF_MV][threadIdx.x];
+    lens[kLenDc0][threadIdx.x] = f.T->len[C63_HUFF_DC0][threadIdx.x];
+    lens[kLenDc1][threadIdx.x] = f.T->len[C63_HUFF_DC1][threadIdx.x];
   }
+  __syncthreads();
+  const int mcus_w = P.p[0].bw / 2, mcus_h = P.p[0].bh / 2;
+  const int luma = mcus_h * mcus_w * kLumaStates;
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < luma) {
+    const int s = i % kLumaStates, unit = i / kLumaStates;
+    const int m = unit % mcus_w, r = unit / mcus_w;
+    if (m == 0 && s) { /* the row's first MCU has one state */
+      table[i] = 0;
+      return;
+    }
+    const c63_cu_plane &pl = P.p[0];
+    const int top = pl.blk_off + 2 * r * pl.bw + 2 * m, bottom = top + pl.bw;
+    c63_mv left_top, left_bottom;
+    int dc = 0;
+    if (m) {
+      left_top = chosen_mv(block_sums(f.tr, top - 1), s % C63_RD_T_COUNT);
+      const c63_rd_sum *lb = block_sums(f.tr, bottom - 1);
+      left_bottom = chosen_mv(lb, s / C63_RD_T_COUNT);
+      dc = lb[s / C63_RD_T_COUNT].dc;
+    }
+    uint32_t entry = 0;
+    const c63_rd_sum *b = nullptr; /* the block before, in coding order */
+                                   /* (0,0), (1,0), (0,1), (1,1) */
+#pragma unroll 1
+    for (int k = 0; k < 4; k++) {
+      const int bx = 2 * m + (k & 1), by = 2 * r + (k >> 1);
+      const int gb = (k >> 1 ? bottom : top) + (k & 1);
+      /* the block before (k > 0) chose prev */
+      const int prev = k ? (int)(entry >> 3 * (k - 1) & 7) : 0;
+      const c63_mv left = k == 0 ? left_top : k == 2 ? left_bottom : chosen_mv(b, prev);
+      const int prev_dc = k ? b[prev].dc : dc;
+      const int slot = decide_block(f, pl, 0, bx, by, bx ? &left : nullptr, prev_dc, gb, lens);
+      entry |= (uint32_t)slot << 3 * k;
+      b = block_sums(f.tr, gb);
+    }
+    table[i] = (uint16_t)entry;
+    return;
+  }
+  i -= luma;
+  const int chroma = 2 * mcus_h * mcus_w * C63_RD_T_COUNT;
+  if (i >= chroma) return;
+  const int s = i % C63_RD_T_COUNT, unit = i / C63_RD_T_COUNT;
+  const int bx = unit % mcus_w, row = unit / mcus_w, by = row % mcus_h, c = 1 + row / mcus_h;
+  if (bx == 0 && s) {
+    table[luma + i] = 0;
+    return;
+  }
+  const c63_cu_plane &pl = P.p[c];
+  const int gb = pl.blk_off + by * pl.bw + bx;
+  c63_mv left = {0, 0, 0, 0};
+  int dc = 0;
+  if (bx) {
+    const c63_rd_sum *lb = block_sums(f.tr, gb - 1);
+    left = chosen_mv(lb, s);
+    dc = lb[s].dc;
+  }
+  table[luma + i] = (uint16_t)decide_block(f, pl, 1, bx, by, bx ? &left : nullptr, dc, gb, lens);
 }
 
-/* What a block's decision reads of the blocks before it: the final vectors
- * of the last blocks of the two block rows (luma has two in an MCU row;
- * use_mv = 0 for intra) and the DC before it in coding order. */
-struct walk_state {
-  c63_mv left[2];
-  int dc;
-};
+/* Most units a row of tables holds: MCUs of the widest picture. */
+constexpr int kMaxRowUnits = C63_MAX_SIZE / 16;
 
-__device__ __forceinline__ bool same_state(const walk_state &a, const walk_state &b)
+/* The state a luma entry leaves: the choices of (1,0) and (1,1). */
+__device__ __forceinline__ int luma_state_after(uint32_t e)
 {
-  return a.dc == b.dc && c63_rd_same_vector(a.left[0], b.left[0]) &&
-         a.left[0].use_mv == b.left[0].use_mv && c63_rd_same_vector(a.left[1], b.left[1]) &&
-         a.left[1].use_mv == b.left[1].use_mv;
+  return (int)(e >> 3 & 7) + C63_RD_T_COUNT * (int)(e >> 9 & 7);
 }
 
-/* Decide the steps [from, to) of a walk, from state st, by one thread.
- * after, unless NULL, gets each block's choice and the state after it;
- * with converge set the walk stops at the first block after which the
- * state is the one after already held: every later decision would be the
- * same. Returns the state after the last block decided. */
-__device__ walk_state walk_span(const rd_frame &f, const c63_cu_plane &pl, int c, int mrow,
-                                int from, int to, walk_state st, uint8_t *choice, walk_state *after,
-                                bool converge, uint8_t (*lens)[kLenCopy])
+/* The pass along each row: a warp per (MCU row, plane). Lane 0 follows the
+ * tables from the row's start (shared memory, where the warp loaded them),
+ * then every lane writes the choices of its units. */
+__global__ void __launch_bounds__(32)
+    resolve_kernel(c63_cu_planes P, const uint16_t *__restrict__ table,
+                   uint8_t *__restrict__ choice)
 {
-  for (int t = from; t < to; t++) {
-    int bx, by;
-    chain_block(c, mrow, t, &bx, &by);
-    const int gb = pl.blk_off + by * pl.bw + bx;
-    block_in b;
-    load_block(f.search, f.tr, f.tr.stride, gb, b);
-    const int slot =
-        decide_block(f, pl, c != 0, bx, by, bx ? &st.left[by & 1] : nullptr, st.dc, b, lens);
-    st.left[by & 1] = slot == C63_RD_T_INTRA ? c63_mv{0, 0, 0, 0} : b.t[slot].mv;
-    st.dc = b.t[slot].dc;
-    if (after) {
-      choice[gb] = (uint8_t)slot;
-      const bool same = converge && same_state(after[gb], st);
-      after[gb] = st;
-      if (same) break;
+  __shared__ uint16_t row[kMaxRowUnits * kLumaStates];
+  __shared__ uint8_t state[kMaxRowUnits];
+  const int mcus_w = P.p[0].bw / 2, mcus_h = P.p[0].bh / 2, lane = threadIdx.x;
+  const int c = blockIdx.x % 3, r = blockIdx.x / 3;
+  const int states = c ? C63_RD_T_COUNT : kLumaStates;
+  const uint16_t *src = c ? table + (size_t)mcus_h * mcus_w * kLumaStates +
+                                ((size_t)(c - 1) * mcus_h + r) * mcus_w * C63_RD_T_COUNT
+                          : table + (size_t)r * mcus_w * kLumaStates;
+  for (int i = lane; i < mcus_w * states; i += 32)
+    row[i] = src[i];
+  __syncwarp();
+  if (lane == 0) {
+    int s = 0;
+    for (int u = 0; u < mcus_w; u++) {
+      state[u] = (uint8_t)s;
+      const uint32_t e = row[u * states + s];
+      s = c ? (int)e : luma_state_after(e);
     }
   }
-  return st;
-}
-
-/* Blocks a lane walks before its share of a walk, unrecorded, so that it
- * most often enters its share in the state the walk has there: at 1080p
- * (real footage, H100) 36% of the guesses were wrong after 4 blocks, 26%
- * after 8, 19% after 16 and 13% after 32, with 6 to 7 blocks walked again
- * for each, and the walk took 327 us with 8 and 262 with 32. The
- * environment variable C63_CUDA_RD_WALK_WARM overrides it, for the tests:
- * with 0 most guesses are wrong, and the repairs decide the row. */
-constexpr int kWarmSteps = 32;
-
-/* The walk: a warp per (MCU row, plane) decides every block in coding
- * order as c63/rd_code.c goes. A block's choice depends on the blocks
- * before it only through a small state (walk_state), which forgets its
- * past within a few blocks. So each lane takes a 32nd of the walk (whole
- * MCUs), walks kWarmSteps blocks before it from an empty state to guess
- * the state it starts in, and decides its share; then the lanes check, in
- * order, that their guess was the state the share before them ended in,
- * and where it was not walk again from that state until the states meet.
- * The choices are those of one walk from the start, in any case; at the
- * default look-back about one guess in eight is wrong, and its repair
- * walks 6 to 7 blocks (kWarmSteps). */
-__global__ void __launch_bounds__(32 * kWarps)
-    walk_kernel(rd_frame f, c63_cu_planes P, int warm_steps, uint8_t *__restrict__ choice,
-                walk_state *__restrict__ after)
-{
-  const int mcus_w = P.p[0].bw / 2, mcus_h = P.p[0].bh / 2;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, chain = blockIdx.x * kWarps + warp;
-  if (chain >= 3 * mcus_h) return;
-  const int c = chain % 3, mrow = chain / 3;
-  const c63_cu_plane &pl = P.p[c];
-  /* The DC and vector tables (C63_HUFF_DC0 = MV, DC1), one copy a warp. */
-  __shared__ uint8_t lens[kWarps][2][kLenCopy];
-  lens[warp][0][lane] = f.T->len[C63_HUFF_DC0][lane];
-  lens[warp][1][lane] = f.T->len[C63_HUFF_DC1][lane];
   __syncwarp();
-
-  /* This lane's share: steps [begin, end), whole MCUs. */
-  const int unit = c ? 1 : 4;
-  const int begin = (int)((long)mcus_w * lane / 32) * unit;
-  const int end = (int)((long)mcus_w * (lane + 1) / 32) * unit;
-  const walk_state empty = {{{0, 0, 0, 0}, {0, 0, 0, 0}}, 0};
-  const int warm = begin > warm_steps ? begin - warm_steps : 0;
-  const walk_state guess =
-      walk_span(f, pl, c, mrow, warm, begin, empty, choice, nullptr, false, lens[warp]);
-  walk_span(f, pl, c, mrow, begin, end, guess, choice, after, false, lens[warp]);
-
-  for (int l = 1; l < 32; l++) {
-    __syncwarp();
-    if (lane == l && begin > 0 && begin < end) {
-      int bx, by;
-      chain_block(c, mrow, begin - 1, &bx, &by);
-      const walk_state in = after[pl.blk_off + by * pl.bw + bx];
-      if (!same_state(in, guess))
-        walk_span(f, pl, c, mrow, begin, end, in, choice, after, true, lens[warp]);
+  const c63_cu_plane &pl = P.p[c];
+  for (int u = lane; u < mcus_w; u += 32) {
+    const uint32_t e = row[u * states + state[u]];
+    if (c) {
+      choice[pl.blk_off + r * pl.bw + u] = (uint8_t)e;
+    } else {
+      const int top = pl.blk_off + 2 * r * pl.bw + 2 * u;
+      choice[top] = (uint8_t)(e & 7);
+      choice[top + 1] = (uint8_t)(e >> 3 & 7);
+      choice[top + pl.bw] = (uint8_t)(e >> 6 & 7);
+      choice[top + pl.bw + 1] = (uint8_t)(e >> 9 & 7);
     }
   }
 }
@@ -267,7 +301,7 @@ __global__ void gather_kernel(c63_cu_planes P, rd_trials tr, const uint8_t *__re
   const c63_cu_plane &pl = P.p[bp.plane];
   coeffs[(size_t)gb * 64 + z] = tr.data[at].coef[z];
   recon[pl.pix_off + (size_t)(bp.by * 8 + z / 8) * pl.w + bp.bx * 8 + z % 8] = tr.data[at].rec[z];
-  if (z == 0) mvs[gb] = slot == C63_RD_T_INTRA ? c63_mv{0, 0, 0, 0} : tr.sum[at].mv;
+  if (z == 0) mvs[gb] = slot == C63_RD_T_INTRA ? c63_mv{0, 0, 0, 0} : block_sums(tr, gb)[slot].mv;
 }
 
 } // namespace
@@ -277,8 +311,7 @@ struct c63_cu_rd {
   c63_rd_searched *search;
   rd_trials trials;
   uint8_t *choice;
-  walk_state *after; /* the walk's state after each block */
-  int warm_steps;
+  uint16_t *table; /* the decisions' tables (table_kernel) */
 };
 
 cudaError_t c63_cu_rd_create(const c63_cu_planes &P, c63_cu_rd **out)
@@ -294,10 +327,9 @@ cudaError_t c63_cu_rd_create(const c63_cu_planes &P, c63_cu_rd **out)
     err = cudaMalloc(&rd->trials.sum, C63_RD_T_COUNT * nb * sizeof(c63_rd_sum));
   if (err == cudaSuccess) err = cudaMalloc(&rd->trials.data, C63_RD_T_COUNT * nb * sizeof(rd_data));
   if (err == cudaSuccess) err = cudaMalloc(&rd->choice, nb);
-  if (err == cudaSuccess) err = cudaMalloc(&rd->after, nb * sizeof(walk_state));
-  const char *warm = getenv("C63_CUDA_RD_WALK_WARM");
-  rd->warm_steps = warm && *warm ? atoi(warm) : kWarmSteps;
-  if (rd->warm_steps < 0) rd->warm_steps = 0;
+  const size_t mcus = (size_t)(P.p[0].bw / 2) * (P.p[0].bh / 2);
+  if (err == cudaSuccess)
+    err = cudaMalloc(&rd->table, mcus * (kLumaStates + 2 * C63_RD_T_COUNT) * sizeof(uint16_t));
   if (err == cudaSuccess) {
     rd_tables t;
     memcpy(t.dct, c63_dct_lookup, sizeof t.dct);
@@ -327,7 +359,7 @@ void c63_cu_rd_destroy(c63_cu_rd *rd)
   cudaFree(rd->trials.sum);
   cudaFree(rd->trials.data);
   cudaFree(rd->choice);
-  cudaFree(rd->after);
+  cudaFree(rd->table);
   free(rd);
 }
 
@@ -352,9 +384,10 @@ cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref
   trials_kernel<<<grid, 32 * kWarps, 0, s>>>(cur, ref, P, rd->tables, lambda_ssd, rd->search,
                                              rd->trials);
   if (delta) {
-    const int chains = 3 * (P.p[0].bh / 2);
-    walk_kernel<<<(chains + kWarps - 1) / kWarps, 32 * kWarps, 0, s>>>(f, P, rd->warm_steps,
-                                                                       rd->choice, rd->after);
+    const int mcus_h = P.p[0].bh / 2;
+    const long units = (long)mcus_h * (P.p[0].bw / 2) * (kLumaStates + 2 * C63_RD_T_COUNT);
+    table_kernel<<<(int)((units + 127) / 128), 128, 0, s>>>(f, P, rd->table);
+    resolve_kernel<<<3 * mcus_h, 32, 0, s>>>(P, rd->table, rd->choice);
   }
   gather_kernel<<<(nb + 3) / 4, 256, 0, s>>>(P, rd->trials, delta ? rd->choice : nullptr, coeffs,
                                              mvs, recon);

@@ -70,9 +70,17 @@ __device__ __forceinline__ void warp_pass(const rd_tables &T, const float *src, 
 }
 
 /* The least (c, order) over the warp: the first in the sequential order
- * among equal costs, as a loop with a strict < keeps it. */
+ * among equal costs, as a loop with a strict < keeps it. Costs are never
+ * NaN nor -0 (sums of squares, bits and +0), so their bits ordered as
+ * unsigned integers order them as floats. */
 __device__ __forceinline__ void warp_argmin(float &c, int &order)
 {
+#if __CUDA_ARCH__ >= 800
+  const unsigned u = __float_as_uint(c), key = u & 0x80000000u ? ~u : u | 0x80000000u;
+  const unsigned least = __reduce_min_sync(kFull, key);
+  order = (int)__reduce_min_sync(kFull, key == least ? (unsigned)order : 0xffffffffu);
+  c = __uint_as_float(least & 0x80000000u ? least & 0x7fffffffu : ~least);
+#else
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) {
     const float oc = __shfl_xor_sync(kFull, c, o);
@@ -82,14 +90,19 @@ __device__ __forceinline__ void warp_argmin(float &c, int &order)
       order = oo;
     }
   }
+#endif
 }
 
 __device__ __forceinline__ int warp_sum(int v)
 {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_add_sync(kFull, v);
+#else
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1)
     v += __shfl_xor_sync(kFull, v, o);
   return v;
+#endif
 }
 
 /* Bit z (0..63) set where coef[z] != 0. */
@@ -105,8 +118,10 @@ __device__ __forceinline__ unsigned long long nonzero_mask(const int16_t *coef, 
 __device__ void warp_trellis(warp_ws &ws, const uint8_t *quant, const uint8_t *ac_len, float lambda,
                              int lane)
 {
-  const float zrl = lambda * ac_len[0xf0];
   unsigned long long todo = nonzero_mask(ws.coef, lane) & ~1ull;
+  /* no AC level: nothing to choose (the loop below would keep them all) */
+  if (!todo) return;
+  const float zrl = lambda * ac_len[0xf0];
   int n = 1;
   if (lane == 0) {
     ws.pos[0] = 0;
@@ -175,10 +190,12 @@ __device__ void warp_trellis(warp_ws &ws, const uint8_t *quant, const uint8_t *a
 
 /* c63_rd_ac_bits across the lanes: each non-zero coefficient's code from
  * the run before it (the distance to the previous non-zero one, or to the
- * DC), summed, and the EOB unless the last is at 63. */
-__device__ __forceinline__ int warp_ac_bits(const warp_ws &ws, const uint8_t *ac_len, int lane)
+ * DC), summed, and the EOB unless the last is at 63. nz: nonzero_mask of
+ * the coefficients. */
+__device__ __forceinline__ int warp_ac_bits(const warp_ws &ws, const uint8_t *ac_len, int lane,
+                                            unsigned long long nz)
 {
-  const unsigned long long m = nonzero_mask(ws.coef, lane) | 1ull;
+  const unsigned long long m = nz | 1ull;
   int bits = 0;
 #pragma unroll
   for (int h = 0; h < 2; h++) {
@@ -229,26 +246,31 @@ __device__ c63_rd_sum warp_trial(const rd_tables &T, const c63_cu_plane &pl, int
   }
   __syncwarp();
   warp_trellis(ws, pl.quant, ac_len, lambda, lane);
-  /* dequantise into natural order, scale, inverse transform */
+  /* A block with no level at all reconstructs as its prediction: every
+   * sum of the inverse transform is then +0 (so skipped). */
+  const unsigned long long nz = nonzero_mask(ws.coef, lane);
+  if (nz) {
+    /* dequantise into natural order, scale, inverse transform */
 #pragma unroll
-  for (int h = 0; h < 2; h++) {
-    const int z = lane + 32 * h, v = ws.coef[z] * pl.quant[z];
-    ws.b[T.zz_v[z] * 8 + T.zz_u[z]] = (float)(v >= 0 ? (v + 2) >> 2 : -((-v + 2) >> 2));
-  }
-  __syncwarp();
+    for (int h = 0; h < 2; h++) {
+      const int z = lane + 32 * h, v = ws.coef[z] * pl.quant[z];
+      ws.b[T.zz_v[z] * 8 + T.zz_u[z]] = (float)(v >= 0 ? (v + 2) >> 2 : -((-v + 2) >> 2));
+    }
+    __syncwarp();
 #pragma unroll
-  for (int h = 0; h < 2; h++) {
-    const int e = lane + 32 * h, v = e >> 3, u = e & 7;
-    ws.b[e] = ws.b[e] * (u ? 1.0f : C63_ISQRT2) * (v ? 1.0f : C63_ISQRT2);
+    for (int h = 0; h < 2; h++) {
+      const int e = lane + 32 * h, v = e >> 3, u = e & 7;
+      ws.b[e] = ws.b[e] * (u ? 1.0f : C63_ISQRT2) * (v ? 1.0f : C63_ISQRT2);
+    }
+    __syncwarp();
+    warp_pass<true>(T, ws.b, ws.a, lane);
+    warp_pass<true>(T, ws.a, ws.b, lane);
   }
-  __syncwarp();
-  warp_pass<true>(T, ws.b, ws.a, lane);
-  warp_pass<true>(T, ws.a, ws.b, lane);
   int ssd = 0;
 #pragma unroll
   for (int h = 0; h < 2; h++) {
     const int e = lane + 32 * h, j = e >> 3, i = e & 7;
-    const float f = ws.b[e];
+    const float f = nz ? ws.b[e] : 0.0f;
     const int16_t r = f >= 32767.0f ? 32767 : f <= -32768.0f ? -32768 : (int16_t)f;
     int v = r + (pred ? pred[j * w + i] : 0);
     if (v > INT16_MAX) v = 0;
@@ -259,7 +281,7 @@ __device__ c63_rd_sum warp_trial(const rd_tables &T, const c63_cu_plane &pl, int
     ssd += d * d;
   }
   const c63_rd_sum r = {warp_sum(ssd),
-                        (int16_t)warp_ac_bits(ws, ac_len, lane),
+                        (int16_t)warp_ac_bits(ws, ac_len, lane, nz),
                         ws.coef[0],
                         mv,
                         (uint16_t)warp_sum(sad),

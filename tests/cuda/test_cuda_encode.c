@@ -174,15 +174,6 @@ static void run_rd(void)
   for (size_t i = 0; i < n; i++)
     cuda_vs_cpu_mode(cases[i].w, cases[i].h, cases[i].frames, cases[i].quality, cases[i].kfi,
                      cases[i].range, 0, C63_MODE_RD);
-  /* The walk splits each MCU row among 32 lanes, each entering its share
-   * in a state it guesses from the blocks before it; a wrong guess is
-   * repaired in order. Without those blocks (warm-up 0) nearly every guess
-   * is wrong: the repairs alone must give the same stream. */
-  setenv("C63_CUDA_RD_WALK_WARM", "0", 1);
-  for (size_t i = 4; i < n; i++)
-    cuda_vs_cpu_mode(cases[i].w, cases[i].h, cases[i].frames, cases[i].quality, cases[i].kfi,
-                     cases[i].range, 0, C63_MODE_RD);
-  unsetenv("C63_CUDA_RD_WALK_WARM");
 }
 
 static void run_odd_sizes(void)
