@@ -288,20 +288,30 @@ __global__ void __launch_bounds__(32)
 
 /* ---- 4. Gather ---- */
 
-/* 64 threads per block: coefficient z, and pixel z of the reconstruction. */
+/* 16 threads per block, in 16- and 8-byte words: threads 0-7 a sixteenth
+ * of the coefficients each, threads 8-15 a row of the reconstruction. */
+constexpr int kGatherThreads = 16;
+
 __global__ void gather_kernel(c63_cu_planes P, rd_trials tr, const uint8_t *__restrict__ choice,
                               int16_t *__restrict__ coeffs, c63_mv *__restrict__ mvs,
                               uint8_t *__restrict__ recon)
 {
-  const int gb = blockIdx.x * (blockDim.x / 64) + threadIdx.x / 64, z = threadIdx.x % 64;
+  const int gb = (int)(blockIdx.x * (blockDim.x / kGatherThreads) + threadIdx.x / kGatherThreads);
+  const int t = (int)threadIdx.x % kGatherThreads;
   if (gb >= P.total_blocks) return;
   const int slot = choice ? choice[gb] : C63_RD_T_INTRA;
-  const size_t at = (size_t)slot * tr.stride + gb;
-  const c63_cu_block bp = c63_cu_locate(P, gb);
-  const c63_cu_plane &pl = P.p[bp.plane];
-  coeffs[(size_t)gb * 64 + z] = tr.data[at].coef[z];
-  recon[pl.pix_off + (size_t)(bp.by * 8 + z / 8) * pl.w + bp.bx * 8 + z % 8] = tr.data[at].rec[z];
-  if (z == 0) mvs[gb] = slot == C63_RD_T_INTRA ? c63_mv{0, 0, 0, 0} : block_sums(tr, gb)[slot].mv;
+  const rd_data &d = tr.data[(size_t)slot * tr.stride + gb];
+  if (t < 8) {
+    reinterpret_cast<uint4 *>(coeffs + (size_t)gb * 64)[t] =
+        reinterpret_cast<const uint4 *>(d.coef)[t];
+  } else {
+    const c63_cu_block bp = c63_cu_locate(P, gb);
+    const c63_cu_plane &pl = P.p[bp.plane];
+    const int j = t - 8;
+    *reinterpret_cast<uint2 *>(recon + pl.pix_off + (size_t)(bp.by * 8 + j) * pl.w + bp.bx * 8) =
+        reinterpret_cast<const uint2 *>(d.rec)[j];
+  }
+  if (t == 0) mvs[gb] = slot == C63_RD_T_INTRA ? c63_mv{0, 0, 0, 0} : block_sums(tr, gb)[slot].mv;
 }
 
 } // namespace
@@ -389,7 +399,7 @@ cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref
     table_kernel<<<(int)((units + 127) / 128), 128, 0, s>>>(f, P, rd->table);
     resolve_kernel<<<3 * mcus_h, 32, 0, s>>>(P, rd->table, rd->choice);
   }
-  gather_kernel<<<(nb + 3) / 4, 256, 0, s>>>(P, rd->trials, delta ? rd->choice : nullptr, coeffs,
-                                             mvs, recon);
+  gather_kernel<<<(nb + 15) / 16, 16 * kGatherThreads, 0, s>>>(
+      P, rd->trials, delta ? rd->choice : nullptr, coeffs, mvs, recon);
   return cudaGetLastError();
 }

@@ -22,7 +22,7 @@ namespace
 {
 
 /* The rest: what the chosen one leaves in the frame. */
-struct rd_data {
+struct __align__(16) rd_data {
   int16_t coef[64];
   uint8_t rec[64];
 };
