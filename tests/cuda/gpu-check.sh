@@ -89,7 +89,7 @@ if want sanitizers && command -v compute-sanitizer > /dev/null; then
     "$bin/test_cuda_encode" pinned
   step memcheck-layouts timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$bin/test_cuda_encode" layouts
-  for tool in memcheck racecheck; do
+  for tool in memcheck racecheck initcheck; do
     step $tool-rd timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
       "$bin/test_cuda_encode" rd
   done
