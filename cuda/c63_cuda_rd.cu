@@ -60,6 +60,15 @@ struct rd_trials {
 
 /* Warps per CTA of the trials, a warp per block. */
 constexpr int kWarps = 4;
+/* Trials' CTAs per multiprocessor: 12 (40 registers, 75% of the warps;
+ * the default 46 registers allow 10) made them 250-262 to 246-257 us a
+ * frame, 2117-2131 to 2165-2168 fps (mandel, H100); 16 (32 registers,
+ * 40 bytes spilled) ran within those. Turing holds 1024 threads. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+constexpr int kTrialCtas = 8;
+#else
+constexpr int kTrialCtas = 12;
+#endif
 /* Code lengths of the DC and vector tables the decisions keep in shared
  * memory: sizes 0..16 are all a value can have. */
 constexpr int kLenCopy = 32;
@@ -67,7 +76,7 @@ constexpr int kLenCopy = 32;
 /* blockIdx.y: the slot (C63_RD_T_INTRA only in keyframes); a warp per
  * block. Each vector is tried once (c63_rd_trial_vector); a slot without a
  * trial is marked invalid. */
-__global__ void __launch_bounds__(32 * kWarps)
+__global__ void __launch_bounds__(32 * kWarps, kTrialCtas)
     trials_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, c63_cu_planes P,
                   const rd_tables *__restrict__ T, float lambda,
                   const c63_rd_searched *__restrict__ search, rd_trials tr)
