@@ -75,89 +75,99 @@ constexpr int kTrialCtas = 12;
  * memory: sizes 0..16 are all a value can have. */
 constexpr int kLenCopy = 32;
 
-/* The vector slot `kind` of block gb tries, or 0 where it tries none
- * (c63_rd_trial_vector); intra always. */
-__device__ __forceinline__ bool slot_vector(const c63_cu_planes &P, const c63_rd_searched *search,
-                                            int gb, int kind, c63_mv *mv)
+/* A listed trial: its block, where the block lies, its slot and vector
+ * (16 bytes, one load). */
+struct __align__(16) rd_item
 {
-  *mv = c63_mv{0, 0, 0, 0};
-  if (kind == C63_RD_T_INTRA) return true;
-  const c63_cu_block bp = c63_cu_locate(P, gb);
-  const c63_cu_plane &pl = P.p[bp.plane];
-  const c63_mv own1 = bp.bx >= 1 ? search[gb - 1].mv : *mv;
-  const c63_mv own2 = bp.bx >= 2 ? search[gb - 2].mv : *mv;
-  return c63_rd_trial_vector(kind, bp.bx, search[gb].mv, own1, own2, pl.w, pl.h, bp.bx * 8,
-                             bp.by * 8, mv) != 0;
-}
+  int gb;
+  int16_t bx, by;
+  c63_mv mv;
+  uint8_t plane, kind, pad_[2];
+};
 
-/* The trials of a delta frame, listed (gb * C63_RD_T_COUNT + slot) so
- * that the trials kernel's warps all have one: a thread per block marks
- * its slots without a trial invalid and lists the others, at an offset
- * from a CTA scan and one atomic addition per CTA (their order does not
- * matter: each trial writes its own slot). */
+/* The trials of a delta frame, listed so that the trials kernel's warps
+ * all have one: a thread per block marks its slots without a trial
+ * invalid and lists the others, at an offset from a CTA scan and one
+ * atomic addition per CTA (their order does not matter: each trial writes
+ * its own slot). */
 constexpr int kListThreads = 256;
 
 __global__ void __launch_bounds__(kListThreads)
     list_kernel(c63_cu_planes P, const c63_rd_searched *__restrict__ search, rd_trials tr,
-                uint32_t *__restrict__ list, uint32_t *__restrict__ count)
+                rd_item *__restrict__ list, uint32_t *__restrict__ count)
 {
   using scan = cub::BlockScan<int, kListThreads>;
   __shared__ typename scan::TempStorage temp;
   __shared__ uint32_t base;
   const int gb = (int)(blockIdx.x * blockDim.x + threadIdx.x);
-  unsigned valid = 0;
-  if (gb < P.total_blocks) {
-    const c63_cu_block bp = c63_cu_locate(P, gb);
-    const c63_cu_plane &pl = P.p[bp.plane];
-    const c63_mv none = {0, 0, 0, 0};
-    const c63_mv own = search[gb].mv, own1 = bp.bx >= 1 ? search[gb - 1].mv : none,
-                 own2 = bp.bx >= 2 ? search[gb - 2].mv : none;
-    valid = 1u << C63_RD_T_INTRA;
+  const bool in = gb < P.total_blocks;
+  const c63_cu_block bp = c63_cu_locate(P, in ? gb : 0);
+  const c63_cu_plane &pl = P.p[bp.plane];
+  const c63_mv none = {0, 0, 0, 0};
+  c63_mv own = none, own1 = none, own2 = none;
+  if (in) {
+    own = search[gb].mv;
+    if (bp.bx >= 1) own1 = search[gb - 1].mv;
+    if (bp.bx >= 2) own2 = search[gb - 2].mv;
+  }
+  const int mx = bp.bx * 8, my = bp.by * 8;
+  unsigned valid = in ? 1u << C63_RD_T_INTRA : 0;
 #pragma unroll
-    for (int kind = C63_RD_T_SEARCH; kind < C63_RD_T_COUNT; kind++) {
-      c63_mv mv = none;
-      if (c63_rd_trial_vector(kind, bp.bx, own, own1, own2, pl.w, pl.h, bp.bx * 8, bp.by * 8, &mv))
-        valid |= 1u << kind;
-      else
-        tr.sum[(size_t)gb * C63_RD_T_COUNT + kind] = c63_rd_sum{0, 0, 0, mv, 0, 0};
-    }
+  for (int kind = C63_RD_T_SEARCH; kind < C63_RD_T_COUNT; kind++) {
+    c63_mv mv = none;
+    if (!in) continue;
+    if (c63_rd_trial_vector(kind, bp.bx, own, own1, own2, pl.w, pl.h, mx, my, &mv))
+      valid |= 1u << kind;
+    else
+      tr.sum[(size_t)gb * C63_RD_T_COUNT + kind] = c63_rd_sum{0, 0, 0, mv, 0, 0};
   }
   int offset, total;
   scan(temp).ExclusiveSum(__popc(valid), offset, total);
   if (threadIdx.x == 0) base = atomicAdd(count, (uint32_t)total);
   __syncthreads();
-  for (uint32_t at = base + (uint32_t)offset; valid; valid &= valid - 1)
-    list[at++] = (uint32_t)(gb * C63_RD_T_COUNT + __ffs(valid) - 1);
+  uint32_t at = base + (uint32_t)offset;
+#pragma unroll
+  for (int kind = 0; kind < C63_RD_T_COUNT; kind++) {
+    if (!(valid >> kind & 1)) continue;
+    c63_mv mv = none;
+    if (kind != C63_RD_T_INTRA)
+      c63_rd_trial_vector(kind, bp.bx, own, own1, own2, pl.w, pl.h, mx, my, &mv);
+    list[at++] =
+        rd_item{gb, (int16_t)bp.bx, (int16_t)bp.by, mv, (uint8_t)bp.plane, (uint8_t)kind, {0, 0}};
+  }
 }
 
 /* A warp per trial: the list's entry (delta frames), or block gb's intra
  * coding (keyframes, list NULL). */
 __global__ void __launch_bounds__(32 * kWarps, kTrialCtas)
     trials_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, c63_cu_planes P,
-                  const rd_tables *__restrict__ T, float lambda,
-                  const c63_rd_searched *__restrict__ search, rd_trials tr,
-                  const uint32_t *__restrict__ list, const uint32_t *__restrict__ count)
+                  const rd_tables *__restrict__ T, float lambda, rd_trials tr,
+                  const rd_item *__restrict__ list, const uint32_t *__restrict__ count)
 {
   __shared__ warp_ws ws[kWarps];
   const int warp = threadIdx.x >> 5, w = blockIdx.x * kWarps + warp;
-  int gb = w, kind = C63_RD_T_INTRA;
+  rd_item it;
   if (list) {
     if (w >= (int)*count) return;
-    gb = (int)(list[w] / C63_RD_T_COUNT);
-    kind = (int)(list[w] % C63_RD_T_COUNT);
-  } else if (gb >= P.total_blocks) {
-    return;
+    it = list[w];
+  } else {
+    if (w >= P.total_blocks) return;
+    const c63_cu_block bp = c63_cu_locate(P, w);
+    it = rd_item{w,
+                 (int16_t)bp.bx,
+                 (int16_t)bp.by,
+                 {0, 0, 0, 0},
+                 (uint8_t)bp.plane,
+                 (uint8_t)C63_RD_T_INTRA,
+                 {0, 0}};
   }
-  const c63_cu_block bp = c63_cu_locate(P, gb);
-  const c63_cu_plane &pl = P.p[bp.plane];
-  const int mx = bp.bx * 8, my = bp.by * 8;
-  c63_mv mv;
-  slot_vector(P, search, gb, kind, &mv);
+  const c63_cu_plane &pl = P.p[it.plane];
+  const int mx = it.bx * 8, my = it.by * 8;
   const uint8_t *pred =
-      mv.use_mv ? ref + pl.pix_off + (size_t)(my + mv.y) * pl.w + mx + mv.x : nullptr;
-  warp_trial(*T, pl, bp.plane != 0, lambda, cur + pl.pix_off + (size_t)my * pl.w + mx, pred, mv,
-             ws[warp], tr.sum + (size_t)gb * C63_RD_T_COUNT + kind,
-             tr.data + (size_t)kind * tr.stride + gb);
+      it.mv.use_mv ? ref + pl.pix_off + (size_t)(my + it.mv.y) * pl.w + mx + it.mv.x : nullptr;
+  warp_trial(*T, pl, it.plane != 0, lambda, cur + pl.pix_off + (size_t)my * pl.w + mx, pred, it.mv,
+             ws[warp], tr.sum + (size_t)it.gb * C63_RD_T_COUNT + it.kind,
+             tr.data + (size_t)it.kind * tr.stride + it.gb);
 }
 
 /* ---- 3. The decisions ---- */
@@ -386,7 +396,7 @@ struct c63_cu_rd {
   rd_trials trials;
   uint8_t *choice;
   uint16_t *table; /* the decisions' tables (table_kernel) */
-  uint32_t *list;  /* a delta frame's trials (list_kernel) */
+  rd_item *list;   /* a delta frame's trials (list_kernel) */
   uint32_t *count; /* ... how many */
 };
 
@@ -403,7 +413,7 @@ cudaError_t c63_cu_rd_create(const c63_cu_planes &P, c63_cu_rd **out)
     err = cudaMalloc(&rd->trials.sum, C63_RD_T_COUNT * nb * sizeof(c63_rd_sum));
   if (err == cudaSuccess) err = cudaMalloc(&rd->trials.data, C63_RD_T_COUNT * nb * sizeof(rd_data));
   if (err == cudaSuccess) err = cudaMalloc(&rd->choice, nb);
-  if (err == cudaSuccess) err = cudaMalloc(&rd->list, C63_RD_T_COUNT * nb * sizeof(uint32_t));
+  if (err == cudaSuccess) err = cudaMalloc(&rd->list, C63_RD_T_COUNT * nb * sizeof(rd_item));
   if (err == cudaSuccess) err = cudaMalloc(&rd->count, sizeof(uint32_t));
   const size_t mcus = (size_t)(P.p[0].bw / 2) * (P.p[0].bh / 2);
   if (err == cudaSuccess)
@@ -469,8 +479,7 @@ cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref
    * length return at once */
   const long trials = delta ? (long)nb * C63_RD_T_COUNT : nb;
   trials_kernel<<<(int)((trials + kWarps - 1) / kWarps), 32 * kWarps, 0, s>>>(
-      cur, ref, P, rd->tables, lambda_ssd, rd->search, rd->trials, delta ? rd->list : nullptr,
-      rd->count);
+      cur, ref, P, rd->tables, lambda_ssd, rd->trials, delta ? rd->list : nullptr, rd->count);
   if (delta) {
     const int mcus_h = P.p[0].bh / 2;
     const long units = (long)mcus_h * (P.p[0].bw / 2) * (kLumaStates + 2 * C63_RD_T_COUNT);
