@@ -11,7 +11,7 @@
  *      neighbour not counted; its cost and raster index are kept for
  *      c63_rd_decide): the exact mode's search kernel with the rd keys
  *      (c63_cuda_me.cu);
- *   2. trials: every coding a decision may need, each by a warp:
+ *   2. trials: every coding a decision may need, each by half a warp:
  *      transformed, trellis-quantised, reconstructed, with its squared
  *      error, AC bits and SAD: intra, the searched vector, the zero vector
  *      and the searched vectors of the blocks one and two to the left
@@ -60,17 +60,12 @@ struct rd_trials {
 
 /* ---- 2. Trials ---- */
 
-/* Warps per CTA of the trials, a warp per block. */
+/* Warps per CTA of the trials (two trials a warp). */
 constexpr int kWarps = 4;
-/* Trials' CTAs per multiprocessor: 12 (40 registers, 75% of the warps;
- * the default 46 registers allow 10) made them 250-262 to 246-257 us a
- * frame, 2117-2131 to 2165-2168 fps (mandel, H100); 16 (32 registers,
- * 40 bytes spilled) ran within those. Turing holds 1024 threads. */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+/* Trials' CTAs per multiprocessor: 8 (64 registers; two trials a warp
+ * keep four elements a lane). 10 and 12 (48 and 40 registers) spill more
+ * and ran slower: trials 233 us at 12 against 193 at 8 (H100). */
 constexpr int kTrialCtas = 8;
-#else
-constexpr int kTrialCtas = 12;
-#endif
 /* Code lengths of the DC and vector tables the decisions keep in shared
  * memory: sizes 0..16 are all a value can have. */
 constexpr int kLenCopy = 32;
@@ -137,23 +132,26 @@ __global__ void __launch_bounds__(kListThreads)
   }
 }
 
-/* A warp per trial: the list's entry (delta frames), or block gb's intra
- * coding (keyframes, list NULL). */
+/* Half a warp per trial: the list's entry (delta frames), or block gb's
+ * intra coding (keyframes, list NULL). */
 __global__ void __launch_bounds__(32 * kWarps, kTrialCtas)
     trials_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, c63_cu_planes P,
                   const rd_tables *__restrict__ T, float lambda, rd_trials tr,
                   const rd_item *__restrict__ list, const uint32_t *__restrict__ count)
 {
-  __shared__ warp_ws ws[kWarps];
-  const int warp = threadIdx.x >> 5, w = blockIdx.x * kWarps + warp;
+  __shared__ trial_ws ws[2 * kWarps];
+  const int t = (int)(blockIdx.x * blockDim.x + threadIdx.x) / kTrialLanes;
+  const int n = list ? (int)*count : P.total_blocks;
+  /* both halves of a warp run together (they share its reductions) */
+  if ((t & ~1) >= n) return;
+  const bool active = t < n;
+  const int u = active ? t : t - 1;
   rd_item it;
   if (list) {
-    if (w >= (int)*count) return;
-    it = list[w];
+    it = list[u];
   } else {
-    if (w >= P.total_blocks) return;
-    const c63_cu_block bp = c63_cu_locate(P, w);
-    it = rd_item{w,
+    const c63_cu_block bp = c63_cu_locate(P, u);
+    it = rd_item{u,
                  (int16_t)bp.bx,
                  (int16_t)bp.by,
                  {0, 0, 0, 0},
@@ -165,8 +163,9 @@ __global__ void __launch_bounds__(32 * kWarps, kTrialCtas)
   const int mx = it.bx * 8, my = it.by * 8;
   const uint8_t *pred =
       it.mv.use_mv ? ref + pl.pix_off + (size_t)(my + it.mv.y) * pl.w + mx + it.mv.x : nullptr;
-  warp_trial(*T, pl, it.plane != 0, lambda, cur + pl.pix_off + (size_t)my * pl.w + mx, pred, it.mv,
-             ws[warp], tr.sum + (size_t)it.gb * C63_RD_T_COUNT + it.kind,
+  half_trial(*T, pl, it.plane != 0, lambda, cur + pl.pix_off + (size_t)my * pl.w + mx, pred, it.mv,
+             active, ws[threadIdx.x / kTrialLanes],
+             tr.sum + (size_t)it.gb * C63_RD_T_COUNT + it.kind,
              tr.data + (size_t)it.kind * tr.stride + it.gb);
 }
 
@@ -478,7 +477,8 @@ cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref
   /* delta frames: as many warps as the list may hold; those past its
    * length return at once */
   const long trials = delta ? (long)nb * C63_RD_T_COUNT : nb;
-  trials_kernel<<<(int)((trials + kWarps - 1) / kWarps), 32 * kWarps, 0, s>>>(
+  const int per_cta = 32 * kWarps / kTrialLanes;
+  trials_kernel<<<(int)((trials + per_cta - 1) / per_cta), 32 * kWarps, 0, s>>>(
       cur, ref, P, rd->tables, lambda_ssd, rd->trials, delta ? rd->list : nullptr, rd->count);
   if (delta) {
     const int mcus_h = P.p[0].bh / 2;
