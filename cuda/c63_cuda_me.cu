@@ -53,9 +53,9 @@ constexpr int kWarpGroups = 4;
  * per frame (one block: 100 us). */
 constexpr int kMaxStrip = 12;
 /* Dynamic shared memory a launch gets without opting in: 48 KiB less the
- * static arrays (the reduction's, and the rd mode's row keys, 1.25 KiB at
- * most). */
-constexpr size_t kShmemLimit = 46 * 1024;
+ * static arrays (the reduction's, and the rd mode's row and column keys,
+ * 2.3 KiB at most). */
+constexpr size_t kShmemLimit = 45 * 1024;
 
 __device__ __forceinline__ uint32_t sad4_acc(uint32_t a, uint32_t b, uint32_t acc)
 {
@@ -185,6 +185,9 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
   /* rd: each window row's part of the keys, (sad_16 * (2 + bits(dy))) <<
    * bits + dy * stride, shared by the strip's blocks and both planes */
   __shared__ K row_key[MODE == kExact ? 1 : kMaxRowKeys];
+  /* ... and each horizontal offset's, (sad_16 * bits(dx)) << bits, dx +
+   * range indexing it (the same for every block) */
+  __shared__ K col_key[MODE == kExact ? 1 : 2 * C63_MAX_SEARCH_RANGE];
 
   const int plane_threads = (int)blockDim.x / N;
   const int sub = N == 1 ? 0 : (int)threadIdx.x / plane_threads;
@@ -242,10 +245,13 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
       }
     }
   }
-  if (MODE != kExact)
+  if (MODE != kExact) {
     for (int r = threadIdx.x; r < groups * G; r += blockDim.x)
       row_key[r] = ((K)(rd.sad_16 * (2 + c63_rd_value_bits(rd.mv_len, top + r - my))) << rd.bits) +
                    (K)(r * rd.stride);
+    for (int d = threadIdx.x; d < 2 * range; d += blockDim.x)
+      col_key[d] = (K)(rd.sad_16 * c63_rd_value_bits(rd.mv_len, d - range)) << rd.bits;
+  }
   /* The strip's current blocks: word i is row (i >> 1) & 7, half i & 1 of
    * block i >> 4. */
   for (int i = ptid; i < nblk * 16; i += plane_threads) {
@@ -356,6 +362,10 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
         if (g * G + G <= ny) {
 #pragma unroll
           for (int k = 0; k < G; k++) {
+            /* Keeps the compiler from hoisting all 32 row parts' loads
+             * above the minimum (32 more registers, which spilled 152
+             * bytes: the luma search took 70 us against 62 at 1080p). */
+            if (k % 8 == 0) asm volatile("" ::: "memory");
             const K key = (K)sad[k] * scale + rk[k];
             least = key < least ? key : least;
           }
@@ -367,8 +377,7 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
               least = key < least ? key : least;
             }
         }
-        const K col =
-            ((K)(rd.sad_16 * c63_rd_value_bits(rd.mv_len, left + c - mx)) << rd.bits) + (K)c;
+        const K col = col_key[left + c - mx + range] + (K)c;
         best = least + col < best ? least + col : best;
       }
     }
