@@ -32,12 +32,21 @@ C63_RD_FN int c63_rd_value_bits(const uint8_t *len, int v)
   return len[s] + s;
 }
 
-/* Bits of a block's motion fields (c63_rd_mv_bits); mv_len: the MV table. */
+/* Bits of a block's motion fields (c63_rd_mv_bits); mv_len: the MV table;
+ * left counts where has_left is set. (Values, not pointers: a GPU thread
+ * keeps them in registers.) */
+C63_RD_FN int c63_rd_mv_bits_of(const uint8_t *mv_len, c63_mv mv, int has_left, c63_mv left)
+{
+  if (!mv.use_mv) return 1;
+  if (has_left && left.use_mv && left.x == mv.x && left.y == mv.y) return 2;
+  return 2 + c63_rd_value_bits(mv_len, mv.x) + c63_rd_value_bits(mv_len, mv.y);
+}
+
+/* The same with left NULL in the first column. */
 C63_RD_FN int c63_rd_mv_bits_len(const uint8_t *mv_len, const c63_mv *mv, const c63_mv *left)
 {
-  if (!mv->use_mv) return 1;
-  if (left && left->use_mv && left->x == mv->x && left->y == mv->y) return 2;
-  return 2 + c63_rd_value_bits(mv_len, mv->x) + c63_rd_value_bits(mv_len, mv->y);
+  const c63_mv none = {0, 0, 0, 0};
+  return c63_rd_mv_bits_of(mv_len, *mv, left != NULL, left ? *left : none);
 }
 
 /* Bits of the DC difference, which wraps in int16_t as the coder writes it. */
@@ -160,14 +169,15 @@ typedef struct c63_rd_place {
 /* One inter candidate of c63_rd_decide, vector v, against the best so
  * far: the first of equal costs, but intra only when strictly cheaper. */
 C63_RD_FN void c63_rd_consider(const c63_rd_searched *s, const c63_rd_sum t[C63_RD_T_COUNT],
-                               c63_mv v, const c63_mv *left, int prev_dc, float lambda,
+                               c63_mv v, int has_left, c63_mv left, int prev_dc, float lambda,
                                const uint8_t *mv_len, const uint8_t *dc_len, int *best,
                                float *best_cost)
 {
   const int slot = c63_rd_find_slot(s, t, v);
+  if (slot < 0) return; /* never: every candidate is one of the trials */
   const c63_rd_sum *ti = &t[slot];
   const float cost =
-      (float)ti->ssd + lambda * (float)(c63_rd_mv_bits_len(mv_len, &v, left) +
+      (float)ti->ssd + lambda * (float)(c63_rd_mv_bits_of(mv_len, v, has_left, left) +
                                         c63_rd_dc_bits(dc_len, ti->dc, prev_dc) + ti->ac_bits);
   if (cost < *best_cost || (*best == C63_RD_T_INTRA && cost == *best_cost)) {
     *best_cost = cost;
@@ -183,37 +193,48 @@ C63_RD_FN void c63_rd_consider(const c63_rd_searched *s, const c63_rd_sum t[C63_
  * neighbour's on its own, and the zero vector. The left neighbour's vector
  * competes only where a trial holds it: otherwise it would need a trial of
  * its own (transform, trellis, reconstruction) at decision time. */
-C63_RD_FN int c63_rd_decide(const c63_rd_place *p, const c63_rd_searched *s,
-                            const c63_rd_sum t[C63_RD_T_COUNT], const c63_mv *left, int prev_dc,
-                            float lambda, int sad_16, const uint8_t *mv_len, const uint8_t *dc_len)
+C63_RD_FN int c63_rd_decide_of(const c63_rd_place *p, const c63_rd_searched *s,
+                               const c63_rd_sum t[C63_RD_T_COUNT], int has_left, c63_mv left,
+                               int prev_dc, float lambda, int sad_16, const uint8_t *mv_len,
+                               const uint8_t *dc_len)
 {
   int left_slot = -1;
-  if (left && left->use_mv && c63_rd_vector_inside(p->w, p->h, p->mx, p->my, *left))
-    left_slot = c63_rd_find_slot(s, t, *left);
+  if (has_left && left.use_mv && c63_rd_vector_inside(p->w, p->h, p->mx, p->my, left))
+    left_slot = c63_rd_find_slot(s, t, left);
   /* the searched vector against the left neighbour's at 2 bits; the left
    * one wins a tie when it comes first in raster order */
   c63_mv t1 = s->mv;
   if (left_slot >= 0) {
-    const int x = p->mx + left->x, y = p->my + left->y;
+    const int x = p->mx + left.x, y = p->my + left.y;
     if (x >= p->x0 && x < p->x1 && y >= p->y0 && y < p->y1) {
       const int i = (y - p->y0) * (p->x1 - p->x0) + (x - p->x0);
       const int cost = 16 * t[left_slot].sad + 2 * sad_16;
-      if (cost < s->cost || (cost == s->cost && i < s->index)) t1 = *left;
+      if (cost < s->cost || (cost == s->cost && i < s->index)) t1 = left;
     }
   }
   const c63_mv no_mv = {0, 0, 0, 0}, zero = {0, 0, 1, 0};
   const c63_rd_sum *in = &t[C63_RD_T_INTRA];
   float best_cost =
-      (float)in->ssd + lambda * (float)(c63_rd_mv_bits_len(mv_len, &no_mv, left) +
+      (float)in->ssd + lambda * (float)(c63_rd_mv_bits_of(mv_len, no_mv, has_left, left) +
                                         c63_rd_dc_bits(dc_len, in->dc, prev_dc) + in->ac_bits);
   int best = C63_RD_T_INTRA;
   /* in this order: the first of equal costs wins */
-  c63_rd_consider(s, t, t1, left, prev_dc, lambda, mv_len, dc_len, &best, &best_cost);
-  if (left_slot >= 0 && !c63_rd_same_vector(*left, t1))
-    c63_rd_consider(s, t, *left, left, prev_dc, lambda, mv_len, dc_len, &best, &best_cost);
+  c63_rd_consider(s, t, t1, has_left, left, prev_dc, lambda, mv_len, dc_len, &best, &best_cost);
+  if (left_slot >= 0 && !c63_rd_same_vector(left, t1))
+    c63_rd_consider(s, t, left, has_left, left, prev_dc, lambda, mv_len, dc_len, &best, &best_cost);
   if (t1.x || t1.y)
-    c63_rd_consider(s, t, zero, left, prev_dc, lambda, mv_len, dc_len, &best, &best_cost);
+    c63_rd_consider(s, t, zero, has_left, left, prev_dc, lambda, mv_len, dc_len, &best, &best_cost);
   return best;
+}
+
+/* The same with left NULL in the first column. */
+C63_RD_FN int c63_rd_decide(const c63_rd_place *p, const c63_rd_searched *s,
+                            const c63_rd_sum t[C63_RD_T_COUNT], const c63_mv *left, int prev_dc,
+                            float lambda, int sad_16, const uint8_t *mv_len, const uint8_t *dc_len)
+{
+  const c63_mv none = {0, 0, 0, 0};
+  return c63_rd_decide_of(p, s, t, left != NULL, left ? *left : none, prev_dc, lambda, sad_16,
+                          mv_len, dc_len);
 }
 
 /* The trellis of c63_rd_trellis_quantise on a block that out already holds

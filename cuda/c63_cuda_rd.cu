@@ -198,10 +198,10 @@ __device__ __forceinline__ c63_mv chosen_mv(const c63_rd_sum *t, int k)
 }
 
 /* c63_rd_decide for block (bx, by) of plane pl, by one thread, given its
- * left neighbour's final vector (left, NULL in the first column) and the
+ * left neighbour's final vector (left; none in the first column) and the
  * DC before it. lens: the code lengths of the vector and DC tables. */
 __device__ __forceinline__ int decide_block(const rd_frame &f, const c63_cu_plane &pl, int chroma,
-                                            int bx, int by, const c63_mv *left, int prev_dc, int gb,
+                                            int bx, int by, c63_mv left, int prev_dc, int gb,
                                             const uint8_t (*lens)[kLenCopy])
 {
   c63_rd_place p;
@@ -214,8 +214,8 @@ __device__ __forceinline__ int decide_block(const rd_frame &f, const c63_cu_plan
   p.y0 = p.my - pl.range > 0 ? p.my - pl.range : 0;
   p.x1 = p.mx + pl.range < pl.w - 8 ? p.mx + pl.range : pl.w - 8;
   p.y1 = p.my + pl.range < pl.h - 8 ? p.my + pl.range : pl.h - 8;
-  return c63_rd_decide(&p, &f.search[gb], block_sums(f.tr, gb), left, prev_dc, f.lambda, f.sad_16,
-                       lens[kLenMv], lens[chroma ? kLenDc1 : kLenDc0]);
+  return c63_rd_decide_of(&p, &f.search[gb], block_sums(f.tr, gb), bx > 0, left, prev_dc, f.lambda,
+                          f.sad_16, lens[kLenMv], lens[chroma ? kLenDc1 : kLenDc0]);
 }
 
 /* A block's choice depends on the blocks before it in its MCU row only
@@ -280,7 +280,7 @@ __global__ void __launch_bounds__(128)
       const int prev = k ? (int)(entry >> 3 * (k - 1) & 7) : 0;
       const c63_mv left = k == 0 ? left_top : k == 2 ? left_bottom : chosen_mv(b, prev);
       const int prev_dc = k ? b[prev].dc : dc;
-      const int slot = decide_block(f, pl, 0, bx, by, bx ? &left : nullptr, prev_dc, gb, lens);
+      const int slot = decide_block(f, pl, 0, bx, by, left, prev_dc, gb, lens);
       entry |= (uint32_t)slot << 3 * k;
       b = block_sums(f.tr, gb);
     }
@@ -305,7 +305,7 @@ __global__ void __launch_bounds__(128)
     left = chosen_mv(lb, s);
     dc = lb[s].dc;
   }
-  table[luma + i] = (uint16_t)decide_block(f, pl, 1, bx, by, bx ? &left : nullptr, dc, gb, lens);
+  table[luma + i] = (uint16_t)decide_block(f, pl, 1, bx, by, left, dc, gb, lens);
 }
 
 /* Most units a row of tables holds: MCUs of the widest picture. */
