@@ -186,17 +186,18 @@ C63_RD_FN void c63_rd_consider(const c63_rd_searched *s, const c63_rd_sum t[C63_
 }
 
 /* The slot of the least SSD + lambda * bits among the block's trials,
- * given its left neighbour's final vector (left, NULL in the first
- * column; use_mv = 0 for intra) and the DC before it. The candidates are
+ * given its left neighbour's final vector (left where has_left is set,
+ * which it is not in the first column; use_mv = 0 for intra; a value, so
+ * that a GPU thread keeps it in registers) and the DC before it. The candidates are
  * intra, the searched vector or the left neighbour's where that costs
  * less in the search's terms (its vector coded in 2 bits), the left
  * neighbour's on its own, and the zero vector. The left neighbour's vector
  * competes only where a trial holds it: otherwise it would need a trial of
  * its own (transform, trellis, reconstruction) at decision time. */
-C63_RD_FN int c63_rd_decide_of(const c63_rd_place *p, const c63_rd_searched *s,
-                               const c63_rd_sum t[C63_RD_T_COUNT], int has_left, c63_mv left,
-                               int prev_dc, float lambda, int sad_16, const uint8_t *mv_len,
-                               const uint8_t *dc_len)
+C63_RD_FN int c63_rd_decide(const c63_rd_place *p, const c63_rd_searched *s,
+                            const c63_rd_sum t[C63_RD_T_COUNT], int has_left, c63_mv left,
+                            int prev_dc, float lambda, int sad_16, const uint8_t *mv_len,
+                            const uint8_t *dc_len)
 {
   int left_slot = -1;
   if (has_left && left.use_mv && c63_rd_vector_inside(p->w, p->h, p->mx, p->my, left))
@@ -225,16 +226,6 @@ C63_RD_FN int c63_rd_decide_of(const c63_rd_place *p, const c63_rd_searched *s,
   if (t1.x || t1.y)
     c63_rd_consider(s, t, zero, has_left, left, prev_dc, lambda, mv_len, dc_len, &best, &best_cost);
   return best;
-}
-
-/* The same with left NULL in the first column. */
-C63_RD_FN int c63_rd_decide(const c63_rd_place *p, const c63_rd_searched *s,
-                            const c63_rd_sum t[C63_RD_T_COUNT], const c63_mv *left, int prev_dc,
-                            float lambda, int sad_16, const uint8_t *mv_len, const uint8_t *dc_len)
-{
-  const c63_mv none = {0, 0, 0, 0};
-  return c63_rd_decide_of(p, s, t, left != NULL, left ? *left : none, prev_dc, lambda, sad_16,
-                          mv_len, dc_len);
 }
 
 /* The trellis of c63_rd_trellis_quantise on a block that out already holds

@@ -107,8 +107,9 @@ static void code_block(const c63_rd_frame *f, int c, int bx, int by, int *prev_d
         try_slot(f, c, bx, by, own, C63_RD_T_LEFT2_SEARCH, &t);
     }
     const c63_huff_enc *tabs = c63_huff_enc_tables();
-    best = c63_rd_decide(&p, &s, t.sum, left, *prev_dc, f->lambda.ssd, f->lambda.sad_16,
-                         tabs[C63_HUFF_MV].len, tabs[c ? C63_HUFF_DC1 : C63_HUFF_DC0].len);
+    best = c63_rd_decide(&p, &s, t.sum, left != NULL, left ? *left : no_mv, *prev_dc, f->lambda.ssd,
+                         f->lambda.sad_16, tabs[C63_HUFF_MV].len,
+                         tabs[c ? C63_HUFF_DC1 : C63_HUFF_DC0].len);
   }
 
   memcpy(f->coeffs[c] + idx * 64, t.coef[best], sizeof t.coef[best]);

@@ -106,15 +106,18 @@ __global__ void __launch_bounds__(kListThreads)
     if (bp.bx >= 2) own2 = search[gb - 2].mv;
   }
   const int mx = bp.bx * 8, my = bp.by * 8;
+  /* each slot's vector (intra's none), and which slots hold a trial */
+  c63_mv mv[C63_RD_T_COUNT];
   unsigned valid = in ? 1u << C63_RD_T_INTRA : 0;
+  mv[C63_RD_T_INTRA] = none;
 #pragma unroll
   for (int kind = C63_RD_T_SEARCH; kind < C63_RD_T_COUNT; kind++) {
-    c63_mv mv = none;
+    mv[kind] = none;
     if (!in) continue;
-    if (c63_rd_trial_vector(kind, bp.bx, own, own1, own2, pl.w, pl.h, mx, my, &mv))
+    if (c63_rd_trial_vector(kind, bp.bx, own, own1, own2, pl.w, pl.h, mx, my, &mv[kind]))
       valid |= 1u << kind;
     else
-      tr.sum[(size_t)gb * C63_RD_T_COUNT + kind] = c63_rd_sum{0, 0, 0, mv, 0, 0};
+      tr.sum[(size_t)gb * C63_RD_T_COUNT + kind] = c63_rd_sum{0, 0, 0, none, 0, 0};
   }
   int offset, total;
   scan(temp).ExclusiveSum(__popc(valid), offset, total);
@@ -124,11 +127,8 @@ __global__ void __launch_bounds__(kListThreads)
 #pragma unroll
   for (int kind = 0; kind < C63_RD_T_COUNT; kind++) {
     if (!(valid >> kind & 1)) continue;
-    c63_mv mv = none;
-    if (kind != C63_RD_T_INTRA)
-      c63_rd_trial_vector(kind, bp.bx, own, own1, own2, pl.w, pl.h, mx, my, &mv);
-    list[at++] =
-        rd_item{gb, (int16_t)bp.bx, (int16_t)bp.by, mv, (uint8_t)bp.plane, (uint8_t)kind, {0, 0}};
+    list[at++] = rd_item{
+        gb, (int16_t)bp.bx, (int16_t)bp.by, mv[kind], (uint8_t)bp.plane, (uint8_t)kind, {0, 0}};
   }
 }
 
@@ -214,8 +214,8 @@ __device__ __forceinline__ int decide_block(const rd_frame &f, const c63_cu_plan
   p.y0 = p.my - pl.range > 0 ? p.my - pl.range : 0;
   p.x1 = p.mx + pl.range < pl.w - 8 ? p.mx + pl.range : pl.w - 8;
   p.y1 = p.my + pl.range < pl.h - 8 ? p.my + pl.range : pl.h - 8;
-  return c63_rd_decide_of(&p, &f.search[gb], block_sums(f.tr, gb), bx > 0, left, prev_dc, f.lambda,
-                          f.sad_16, lens[kLenMv], lens[chroma ? kLenDc1 : kLenDc0]);
+  return c63_rd_decide(&p, &f.search[gb], block_sums(f.tr, gb), bx > 0, left, prev_dc, f.lambda,
+                       f.sad_16, lens[kLenMv], lens[chroma ? kLenDc1 : kLenDc0]);
 }
 
 /* A block's choice depends on the blocks before it in its MCU row only
@@ -474,7 +474,7 @@ cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref
     list_kernel<<<(nb + kListThreads - 1) / kListThreads, kListThreads, 0, s>>>(
         P, rd->search, rd->trials, rd->list, rd->count);
   }
-  /* delta frames: as many warps as the list may hold; those past its
+  /* delta frames: as many trials as the list may hold; warps past its
    * length return at once */
   const long trials = delta ? (long)nb * C63_RD_T_COUNT : nb;
   const int per_cta = 32 * kWarps / kTrialLanes;

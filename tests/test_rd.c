@@ -363,13 +363,14 @@ static void test_choose_vector(void)
     t[C63_RD_T_LEFT_SEARCH].sad = sads[(my + left.y - y0) * 32 + mx + left.x - x0];
     t[C63_RD_T_LEFT2_SEARCH].valid = 0;
     const c63_rd_place p = {128, 128, mx, my, x0, y0, x1, y1};
-    ok &= c63_rd_decide(&p, &s, t, &left, 0, 1e6f, 1 << 16, mv_len, dc_len) == C63_RD_T_LEFT_SEARCH;
+    ok &=
+        c63_rd_decide(&p, &s, t, 1, left, 0, 1e6f, 1 << 16, mv_len, dc_len) == C63_RD_T_LEFT_SEARCH;
     /* without the left neighbour the fewer bits win, the searched vector
      * on a tie */
     const c63_mv zv = {0, 0, 1, 0};
     const int own_bits = c63_rd_mv_bits_len(mv_len, &s.mv, NULL);
     const int zero_bits = c63_rd_mv_bits_len(mv_len, &zv, NULL);
-    ok &= c63_rd_decide(&p, &s, t, NULL, 0, 1e6f, 1 << 16, mv_len, dc_len) ==
+    ok &= c63_rd_decide(&p, &s, t, 0, zv, 0, 1e6f, 1 << 16, mv_len, dc_len) ==
           (own_bits <= zero_bits ? C63_RD_T_SEARCH : C63_RD_T_ZERO);
   }
   printf("  vector choice at lambda 0 and large lambda: %s\n", ok ? "ok" : "WRONG");
