@@ -78,10 +78,36 @@ void c63_rd_search_best(const uint16_t *sads, int left, int top, int right, int 
   out->mv.pad_ = 0;
 }
 
-void c63_rd_trellis_quantise(const float dct[64], const uint8_t quant[64], int ac_limit, int chroma,
-                             float lambda, int16_t out[64])
+const int32_t c63_rd_fdct_k[8][4] = C63_RD_FDCT_K;
+
+void c63_rd_fdct(const int16_t residual[64], int16_t out[64])
 {
-  c63_quantise_block(dct, quant, ac_limit, out);
+  int rows[64], in[8];
+  /* rows, written transposed: rows[u * 8 + y] */
+  for (int y = 0; y < 8; y++) {
+    for (int x = 0; x < 8; x++)
+      in[x] = residual[y * 8 + x];
+    for (int u = 0; u < 8; u++)
+      rows[u * 8 + y] = c63_rd_fdct_out(c63_rd_fdct_k[u], in, u, C63_RD_FDCT_SHIFT1);
+  }
+  /* then columns: coefficient (v, u) from column u of the rows' outputs */
+  int coef[64];
+  for (int u = 0; u < 8; u++)
+    for (int v = 0; v < 8; v++)
+      coef[v * 8 + u] = c63_rd_fdct_out(c63_rd_fdct_k[v], rows + u * 8, v, C63_RD_FDCT_SHIFT2);
+  for (int z = 0; z < 64; z++)
+    out[z] = (int16_t)coef[c63_zigzag_v[z] * 8 + c63_zigzag_u[z]];
+}
+
+void c63_rd_code_levels(const int16_t y[64], const uint8_t quant[64], int ac_limit, int chroma,
+                        float lambda, int16_t out[64])
+{
+  float dct[64];
+  for (int z = 0; z < 64; z++) {
+    out[z] = (int16_t)c63_rd_quantise_level(y[z], quant[z], c63_rd_recip(quant[z]),
+                                            C63_RD_ROUND_NEAREST, z ? ac_limit : INT16_MAX);
+    dct[z] = (float)y[z] / 2.0f; /* the trellis takes 4 times orthonormal */
+  }
   c63_rd_trellis_levels(dct, quant, c63_huff_enc_tables()[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0].len,
                         lambda, out);
 }

@@ -48,14 +48,21 @@ int c63_rd_coef_bits(const int16_t coef[64], int chroma, int prev_dc);
 void c63_rd_search_best(const uint16_t *sads, int left, int top, int right, int bottom, int mx,
                         int my, const c63_rd_lambda *l, c63_rd_searched *out);
 
-/* Quantise a block (dct: c63_fdct_block's output) as the format does, then
- * choose its AC levels (each coefficient kept, one step nearer zero, or
- * zero) for the least SSD + lambda * bits over the whole block: a dynamic
- * programme over the position of the last non-zero coefficient, with the
- * AC table's run/size codes, ZRL and EOB (chroma selects the tables). The
- * DC is the format's quantised value. */
-void c63_rd_trellis_quantise(const float dct[64], const uint8_t quant[64], int ac_limit, int chroma,
-                             float lambda, int16_t out[64]);
+/* The rd mode's transform constants (rd_block.h). */
+extern const int32_t c63_rd_fdct_k[8][4];
+
+/* The rd mode's forward transform of a block (rd_block.h): residual row
+ * major, out 8 times the orthonormal DCT in zig-zag order. */
+void c63_rd_fdct(const int16_t residual[64], int16_t out[64]);
+
+/* The levels a block is coded with (y: c63_rd_fdct's output): rounded to
+ * nearest, AC limited to +-ac_limit, then each AC level kept, one step
+ * nearer zero, or zero, for the least SSD + lambda * bits over the whole
+ * block: a dynamic programme over the position of the last non-zero
+ * coefficient, with the AC table's run/size codes, ZRL and EOB (chroma
+ * selects the tables). The DC stays rounded to nearest. */
+void c63_rd_code_levels(const int16_t y[64], const uint8_t quant[64], int ac_limit, int chroma,
+                        float lambda, int16_t out[64]);
 
 /* ---- The CPU coder of the rd mode (rd_code.c) ---- */
 

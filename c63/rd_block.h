@@ -73,6 +73,77 @@ C63_RD_FN int c63_rd_ac_bits(const uint8_t *ac_len, const int16_t coef[64])
   return last < 63 ? bits + ac_len[0x00] : bits;
 }
 
+/* ---- The rd mode's transform and quantisation (docs/rd.md) ----
+ *
+ * Any levels are valid in the format, so the rd mode need not quantise the
+ * format's float transform: its forward transform is in integers (exact on
+ * every processor whatever the order of its sums, and a fraction of the
+ * float one's work: each output of a pass sums four products of the
+ * symmetric and antisymmetric halves of its input), 8 times the orthonormal
+ * 2-D DCT, rounded (twice c63_fdct_block's output give or take 1). Its
+ * largest magnitude is 8 * 8 * 255 = 16320 (the orthonormal transform keeps
+ * the norm), so it fits an int16_t. The reconstruction stays the decoder's. */
+
+/* The constants k[u][x] = round(2^13 * c(u) / 2 * cos((2x + 1) u pi / 16)),
+ * c(0) = 1 / sqrt(2), c(u > 0) = 1, for x < 4: the other half of a row is
+ * the same times (-1)^u. The initialiser of c63_rd_fdct_k (rd.c) and of the
+ * GPU's copy in its constant bank. */
+#define C63_RD_FDCT_K                                                                              \
+  {                                                                                                \
+    {2896, 2896, 2896, 2896}, {4017, 3406, 2276, 799}, {3784, 1567, -1567, -3784},                 \
+        {3406, -799, -4017, -2276}, {2896, -2896, -2896, 2896}, {2276, -4017, 799, 3406},          \
+        {1567, -3784, 3784, -1567}, {799, -2276, 3406, -4017},                                     \
+  }
+#define C63_RD_FDCT_BITS 13
+/* The passes' shifts: the first keeps 4 bits below the unit (16 times the
+ * 1-D transform, 11552 at most), the second gives 8 times the 2-D one. */
+#define C63_RD_FDCT_SHIFT1 (C63_RD_FDCT_BITS - 4)
+#define C63_RD_FDCT_SHIFT2 (C63_RD_FDCT_BITS + 1)
+
+/* Output u of a pass over the 8 values in: the sum over x < 4 of k[x] *
+ * (in[x] +- in[7 - x]) (+ for even u; k: row u of the constants), rounded
+ * and shifted down (sums stay below 2^28). */
+C63_RD_FN int c63_rd_fdct_out(const int32_t k[4], const int in[8], int u, int shift)
+{
+  int acc = 1 << (shift - 1);
+  for (int x = 0; x < 4; x++)
+    acc += k[x] * (u & 1 ? in[x] - in[7 - x] : in[x] + in[7 - x]);
+  return acc >> shift;
+}
+
+/* The reciprocal of 8q that c63_rd_quantise_level multiplies by:
+ * ceil(2^32 / 8q), exact for the numerators it sees (below 2^15, so n * 8q
+ * < 2^32: floor(n * recip / 2^32) = floor(n / 8q)). */
+C63_RD_FN uint32_t c63_rd_recip(int q)
+{
+  return (uint32_t)((0x100000000ull + 8u * (unsigned)q - 1) / (8u * (unsigned)q));
+}
+
+/* The level of y (the rd transform's output, 8 times orthonormal) with
+ * quantiser q (1..255, recip = c63_rd_recip(q)): |y| / 8q, rounded up
+ * from round8 eighths of a step (4: to nearest, half away from zero, as
+ * the format's quantisation rounds its float transform; fewer: a dead zone,
+ * for levels nearer those the trellis keeps), at most limit, with y's
+ * sign. */
+C63_RD_FN int c63_rd_quantise_level(int y, int q, uint32_t recip, int round8, int limit)
+{
+  const unsigned n = (unsigned)(abs(y) + round8 * q);
+#ifdef __CUDA_ARCH__
+  int l = (int)__umulhi(n, recip);
+#else
+  int l = (int)(((uint64_t)n * recip) >> 32);
+#endif
+  if (l > limit) l = limit;
+  return y < 0 ? -l : l;
+}
+
+/* Rounding of the levels that a block's trials are priced with: AC levels
+ * with a dead zone (3/8: they come nearer the levels the trellis then
+ * chooses for the block than rounding to nearest; measured in docs/rd.md),
+ * the DC to nearest, as the trellis leaves it. */
+#define C63_RD_TRIAL_ROUND_AC 3
+#define C63_RD_ROUND_NEAREST 4
+
 /* ---- The decision of a delta-frame block (docs/rd.md) ---- */
 
 /* The ways a block of a delta frame is tried: intra, its searched vector,

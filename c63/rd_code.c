@@ -11,45 +11,65 @@
 /* The largest window of SADs: every candidate within the search range. */
 #define MAX_WINDOW (2 * C63_MAX_SEARCH_RANGE)
 
-/* A block's trials. */
+/* A block's trials: their summaries and transforms (the levels the chosen
+ * one is coded with come from its transform after the decision). */
 typedef struct block_trials {
   c63_rd_sum sum[C63_RD_T_COUNT];
-  int16_t coef[C63_RD_T_COUNT][64];
-  uint8_t rec[C63_RD_T_COUNT][64];
+  int16_t y[C63_RD_T_COUNT][64];
 } block_trials;
 
-/* Code the block at cur (stride w) predicted from pred (stride w; NULL:
- * zero, i.e. intra) with vector mv as trial slot s of t: everything its
- * decision needs but the bits of its vector and DC, which depend on the
- * blocks before it. */
-static void try_block(const c63_rd_frame *f, int c, const uint8_t *cur, const uint8_t *pred, int w,
-                      c63_mv mv, block_trials *t, int s)
+/* A plane's quantiser with the reciprocals c63_rd_quantise_level takes. */
+typedef struct plane_quantiser {
+  const uint8_t *quant;
+  uint32_t recip[64];
+  int ac_limit;
+} plane_quantiser;
+
+/* The block at cur (stride w) predicted from pred (stride w; NULL: zero,
+ * i.e. intra) into pred_block, its residual transformed into y; returns
+ * its SAD. */
+static int transform_block(const uint8_t *cur, const uint8_t *pred, int w, uint8_t pred_block[64],
+                           int16_t y[64])
 {
   int16_t residual[64];
-  uint8_t pred_block[64];
-  float dct[64];
-  int sad = 0, ssd = 0;
-
+  int sad = 0;
   for (int j = 0; j < 8; j++)
     for (int i = 0; i < 8; i++) {
       pred_block[j * 8 + i] = pred ? pred[j * w + i] : 0;
       residual[j * 8 + i] = (int16_t)(cur[j * w + i] - pred_block[j * 8 + i]);
       sad += abs(residual[j * 8 + i]);
     }
-  c63_fdct_block(residual, dct);
-  c63_rd_trellis_quantise(dct, f->quant[c], c63_ac_limit(c), c != 0, f->lambda.ssd, t->coef[s]);
-  /* the decoder's reconstruction, by the same function the decoder uses */
-  f->dsp->dequant_idct_recon(t->coef[s], pred ? pred_block : NULL, 8, 8, f->quant[c], t->rec[s]);
+  c63_rd_fdct(residual, y);
+  return sad;
+}
+
+/* Try the block at cur predicted from pred (as transform_block) with
+ * vector mv as slot s of t: its levels as trials price them (AC with the
+ * trials' dead zone), reconstructed by the decoder's own function, and
+ * everything its decision needs but the bits of its vector and DC, which
+ * depend on the blocks before it. */
+static void try_block(const c63_rd_frame *f, int c, const plane_quantiser *pq, const uint8_t *cur,
+                      const uint8_t *pred, int w, c63_mv mv, block_trials *t, int s)
+{
+  uint8_t pred_block[64], rec[64];
+  int16_t coef[64];
+  const int sad = transform_block(cur, pred, w, pred_block, t->y[s]);
+  for (int z = 0; z < 64; z++)
+    coef[z] = (int16_t)c63_rd_quantise_level(t->y[s][z], pq->quant[z], pq->recip[z],
+                                             z ? C63_RD_TRIAL_ROUND_AC : C63_RD_ROUND_NEAREST,
+                                             z ? pq->ac_limit : INT16_MAX);
+  f->dsp->dequant_idct_recon(coef, pred ? pred_block : NULL, 8, 8, pq->quant, rec);
+  int ssd = 0;
   for (int j = 0; j < 8; j++)
     for (int i = 0; i < 8; i++) {
-      const int d = t->rec[s][j * 8 + i] - cur[j * w + i];
+      const int d = rec[j * 8 + i] - cur[j * w + i];
       ssd += d * d;
     }
   c63_rd_sum *sum = &t->sum[s];
   sum->ssd = ssd;
-  sum->ac_bits = (int16_t)c63_rd_ac_bits(c63_huff_enc_tables()[c ? C63_HUFF_AC1 : C63_HUFF_AC0].len,
-                                         t->coef[s]);
-  sum->dc = t->coef[s][0];
+  sum->ac_bits =
+      (int16_t)c63_rd_ac_bits(c63_huff_enc_tables()[c ? C63_HUFF_AC1 : C63_HUFF_AC0].len, coef);
+  sum->dc = coef[0];
   sum->mv = mv;
   sum->sad = (uint16_t)sad;
   sum->valid = 1;
@@ -58,21 +78,21 @@ static void try_block(const c63_rd_frame *f, int c, const uint8_t *cur, const ui
 /* Try slot s of the block at (bx, by) of plane c, if it holds a vector
  * (c63_rd_trial_vector); own[0..2]: the search's choices of the block and
  * of the two to its left. */
-static void try_slot(const c63_rd_frame *f, int c, int bx, int by, const c63_mv own[3], int s,
-                     block_trials *t)
+static void try_slot(const c63_rd_frame *f, int c, const plane_quantiser *pq, int bx, int by,
+                     const c63_mv own[3], int s, block_trials *t)
 {
   const int w = f->g->pad_w[c], mx = bx * 8, my = by * 8;
   c63_mv mv;
   t->sum[s].valid = 0;
   if (!c63_rd_trial_vector(s, bx, own[0], own[1], own[2], w, f->g->pad_h[c], mx, my, &mv)) return;
-  try_block(f, c, f->cur[c] + (size_t)my * w + mx, f->ref[c] + (size_t)(my + mv.y) * w + mx + mv.x,
-            w, mv, t, s);
+  try_block(f, c, pq, f->cur[c] + (size_t)my * w + mx,
+            f->ref[c] + (size_t)(my + mv.y) * w + mx + mv.x, w, mv, t, s);
 }
 
 /* searched: the search's choices of the two blocks to the left in this
  * block row ([0]: one to the left), which this block's replaces. */
-static void code_block(const c63_rd_frame *f, int c, int bx, int by, int *prev_dc, uint16_t *sads,
-                       c63_mv searched[2])
+static void code_block(const c63_rd_frame *f, int c, const plane_quantiser *pq, int bx, int by,
+                       int *prev_dc, uint16_t *sads, c63_mv searched[2])
 {
   const int w = f->g->pad_w[c];
   const size_t idx = (size_t)by * f->g->blocks_w[c] + bx, off = (size_t)by * 8 * w + bx * 8;
@@ -80,7 +100,7 @@ static void code_block(const c63_rd_frame *f, int c, int bx, int by, int *prev_d
   block_trials t;
   int best = C63_RD_T_INTRA;
 
-  try_block(f, c, f->cur[c] + off, NULL, w, no_mv, &t, C63_RD_T_INTRA);
+  try_block(f, c, pq, f->cur[c] + off, NULL, w, no_mv, &t, C63_RD_T_INTRA);
   if (!f->keyframe) {
     c63_rd_place p = {w, f->g->pad_h[c], bx * 8, by * 8, 0, 0, 0, 0};
     const int range = c ? f->search_range / 2 : f->search_range;
@@ -97,14 +117,14 @@ static void code_block(const c63_rd_frame *f, int c, int bx, int by, int *prev_d
      * blocks to the left's searched vectors holds it (the others stay
      * invalid; c63_rd_decide never reads them). */
     const c63_mv *left = bx ? &f->mvs[c][idx - 1] : NULL;
-    try_slot(f, c, bx, by, own, C63_RD_T_SEARCH, &t);
-    try_slot(f, c, bx, by, own, C63_RD_T_ZERO, &t);
+    try_slot(f, c, pq, bx, by, own, C63_RD_T_SEARCH, &t);
+    try_slot(f, c, pq, bx, by, own, C63_RD_T_ZERO, &t);
     t.sum[C63_RD_T_LEFT_SEARCH].valid = t.sum[C63_RD_T_LEFT2_SEARCH].valid = 0;
     if (left && left->use_mv) {
       if (bx >= 1 && c63_rd_same_vector(*left, own[1]))
-        try_slot(f, c, bx, by, own, C63_RD_T_LEFT_SEARCH, &t);
+        try_slot(f, c, pq, bx, by, own, C63_RD_T_LEFT_SEARCH, &t);
       else if (bx >= 2 && c63_rd_same_vector(*left, own[2]))
-        try_slot(f, c, bx, by, own, C63_RD_T_LEFT2_SEARCH, &t);
+        try_slot(f, c, pq, bx, by, own, C63_RD_T_LEFT2_SEARCH, &t);
     }
     const c63_huff_enc *tabs = c63_huff_enc_tables();
     best = c63_rd_decide(&p, &s, t.sum, left != NULL, left ? *left : no_mv, *prev_dc, f->lambda.ssd,
@@ -112,11 +132,22 @@ static void code_block(const c63_rd_frame *f, int c, int bx, int by, int *prev_d
                          tabs[c ? C63_HUFF_DC1 : C63_HUFF_DC0].len);
   }
 
-  memcpy(f->coeffs[c] + idx * 64, t.coef[best], sizeof t.coef[best]);
-  f->mvs[c][idx] = best == C63_RD_T_INTRA ? no_mv : t.sum[best].mv;
+  /* the chosen trial coded: its levels by the trellis, reconstructed as
+   * the decoder will */
+  const c63_mv mv = best == C63_RD_T_INTRA ? no_mv : t.sum[best].mv;
+  int16_t *coef = f->coeffs[c] + idx * 64;
+  uint8_t pred_block[64], rec[64];
+  c63_rd_code_levels(t.y[best], pq->quant, pq->ac_limit, c != 0, f->lambda.ssd, coef);
+  if (mv.use_mv) {
+    const uint8_t *pred = f->ref[c] + (size_t)(by * 8 + mv.y) * w + bx * 8 + mv.x;
+    for (int j = 0; j < 8; j++)
+      memcpy(pred_block + j * 8, pred + (size_t)j * w, 8);
+  }
+  f->dsp->dequant_idct_recon(coef, mv.use_mv ? pred_block : NULL, 8, 8, pq->quant, rec);
   for (int j = 0; j < 8; j++)
-    memcpy(f->rec[c] + off + (size_t)j * w, t.rec[best] + j * 8, 8);
-  *prev_dc = t.coef[best][0];
+    memcpy(f->rec[c] + off + (size_t)j * w, rec + j * 8, 8);
+  f->mvs[c][idx] = mv;
+  *prev_dc = t.sum[best].dc;
 }
 
 void c63_rd_code_mcu_row(const c63_rd_frame *f, int my)
@@ -131,11 +162,18 @@ void c63_rd_code_mcu_row(const c63_rd_frame *f, int my)
    * has two in an MCU row (by & 1), chroma one. */
   c63_mv searched[3][2][2];
   memset(searched, 0, sizeof searched);
+  plane_quantiser pq[3];
+  for (int c = 0; c < 3; c++) {
+    pq[c].quant = f->quant[c];
+    pq[c].ac_limit = c63_ac_limit(c);
+    for (int z = 0; z < 64; z++)
+      pq[c].recip[z] = c63_rd_recip(f->quant[c][z]);
+  }
 
   for (int mx = 0; mx < f->g->mcus_w; mx++)
     for (int k = 0; k < 6; k++) {
       int c, bx, by;
       c63_mcu_block(mx, my, k, &c, &bx, &by);
-      code_block(f, c, bx, by, &prev_dc[c], sads, searched[c][by & 1]);
+      code_block(f, c, &pq[c], bx, by, &prev_dc[c], sads, searched[c][by & 1]);
     }
 }

@@ -11,24 +11,26 @@
  *      neighbour not counted; its cost and raster index are kept for
  *      c63_rd_decide): the exact mode's search kernel with the rd keys
  *      (c63_cuda_me.cu);
- *   2. trials: every coding a decision may need, each by half a warp:
- *      transformed, trellis-quantised, reconstructed, with its squared
- *      error, AC bits and SAD: intra, the searched vector, the zero vector
- *      and the searched vectors of the blocks one and two to the left
- *      (c63_rd_trial_vector);
+ *   2. trials: every coding a decision may need, each by the 8 threads of
+ *      its block: transformed (the rd transform, in integers), quantised as
+ *      trials are, reconstructed by the decoder's arithmetic, with its
+ *      squared error, AC bits and SAD: intra, the searched vector, the zero
+ *      vector and the searched vectors of the blocks one and two to the
+ *      left (c63_rd_trial_vector);
  *   3. the decisions, by c63_rd_decide, as the CPU makes them in coding
  *      order: a table per unit of an MCU row (an MCU of luma, a block of
  *      chroma) of its choices for every state the blocks before it may
  *      leave, all at once, then a short pass along each row through the
  *      tables;
- *   4. gather: the chosen trial's coefficients, vector and reconstruction
- *      into the frame's buffers, for the entropy coder and the next frame.
+ *   4. coding: the chosen trial's levels by the trellis, by half a warp a
+ *      block, into the frame's coefficients with its vector; then the
+ *      exact mode's reconstruction kernel, the decoder's arithmetic, for
+ *      the next frame's reference.
  *
  * Keyframes have one candidate per block (intra) and need only 2 and 4.
  * The per-block arithmetic shared with the CPU is in c63/rd_block.h; the
- * transform and reconstruction (c63_cuda_rd_trial.cuh) follow c63/dsp_c.c
- * operation by operation (the build forbids FMA contraction), spread over
- * the lanes of a warp without changing any element's order of operations.
+ * reconstruction (c63_cuda_dct.cuh) follows c63/dsp_c.c operation by
+ * operation (the build forbids FMA contraction).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <cub/block/block_scan.cuh>
 
@@ -48,24 +50,58 @@ extern "C" {
 namespace
 {
 
+/* ---- Launching one kernel after another ----
+ *
+ * Each kernel of a frame reads what the one before it wrote, on one
+ * stream. On sm_90 a kernel may be launched before the one before it ends
+ * (programmatic dependent launch): its CTAs are placed while the other's
+ * last ones run, and wait in wait_for_previous() until it has finished and
+ * its writes are visible. That hides most of the gap between the kernels,
+ * which a frame of seven short kernels felt (a one-CTA kernel more cost 2%
+ * of the frame rate, H100). Every kernel so launched calls
+ * wait_for_previous() before it touches global memory. */
+__device__ __forceinline__ void wait_for_previous()
+{
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+template <typename... Params, typename... Args>
+cudaError_t launch_after(bool early, void (*kernel)(Params...), unsigned grid, unsigned block,
+                         cudaStream_t s, Args... args)
+{
+  cudaLaunchAttribute a;
+  a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  a.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t c = {};
+  c.gridDim = dim3(grid);
+  c.blockDim = dim3(block);
+  c.stream = s;
+  c.attrs = &a;
+  c.numAttrs = early ? 1 : 0;
+  return cudaLaunchKernelEx(&c, kernel, static_cast<Params>(args)...);
+}
+
 /* A frame's trials: C63_RD_T_COUNT slots of every block (c63/rd_block.h),
  * their summaries block by block (slot k of block gb at gb *
- * C63_RD_T_COUNT + k, as the decisions read them), the rest slot by slot
- * (at k * stride + gb). */
+ * C63_RD_T_COUNT + k, as the decisions read them), their transforms slot
+ * by slot (64 values at (k * stride + gb) * 64, column by column). */
 struct rd_trials {
   c63_rd_sum *sum;
-  rd_data *data;
+  int16_t *y;
   size_t stride;
 };
 
 /* ---- 2. Trials ---- */
 
-/* Warps per CTA of the trials (two trials a warp). */
-constexpr int kWarps = 4;
-/* Trials' CTAs per multiprocessor: 8 (64 registers; two trials a warp
- * keep four elements a lane). 10 and 12 (48 and 40 registers) spill more
- * and ran slower: trials 233 us at 12 against 193 at 8 (H100). */
-constexpr int kTrialCtas = 8;
+/* The frame's trial_tables, by one CTA. */
+__global__ void __launch_bounds__(256)
+    tables_kernel(c63_cu_planes P, const rd_tables *__restrict__ T, trial_tables *__restrict__ out)
+{
+  build_trial_tables(*out, P, *T);
+}
+
 /* Code lengths of the DC and vector tables the decisions keep in shared
  * memory: sizes 0..16 are all a value can have. */
 constexpr int kLenCopy = 32;
@@ -89,8 +125,13 @@ constexpr int kListThreads = 256;
 
 __global__ void __launch_bounds__(kListThreads)
     list_kernel(c63_cu_planes P, const c63_rd_searched *__restrict__ search, rd_trials tr,
-                rd_item *__restrict__ list, uint32_t *__restrict__ count)
+                rd_item *__restrict__ list, uint32_t *__restrict__ count,
+                const rd_tables *__restrict__ T, trial_tables *__restrict__ tables)
 {
+  wait_for_previous();
+  /* the frame's tables for the kernels after this one, by its last CTA
+   * (the others have more blocks to list) */
+  if (blockIdx.x == gridDim.x - 1) build_trial_tables(*tables, P, *T);
   using scan = cub::BlockScan<int, kListThreads>;
   __shared__ typename scan::TempStorage temp;
   __shared__ uint32_t base;
@@ -132,26 +173,31 @@ __global__ void __launch_bounds__(kListThreads)
   }
 }
 
-/* Half a warp per trial: the list's entry (delta frames), or block gb's
- * intra coding (keyframes, list NULL). */
-__global__ void __launch_bounds__(32 * kWarps, kTrialCtas)
+/* Trials' CTAs per multiprocessor: 4, at 64 registers. */
+constexpr int kTrialCtas = 4;
+
+/* The 8 threads of a block per trial: the list's entry (delta frames), or
+ * block gb's intra coding (keyframes, list NULL). */
+__global__ void __launch_bounds__(kTrialThreads, kTrialCtas)
     trials_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, c63_cu_planes P,
-                  const rd_tables *__restrict__ T, float lambda, rd_trials tr,
+                  const trial_tables *__restrict__ tables, rd_trials tr,
                   const rd_item *__restrict__ list, const uint32_t *__restrict__ count)
 {
-  __shared__ trial_ws ws[2 * kWarps];
-  const int t = (int)(blockIdx.x * blockDim.x + threadIdx.x) / kTrialLanes;
+  __shared__ trial_tables tb;
+  __shared__ trial_buf buf[kTrialsPerCta];
+  wait_for_previous();
   const int n = list ? (int)*count : P.total_blocks;
-  /* both halves of a warp run together (they share its reductions) */
-  if ((t & ~1) >= n) return;
+  /* a CTA past the list's end leaves at once, before any barrier */
+  if ((int)blockIdx.x * kTrialsPerCta >= n) return;
+  const int lt = threadIdx.x >> 3, r = threadIdx.x & 7;
+  const int t = (int)blockIdx.x * kTrialsPerCta + lt;
   const bool active = t < n;
-  const int u = active ? t : t - 1;
-  rd_item it;
-  if (list) {
-    it = list[u];
-  } else {
-    const c63_cu_block bp = c63_cu_locate(P, u);
-    it = rd_item{u,
+  rd_item it = {0, 0, 0, {0, 0, 0, 0}, 0, (uint8_t)C63_RD_T_INTRA, {0, 0}};
+  if (active && list) {
+    it = list[t];
+  } else if (active) {
+    const c63_cu_block bp = c63_cu_locate(P, t);
+    it = rd_item{t,
                  (int16_t)bp.bx,
                  (int16_t)bp.by,
                  {0, 0, 0, 0},
@@ -159,14 +205,15 @@ __global__ void __launch_bounds__(32 * kWarps, kTrialCtas)
                  (uint8_t)C63_RD_T_INTRA,
                  {0, 0}};
   }
+  copy_trial_tables(tb, tables);
+  __syncthreads();
   const c63_cu_plane &pl = P.p[it.plane];
   const int mx = it.bx * 8, my = it.by * 8;
   const uint8_t *pred =
       it.mv.use_mv ? ref + pl.pix_off + (size_t)(my + it.mv.y) * pl.w + mx + it.mv.x : nullptr;
-  half_trial(*T, pl, it.plane != 0, lambda, cur + pl.pix_off + (size_t)my * pl.w + mx, pred, it.mv,
-             active, ws[threadIdx.x / kTrialLanes],
-             tr.sum + (size_t)it.gb * C63_RD_T_COUNT + it.kind,
-             tr.data + (size_t)it.kind * tr.stride + it.gb);
+  block_trial(tb, buf[lt], r, active, cur + pl.pix_off + (size_t)my * pl.w + mx, pred, pl.w,
+              it.plane, pl.ac_limit, it.mv, tr.y + ((size_t)it.kind * tr.stride + it.gb) * 64,
+              tr.sum + (size_t)it.gb * C63_RD_T_COUNT + it.kind);
 }
 
 /* ---- 3. The decisions ---- */
@@ -243,6 +290,7 @@ __global__ void __launch_bounds__(128)
     table_kernel(rd_frame f, c63_cu_planes P, uint16_t *__restrict__ table)
 {
   __shared__ uint8_t lens[kLenTables][kLenCopy];
+  wait_for_previous();
   if (threadIdx.x < kLenCopy) {
     lens[kLenMv][threadIdx.x] = f.T->len[C63_HUFF_MV][threadIdx.x];
     lens[kLenDc0][threadIdx.x] = f.T->len[C63_HUFF_DC0][threadIdx.x];
@@ -326,6 +374,7 @@ __global__ void __launch_bounds__(32)
 {
   __shared__ uint16_t row[kMaxRowUnits * kLumaStates];
   __shared__ uint8_t state[kMaxRowUnits];
+  wait_for_previous();
   const int mcus_w = P.p[0].bw / 2, mcus_h = P.p[0].bh / 2, lane = threadIdx.x;
   const int c = blockIdx.x % 3, r = blockIdx.x / 3;
   const int states = c ? C63_RD_T_COUNT : kLumaStates;
@@ -359,44 +408,57 @@ __global__ void __launch_bounds__(32)
   }
 }
 
-/* ---- 4. Gather ---- */
+/* ---- 4. Coding ---- */
 
-/* 16 threads per block, in 16- and 8-byte words: threads 0-7 a sixteenth
- * of the coefficients each, threads 8-15 a row of the reconstruction. */
-constexpr int kGatherThreads = 16;
-
-__global__ void gather_kernel(c63_cu_planes P, rd_trials tr, const uint8_t *__restrict__ choice,
-                              int16_t *__restrict__ coeffs, c63_mv *__restrict__ mvs,
-                              uint8_t *__restrict__ recon)
+/* The chosen trial of each block (every block's intra trial in keyframes,
+ * choice NULL) coded by its 8 threads: its levels into the frame's
+ * coefficients, its vector, and its reconstruction, the next frame's
+ * reference. */
+__global__ void __launch_bounds__(8 * kCodeBlocks)
+    code_kernel(const uint8_t *__restrict__ ref, c63_cu_planes P,
+                const trial_tables *__restrict__ tables, float lambda, rd_trials tr,
+                const uint8_t *__restrict__ choice, int16_t *__restrict__ coeffs,
+                c63_mv *__restrict__ mvs, uint8_t *__restrict__ recon, uint32_t *count)
 {
-  const int gb = (int)(blockIdx.x * (blockDim.x / kGatherThreads) + threadIdx.x / kGatherThreads);
-  const int t = (int)threadIdx.x % kGatherThreads;
-  if (gb >= P.total_blocks) return;
-  const int slot = choice ? choice[gb] : C63_RD_T_INTRA;
-  const rd_data &d = tr.data[(size_t)slot * tr.stride + gb];
-  if (t < 8) {
-    reinterpret_cast<uint4 *>(coeffs + (size_t)gb * 64)[t] =
-        reinterpret_cast<const uint4 *>(d.coef)[t];
-  } else {
-    const c63_cu_block bp = c63_cu_locate(P, gb);
-    const c63_cu_plane &pl = P.p[bp.plane];
-    const int j = t - 8;
-    *reinterpret_cast<uint2 *>(recon + pl.pix_off + (size_t)(bp.by * 8 + j) * pl.w + bp.bx * 8) =
-        reinterpret_cast<const uint2 *>(d.rec)[j];
-  }
-  if (t == 0) mvs[gb] = slot == C63_RD_T_INTRA ? c63_mv{0, 0, 0, 0} : block_sums(tr, gb)[slot].mv;
+  __shared__ trial_tables tb;
+  __shared__ code_ws ws[kCodeBlocks];
+  wait_for_previous();
+  /* the trials kernel has read the count of the list: zero for the next
+   * frame's list */
+  if (count && blockIdx.x == 0 && threadIdx.x == 0) *count = 0;
+  copy_trial_tables(tb, tables);
+  __syncthreads();
+  const int lb = threadIdx.x >> 3, r = threadIdx.x & 7;
+  const int gb = (int)blockIdx.x * kCodeBlocks + lb;
+  /* a warp's blocks go in step (they share its votes and shuffles) */
+  if ((int)(blockIdx.x * blockDim.x + (threadIdx.x & ~31u)) / 8 >= P.total_blocks) return;
+  const bool active = gb < P.total_blocks;
+  const c63_cu_block bp = c63_cu_locate(P, active ? gb : 0);
+  const c63_cu_plane &pl = P.p[bp.plane];
+  const int slot = active && choice ? choice[gb] : C63_RD_T_INTRA;
+  const c63_mv mv =
+      slot == C63_RD_T_INTRA ? c63_mv{0, 0, 0, 0} : tr.sum[(size_t)gb * C63_RD_T_COUNT + slot].mv;
+  const int mx = bp.bx * 8, my = bp.by * 8;
+  const uint8_t *pred =
+      mv.use_mv ? ref + pl.pix_off + (size_t)(my + mv.y) * pl.w + mx + mv.x : nullptr;
+  block_code(tb, ws[lb], r, active, tr.y + ((size_t)slot * tr.stride + (active ? gb : 0)) * 64,
+             bp.plane, pl.ac_limit, lambda, tb.quant[bp.plane], pred, pl.w,
+             coeffs + (size_t)gb * 64, recon + pl.pix_off + (size_t)my * pl.w + mx);
+  if (active && r == 0) mvs[gb] = mv;
 }
 
 } // namespace
 
 struct c63_cu_rd {
   rd_tables *tables;
+  trial_tables *frame_tables; /* the frame's, from tables_kernel */
   c63_rd_searched *search;
   rd_trials trials;
   uint8_t *choice;
-  uint16_t *table; /* the decisions' tables (table_kernel) */
-  rd_item *list;   /* a delta frame's trials (list_kernel) */
-  uint32_t *count; /* ... how many */
+  uint16_t *table;   /* the decisions' tables (table_kernel) */
+  rd_item *list;     /* a delta frame's trials (list_kernel) */
+  uint32_t *count;   /* ... how many */
+  bool early_launch; /* programmatic dependent launches (sm_90 on) */
 };
 
 cudaError_t c63_cu_rd_create(const c63_cu_planes &P, c63_cu_rd **out)
@@ -407,19 +469,29 @@ cudaError_t c63_cu_rd_create(const c63_cu_planes &P, c63_cu_rd **out)
   const size_t nb = (size_t)P.total_blocks;
   rd->trials.stride = nb;
   cudaError_t err = cudaMalloc(&rd->tables, sizeof(rd_tables));
+  if (err == cudaSuccess) err = cudaMalloc(&rd->frame_tables, sizeof(trial_tables));
   if (err == cudaSuccess) err = cudaMalloc(&rd->search, nb * sizeof(c63_rd_searched));
   if (err == cudaSuccess)
     err = cudaMalloc(&rd->trials.sum, C63_RD_T_COUNT * nb * sizeof(c63_rd_sum));
-  if (err == cudaSuccess) err = cudaMalloc(&rd->trials.data, C63_RD_T_COUNT * nb * sizeof(rd_data));
+  if (err == cudaSuccess)
+    err = cudaMalloc(&rd->trials.y, C63_RD_T_COUNT * nb * 64 * sizeof(int16_t));
   if (err == cudaSuccess) err = cudaMalloc(&rd->choice, nb);
   if (err == cudaSuccess) err = cudaMalloc(&rd->list, C63_RD_T_COUNT * nb * sizeof(rd_item));
   if (err == cudaSuccess) err = cudaMalloc(&rd->count, sizeof(uint32_t));
+  if (err == cudaSuccess) err = cudaMemset(rd->count, 0, sizeof(uint32_t));
+  int dev = 0, major = 0;
+  if (err == cudaSuccess) err = cudaGetDevice(&dev);
+  if (err == cudaSuccess)
+    err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  rd->early_launch = major >= 9;
   const size_t mcus = (size_t)(P.p[0].bw / 2) * (P.p[0].bh / 2);
   if (err == cudaSuccess)
     err = cudaMalloc(&rd->table, mcus * (kLumaStates + 2 * C63_RD_T_COUNT) * sizeof(uint16_t));
   if (err == cudaSuccess) {
     rd_tables t;
-    memcpy(t.dct, c63_dct_lookup, sizeof t.dct);
+    for (int q = 1; q < 256; q++)
+      t.recip[q] = c63_rd_recip(q);
+    t.recip[0] = 0; /* no quantiser is 0 (c63_make_quant_tables) */
     memcpy(t.zz_u, c63_zigzag_u, sizeof t.zz_u);
     memcpy(t.zz_v, c63_zigzag_v, sizeof t.zz_v);
     for (int i = 0; i < 4; i++)
@@ -442,9 +514,10 @@ void c63_cu_rd_destroy(c63_cu_rd *rd)
 {
   if (!rd) return;
   cudaFree(rd->tables);
+  cudaFree(rd->frame_tables);
   cudaFree(rd->search);
   cudaFree(rd->trials.sum);
-  cudaFree(rd->trials.data);
+  cudaFree(rd->trials.y);
   cudaFree(rd->choice);
   cudaFree(rd->table);
   cudaFree(rd->list);
@@ -459,6 +532,8 @@ cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref
   const int nb = P.total_blocks;
   const bool delta = ref != nullptr;
   const rd_frame f = {rd->tables, lambda_ssd, lambda_sad_16, rd->trials, rd->search};
+  /* keyframes have no list kernel, which builds the frame's tables */
+  if (!delta) tables_kernel<<<1, 256, 0, s>>>(P, rd->tables, rd->frame_tables);
   if (delta) {
     const uint8_t *mv_len = rd->tables->len[C63_HUFF_MV];
     cudaError_t err =
@@ -468,25 +543,34 @@ cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref
           c63_cu_rd_motion_search(cur, ref, P.p[1], &P.p[2], mv_len, lambda_sad_16, rd->search, s);
     if (err != cudaSuccess) return err;
   }
-  if (delta) {
-    cudaError_t err = cudaMemsetAsync(rd->count, 0, sizeof(uint32_t), s);
-    if (err != cudaSuccess) return err;
-    list_kernel<<<(nb + kListThreads - 1) / kListThreads, kListThreads, 0, s>>>(
-        P, rd->search, rd->trials, rd->list, rd->count);
-  }
-  /* delta frames: as many trials as the list may hold; warps past its
+  /* The count of the list is 0 here: zeroed at creation, and again by
+   * each frame's coding kernel once the trials have read it. */
+  const bool early = rd->early_launch;
+  cudaError_t err = cudaSuccess;
+  if (delta)
+    err =
+        launch_after(early, list_kernel, (nb + kListThreads - 1) / kListThreads, kListThreads, s, P,
+                     rd->search, rd->trials, rd->list, rd->count, rd->tables, rd->frame_tables);
+  /* delta frames: as many trials as the list may hold; CTAs past its
    * length return at once */
   const long trials = delta ? (long)nb * C63_RD_T_COUNT : nb;
-  const int per_cta = 32 * kWarps / kTrialLanes;
-  trials_kernel<<<(int)((trials + per_cta - 1) / per_cta), 32 * kWarps, 0, s>>>(
-      cur, ref, P, rd->tables, lambda_ssd, rd->trials, delta ? rd->list : nullptr, rd->count);
-  if (delta) {
+  if (err == cudaSuccess)
+    err =
+        launch_after(early, trials_kernel, (unsigned)((trials + kTrialsPerCta - 1) / kTrialsPerCta),
+                     kTrialThreads, s, cur, ref, P, rd->frame_tables, rd->trials,
+                     delta ? rd->list : nullptr, rd->count);
+  if (delta && err == cudaSuccess) {
     const int mcus_h = P.p[0].bh / 2;
     const long units = (long)mcus_h * (P.p[0].bw / 2) * (kLumaStates + 2 * C63_RD_T_COUNT);
-    table_kernel<<<(int)((units + 127) / 128), 128, 0, s>>>(f, P, rd->table);
-    resolve_kernel<<<3 * mcus_h, 32, 0, s>>>(P, rd->table, rd->choice);
+    err =
+        launch_after(early, table_kernel, (unsigned)((units + 127) / 128), 128, s, f, P, rd->table);
+    if (err == cudaSuccess)
+      err = launch_after(early, resolve_kernel, 3 * mcus_h, 32, s, P, rd->table, rd->choice);
   }
-  gather_kernel<<<(nb + 15) / 16, 16 * kGatherThreads, 0, s>>>(
-      P, rd->trials, delta ? rd->choice : nullptr, coeffs, mvs, recon);
+  if (err == cudaSuccess)
+    err = launch_after(early, code_kernel, (nb + kCodeBlocks - 1) / kCodeBlocks, 8 * kCodeBlocks, s,
+                       ref, P, rd->frame_tables, lambda_ssd, rd->trials,
+                       delta ? rd->choice : nullptr, coeffs, mvs, recon, rd->count);
+  if (err != cudaSuccess) return err;
   return cudaGetLastError();
 }

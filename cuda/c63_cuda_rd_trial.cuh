@@ -1,17 +1,21 @@
-/* One trial of the rd mode on the GPU, by half a warp (c63_cuda_rd.cu): a
- * block coded one way (intra, or predicted with a vector) as
- * c63/rd_code.c's try_block codes it, with the transform and
- * reconstruction of c63/dsp_c.c, each element computed by one lane in the C
- * code's order, and the trellis of c63/rd_block.h with each coefficient's
- * nodes priced across the lanes. Included by c63_cuda_rd.cu only.
+/* The rd mode's per-block work on the GPU (c63_cuda_rd.cu), as
+ * c63/rd_code.c does it on the CPU:
+ *  - a trial by the 8 threads of its block, a row each, then a column
+ *    each: the rd transform in integers (c63/rd_block.h), the trials'
+ *    quantisation, the bits of its AC levels, and the decoder's own
+ *    reconstruction (the float transform of c63_cuda_dct.cuh) for its
+ *    squared error;
+ *  - the chosen trial's levels by the trellis of c63/rd_block.h, by half a
+ *    warp, each coefficient's nodes priced across the lanes.
+ * Included by c63_cuda_rd.cu only.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef C63_CUDA_RD_TRIAL_CUH
 #define C63_CUDA_RD_TRIAL_CUH
 
 #include <stdint.h>
 
-#include "c63/quantise.h"
 #include "c63/rd_block.h"
+#include "cuda/c63_cuda_dct.cuh"
 #include "cuda/c63_cuda_internal.h"
 
 extern "C" {
@@ -21,99 +25,240 @@ extern "C" {
 namespace
 {
 
-/* The rest: what the chosen one leaves in the frame. */
-struct __align__(16) rd_data
-{
-  int16_t coef[64];
-  uint8_t rec[64];
-};
-
 /* The CPU's tables, copied to the device once. */
 struct rd_tables {
-  float dct[8][8];
+  uint32_t recip[256]; /* c63_rd_recip of each quantiser */
   uint8_t zz_u[64], zz_v[64];
   uint8_t len[4][256]; /* Huffman code lengths, c63_huff_enc order */
 };
 
-/* ---- One trial by half a warp: the transform and reconstruction of
- * c63/dsp_c.c and the trellis of c63/rd_block.h ---- */
-
-/* Lanes of a trial: a warp runs two, one in each half, in step. Each lane
- * takes elements lane + 16 h (h = 0..3) of its block, and in a transform
- * pass half a row: the row's eight inputs serve four outputs. */
-constexpr int kTrialLanes = 16;
-
-/* A trial's workspace in shared memory. */
-struct __align__(16) trial_ws
-{
-  float a[64], b[64]; /* the 2-D transform's passes */
-  float dct[64];      /* the forward transform, zig-zag order */
-  int16_t coef[64];
-  float cost[64]; /* trellis nodes */
-  int16_t level[64];
-  int8_t pos[64], from[64];
-};
+/* The rd transform's constants (c63/rd_block.h), constant-bank operands
+ * of the unrolled passes. */
+__constant__ int32_t kRdFdctK[8][4] = C63_RD_FDCT_K;
 
 constexpr unsigned kFull = 0xffffffffu;
 
-/* One pass of transform_2d over a 8x8 block in src (rows of 8): each
- * element the sum over j ascending of src[v][j] * C, as dct_1d / idct_1d,
- * written transposed into dst. Lane l computes elements 4 (l & 1) .. + 3
- * of row l >> 1; the sums keep the C code's order, so the bits are the
- * same. */
-template <bool kInverse>
-__device__ __forceinline__ void half_pass(const rd_tables &T, const float *src, float *dst, int hl)
+/* ---- A trial by the 8 threads of its block ---- */
+
+/* Trials per CTA of the trials kernel: 32, a warp holding four. */
+constexpr int kTrialsPerCta = 32;
+constexpr int kTrialThreads = 8 * kTrialsPerCta;
+
+/* What the trials and the coding of a frame look up, per plane: at each
+ * position (v, u) of a block (index v * 8 + u) the zig-zag index z (low
+ * byte) and quant[z] (high byte), and c63_rd_recip(quant[z]); the
+ * quantiser in zig-zag order; and the AC code lengths. Built once a frame
+ * (tables_kernel), copied into each CTA's shared memory. */
+struct __align__(16) trial_tables
 {
-  const int v = hl >> 1, i0 = 4 * (hl & 1);
-  const float4 lo = reinterpret_cast<const float4 *>(src + v * 8)[0];
-  const float4 hi = reinterpret_cast<const float4 *>(src + v * 8)[1];
-  const float x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-#pragma unroll
-  for (int t = 0; t < 4; t++) {
-    const int i = i0 + t;
-    float acc = 0.0f;
-#pragma unroll
-    for (int j = 0; j < 8; j++)
-      acc = acc + x[j] * (kInverse ? T.dct[i][j] : T.dct[j][i]);
-    dst[i * 8 + v] = acc;
+  uint16_t zq[3][64];
+  uint32_t recip[3][64];
+  uint8_t quant[3][64];
+  uint8_t ac_len[2][256];
+};
+
+/* Thread i of the one CTA of tables_kernel builds entries i, i + blockDim.x, ... */
+__device__ __forceinline__ void build_trial_tables(trial_tables &t, const c63_cu_planes &P,
+                                                   const rd_tables &T)
+{
+  for (int i = threadIdx.x; i < 3 * 64; i += blockDim.x) {
+    const int p = i >> 6, vu = i & 63, z = kZigzagIndex[vu];
+    const int q = p < P.n ? P.p[p].quant[z] : 1;
+    t.zq[p][vu] = (uint16_t)(z | q << 8);
+    t.recip[p][vu] = T.recip[q];
+    t.quant[p][vu] = p < P.n ? P.p[p].quant[vu] : 1;
   }
-  __syncwarp();
+  for (int i = threadIdx.x; i < 2 * 256; i += blockDim.x)
+    t.ac_len[i >> 8][i & 255] = T.len[i >> 8 ? C63_HUFF_AC1 : C63_HUFF_AC0][i & 255];
 }
 
-/* Sum of v over each half warp, in its lanes. */
-__device__ __forceinline__ int half_sum(int v, int half)
+/* The frame's tables into shared memory, in 16-byte words (a barrier must
+ * follow). */
+__device__ __forceinline__ void copy_trial_tables(trial_tables &dst, const trial_tables *src)
 {
-#if __CUDA_ARCH__ >= 800
-  const int s0 = __reduce_add_sync(kFull, half ? 0 : v);
-  const int s1 = __reduce_add_sync(kFull, half ? v : 0);
-  return half ? s1 : s0;
-#else
+  for (int i = threadIdx.x; i < (int)(sizeof(trial_tables) / 16); i += blockDim.x)
+    reinterpret_cast<uint4 *>(&dst)[i] = reinterpret_cast<const uint4 *>(src)[i];
+}
+
+/* A trial's part of the CTA's transposes (a padded row: fewer bank
+ * conflicts). */
+struct trial_buf {
+  int i[8][9];
+  float f[8][9];
+};
+
+/* The sum of v over the 8 threads of a block. */
+template <typename T> __device__ __forceinline__ T group_sum(T v)
+{
 #pragma unroll
-  for (int o = kTrialLanes / 2; o > 0; o >>= 1)
+  for (int o = 1; o < 8; o <<= 1)
     v += __shfl_xor_sync(kFull, v, o);
   return v;
-#endif
 }
 
-/* The least (c, order) over each half warp: the first in the sequential
- * order among equal costs, as a loop with a strict < keeps it. Costs are
- * never NaN nor -0 (sums of squares, bits and +0), so their bits ordered
- * as unsigned integers order them as floats. */
-__device__ __forceinline__ void half_argmin(float &c, int &order, int half)
+/* try_block of c63/rd_code.c by the 8 threads of a block (thread r: row r,
+ * then column r): the block at cur predicted from pred (NULL: intra), both
+ * with stride w, in plane `plane`. Writes the transform (column by column:
+ * y[u * 8 + v]) and the summary. Every thread of the CTA calls it (the
+ * inactive ones, past the end of the list, on a zero block, writing
+ * nothing), for its barriers. */
+__device__ __forceinline__ void block_trial(const trial_tables &tb, trial_buf &b, int r,
+                                            bool active, const uint8_t *cur, const uint8_t *pred,
+                                            int w, int plane, int ac_limit, c63_mv mv, int16_t *y,
+                                            c63_rd_sum *sum)
 {
-#if __CUDA_ARCH__ >= 800
-  const unsigned u = __float_as_uint(c), key = u & 0x80000000u ? ~u : u | 0x80000000u;
-  const unsigned l0 = __reduce_min_sync(kFull, half ? 0xffffffffu : key);
-  const unsigned l1 = __reduce_min_sync(kFull, half ? key : 0xffffffffu);
-  const unsigned least = half ? l1 : l0;
-  const unsigned mine = key == least ? (unsigned)order : 0xffffffffu;
-  const unsigned o0 = __reduce_min_sync(kFull, half ? 0xffffffffu : mine);
-  const unsigned o1 = __reduce_min_sync(kFull, half ? mine : 0xffffffffu);
-  order = (int)(half ? o1 : o0);
-  c = __uint_as_float(least & 0x80000000u ? least & 0x7fffffffu : ~least);
-#else
+  /* this row of the block and of its prediction, kept packed for the
+   * squared error at the end */
+  uint2 cw = make_uint2(0, 0), pw = make_uint2(0, 0);
+  if (active) {
+    cw = *reinterpret_cast<const uint2 *>(cur + r * w); /* rows are 8-byte aligned */
+    if (pred) {
+      int p[8];
 #pragma unroll
-  for (int o = kTrialLanes / 2; o > 0; o >>= 1) {
+      for (int i = 0; i < 8; i++)
+        p[i] = pred[r * w + i];
+      pw = pack_row(p);
+    }
+  }
+  int res[8], sad = 0;
+  {
+    int c[8], p[8];
+    unpack_row(cw, c);
+    unpack_row(pw, p);
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+      res[i] = (int16_t)(c[i] - p[i]);
+      sad += abs(res[i]);
+    }
+  }
+  /* rows (this thread: row y = r), written transposed: b.i[u][y] */
+#pragma unroll
+  for (int u = 0; u < 8; u++)
+    b.i[u][r] = c63_rd_fdct_out(kRdFdctK[u], res, u, C63_RD_FDCT_SHIFT1);
+  __syncthreads();
+  /* columns (this thread: column u = r): coefficient (v, u) */
+  int col[8], l[8];
+#pragma unroll
+  for (int j = 0; j < 8; j++)
+    col[j] = b.i[r][j];
+  unsigned long long nz = 0;
+  int packed[4];
+#pragma unroll
+  for (int v = 0; v < 8; v++) {
+    const int yv = c63_rd_fdct_out(kRdFdctK[v], col, v, C63_RD_FDCT_SHIFT2);
+    if (v & 1)
+      packed[v >> 1] |= (int)((uint32_t)yv << 16);
+    else
+      packed[v >> 1] = yv & 0xffff;
+    const int zq = tb.zq[plane][v * 8 + r], z = zq & 0xff;
+    l[v] = c63_rd_quantise_level(yv, zq >> 8, tb.recip[plane][v * 8 + r],
+                                 z ? C63_RD_TRIAL_ROUND_AC : C63_RD_ROUND_NEAREST,
+                                 z ? ac_limit : INT16_MAX);
+    if (l[v]) nz |= 1ull << z;
+    /* the decoder's input to its inverse transform, row v: b.f[v][u] (+0
+     * for a zero level; most rows of the warp's blocks are all zero) */
+    b.f[v][r] = __any_sync(kFull, l[v] != 0) ? dequant_scaled(l[v], zq >> 8, r, v) : 0.0f;
+  }
+  if (active)
+    reinterpret_cast<int4 *>(y)[r] = make_int4(packed[0], packed[1], packed[2], packed[3]);
+  nz |= __shfl_xor_sync(kFull, nz, 1);
+  nz |= __shfl_xor_sync(kFull, nz, 2);
+  nz |= __shfl_xor_sync(kFull, nz, 4);
+  /* The bits of this thread's AC levels (c63_rd_ac_bits): each from the
+   * run since the non-zero coefficient before it (or the DC). */
+  const uint8_t *ac_len = tb.ac_len[plane != 0];
+  const unsigned long long m = nz | 1ull;
+  int bits = 0;
+#pragma unroll
+  for (int v = 0; v < 8; v++) {
+    const int z = tb.zq[plane][v * 8 + r] & 0xff;
+    if (__any_sync(kFull, z && l[v]) && z && l[v]) {
+      const int prev = 63 - __clzll((long long)(m & ((1ull << z) - 1)));
+      const int run = z - prev - 1, s = c63_bit_width(l[v]);
+      bits += (run >> 4) * ac_len[0xf0] + ac_len[(run & 15) << 4 | s] + s;
+    }
+  }
+  /* The decoder's reconstruction; a CTA whose blocks have no level at all
+   * skips it (every sum of the inverse transform would be +0). */
+  int rec[8];
+#pragma unroll
+  for (int i = 0; i < 8; i++)
+    rec[i] = 0;
+  if (__syncthreads_or(active && nz != 0)) {
+    float x[8], t[8];
+#pragma unroll
+    for (int u = 0; u < 8; u++)
+      x[u] = b.f[r][u];
+    idct_pass_sparse(x, t); /* row v = r */
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+      b.f[r][i] = t[i];
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+      x[j] = b.f[j][r];
+    idct_pass_sparse(x, t); /* column x = r */
+#pragma unroll
+    for (int v = 0; v < 8; v++)
+      b.i[v][r] = truncate_sample(t[v]);
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+      rec[i] = b.i[r][i]; /* row r */
+  }
+  int ssd = 0;
+  {
+    int c[8], p[8];
+    unpack_row(cw, c);
+    unpack_row(pw, p);
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+      const int d = reconstruct_pixel(rec[i], p[i]) - c[i];
+      ssd += d * d;
+    }
+  }
+  ssd = group_sum(ssd);
+  const int bits_sad = group_sum(bits << 16 | sad); /* both below 2^16 */
+  if (active && r == 0) {
+    const int last = 63 - __clzll((long long)m);
+    *sum = c63_rd_sum{ssd,
+                      (int16_t)((bits_sad >> 16) + (last < 63 ? ac_len[0x00] : 0)),
+                      (int16_t)l[0],
+                      mv,
+                      (uint16_t)(bits_sad & 0xffff),
+                      1};
+  }
+}
+
+/* ---- The chosen trial coded by the 8 threads of its block ---- */
+
+/* Blocks per CTA of the coding kernel: 16, a warp holding four. */
+constexpr int kCodeBlocks = 16;
+
+/* A block's coding workspace: the trellis' inputs and nodes, then the
+ * inverse transform's transposes (padded rows: fewer bank conflicts). */
+struct __align__(16) code_ws
+{
+  float dct[64]; /* 4 times the orthonormal transform, zig-zag order */
+  int16_t coef[64];
+  union {
+    struct {
+      float cost[64]; /* trellis nodes */
+      int16_t level[64];
+      int8_t pos[64], from[64];
+    } node;
+    trial_buf t;
+  };
+};
+
+/* The least (c, order) over the 8 threads of a block: the first in the
+ * sequential order among equal costs, as a loop with a strict < keeps
+ * it. */
+__device__ __forceinline__ void group_argmin(float &c, int &order)
+{
+#pragma unroll
+  for (int o = 1; o < 8; o <<= 1) {
     const float oc = __shfl_xor_sync(kFull, c, o);
     const int oo = __shfl_xor_sync(kFull, order, o);
     if (oc < c || (oc == c && oo < order)) {
@@ -121,37 +266,39 @@ __device__ __forceinline__ void half_argmin(float &c, int &order, int half)
       order = oo;
     }
   }
-#endif
 }
 
-/* Bit z (0..63) set where coef[z] != 0, for the lane's half. */
-__device__ __forceinline__ unsigned long long nonzero_mask(const int16_t *coef, int hl, int half)
+/* Bit z (0..63) set where coef[z] != 0, for the block of thread r, which
+ * holds coefficients r + 8 h. */
+__device__ __forceinline__ unsigned long long group_nonzero(const int16_t *coef, int r)
 {
+  const int group = (threadIdx.x & 31) >> 3;
   unsigned long long m = 0;
 #pragma unroll
-  for (int h = 0; h < 4; h++) {
-    const unsigned b = __ballot_sync(kFull, coef[hl + kTrialLanes * h] != 0);
-    m |= (unsigned long long)(b >> (kTrialLanes * half) & 0xffffu) << (kTrialLanes * h);
+  for (int h = 0; h < 8; h++) {
+    const unsigned b = __ballot_sync(kFull, coef[r + 8 * h] != 0);
+    m |= (unsigned long long)(b >> (8 * group) & 0xffu) << (8 * h);
   }
   return m;
 }
 
 /* c63_rd_trellis_levels, with the nodes' costs for a coefficient computed
- * across the half's lanes: the same expressions, and the same winner. The
- * two halves go in step; a half whose levels are all decided waits. */
-__device__ void half_trellis(trial_ws &ws, const uint8_t *quant, const uint8_t *ac_len,
-                             float lambda, int hl, int half)
+ * across the block's 8 threads (thread r: nodes r + 8 h): the same
+ * expressions, and the same winner. The warp's four blocks go in step; a
+ * block whose levels are all decided waits. */
+__device__ void group_trellis(code_ws &ws, const uint8_t *quant, const uint8_t *ac_len,
+                              float lambda, int r)
 {
-  unsigned long long todo = nonzero_mask(ws.coef, hl, half) & ~1ull;
-  /* without AC levels a half has nothing to choose (the loop below would
+  unsigned long long todo = group_nonzero(ws.coef, r) & ~1ull;
+  /* without AC levels a block has nothing to choose (the loop below would
    * keep them all) */
   const bool any = todo != 0;
   if (!__any_sync(kFull, any)) return;
   const float zrl = lambda * ac_len[0xf0];
   int n = 1;
-  if (hl == 0) {
-    ws.pos[0] = 0;
-    ws.cost[0] = 0.0f;
+  if (r == 0) {
+    ws.node.pos[0] = 0;
+    ws.node.cost[0] = 0.0f;
   }
   __syncwarp();
   while (__any_sync(kFull, todo != 0)) {
@@ -168,12 +315,9 @@ __device__ void half_trellis(trial_ws &ws, const uint8_t *quant, const uint8_t *
       const float e = o - (float)(4 * ((a * quant[z] + 2) >> 2));
       const int s = c63_bit_width(a);
       const float here = e * e - o * o;
-#pragma unroll
-      for (int h = 0; h < 4; h++) {
-        const int k = hl + kTrialLanes * h;
-        if (k >= n) break;
-        const int run = z - ws.pos[k] - 1;
-        const float c = ws.cost[k] + (float)(run >> 4) * zrl +
+      for (int k = r; k < n; k += 8) {
+        const int run = z - ws.node.pos[k] - 1;
+        const float c = ws.node.cost[k] + (float)(run >> 4) * zrl +
                         lambda * (float)(ac_len[(run & 15) << 4 | s] + s) + here;
         if (c < best) {
           best = c;
@@ -181,13 +325,13 @@ __device__ void half_trellis(trial_ws &ws, const uint8_t *quant, const uint8_t *
         }
       }
     }
-    half_argmin(best, order, half);
+    group_argmin(best, order);
     if (active) {
-      if (hl == 0) {
-        ws.pos[n] = (int8_t)z;
-        ws.cost[n] = best;
-        ws.level[n] = (int16_t)((q < 0 ? -1 : 1) * (aq - (order >> 6)));
-        ws.from[n] = (int8_t)(order & 63);
+      if (r == 0) {
+        ws.node.pos[n] = (int8_t)z;
+        ws.node.cost[n] = best;
+        ws.node.level[n] = (int16_t)((q < 0 ? -1 : 1) * (aq - (order >> 6)));
+        ws.node.from[n] = (int8_t)(order & 63);
       }
       n++;
     }
@@ -196,134 +340,79 @@ __device__ void half_trellis(trial_ws &ws, const uint8_t *quant, const uint8_t *
   /* the block ends after the best last node, with an EOB unless at 63 */
   float best = INFINITY;
   int last = 1 << 30;
-#pragma unroll
-  for (int h = 0; h < 4; h++) {
-    const int k = hl + kTrialLanes * h;
-    if (any && k < n) {
-      const float c = ws.cost[k] + (ws.pos[k] < 63 ? lambda * ac_len[0x00] : 0.0f);
-      if (c < best) {
-        best = c;
-        last = k;
-      }
+  for (int k = r; any && k < n; k += 8) {
+    const float c = ws.node.cost[k] + (ws.node.pos[k] < 63 ? lambda * ac_len[0x00] : 0.0f);
+    if (c < best) {
+      best = c;
+      last = k;
     }
   }
-  half_argmin(best, last, half);
+  group_argmin(best, last);
   if (any) {
 #pragma unroll
-    for (int h = 0; h < 4; h++)
-      if (hl + h) ws.coef[hl + kTrialLanes * h] = 0;
+    for (int h = 0; h < 8; h++)
+      if (r + h) ws.coef[r + 8 * h] = 0;
   }
   __syncwarp();
-  if (any && hl == 0)
-    for (int k = last; k > 0; k = ws.from[k])
-      ws.coef[ws.pos[k]] = ws.level[k];
+  if (any && r == 0)
+    for (int k = last; k > 0; k = ws.node.from[k])
+      ws.coef[ws.node.pos[k]] = ws.node.level[k];
   __syncwarp();
 }
 
-/* c63_rd_ac_bits across the half's lanes: each non-zero coefficient's code
- * from the run before it (the distance to the previous non-zero one, or to
- * the DC), summed, and the EOB unless the last is at 63. nz: nonzero_mask
- * of the coefficients. */
-__device__ __forceinline__ int half_ac_bits(const trial_ws &ws, const uint8_t *ac_len, int hl,
-                                            int half, unsigned long long nz)
+/* c63_rd_code_levels of a block's chosen trial (y: its transform, column
+ * by column), and its reconstruction as the decoder makes it, by its 8
+ * threads (thread r: column r, then row r): the coefficients into coef
+ * (zig-zag order), row r of the reconstruction into rec (stride w), the
+ * prediction's row r from pred (NULL: intra). Every thread of the warp
+ * calls it (inactive ones on a zero block, writing nothing). */
+__device__ __forceinline__ void block_code(const trial_tables &tb, code_ws &ws, int r, bool active,
+                                           const int16_t *y, int plane, int ac_limit, float lambda,
+                                           const uint8_t *quant, const uint8_t *pred, int w,
+                                           int16_t *coef, uint8_t *rec)
 {
-  const unsigned long long m = nz | 1ull;
-  int bits = 0;
+  int4 col = make_int4(0, 0, 0, 0);
+  if (active) col = reinterpret_cast<const int4 *>(y)[r];
+  const int packed[4] = {col.x, col.y, col.z, col.w};
 #pragma unroll
-  for (int h = 0; h < 4; h++) {
-    const int z = hl + kTrialLanes * h;
-    if (z && (m >> z & 1)) {
-      const int prev = 63 - __clzll((long long)(m & ((1ull << z) - 1)));
-      const int run = z - prev - 1, s = c63_bit_width(ws.coef[z]);
-      bits += (run >> 4) * ac_len[0xf0] + ac_len[(run & 15) << 4 | s] + s;
-    }
-  }
-  bits = half_sum(bits, half);
-  const int last = 63 - __clzll((long long)m);
-  return last < 63 ? bits + ac_len[0x00] : bits;
-}
-
-/* try_block of c63/rd_code.c by half a warp, without the parts that depend
- * on the left neighbour and the DC before (the decisions add them): the
- * block at cur predicted from pred (NULL: intra), both with stride w. Both
- * halves of the warp call it together; a half that is not active (no trial
- * left for it) runs along on its block and writes nothing. */
-__device__ void half_trial(const rd_tables &T, const c63_cu_plane &pl, int chroma, float lambda,
-                           const uint8_t *cur, const uint8_t *pred, c63_mv mv, bool active,
-                           trial_ws &ws, c63_rd_sum *sum, rd_data *data)
-{
-  const int lane = threadIdx.x & 31, hl = lane & (kTrialLanes - 1), half = lane / kTrialLanes;
-  const int w = pl.w;
-  const uint8_t *ac_len = T.len[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0];
-  int pix[4], sad = 0;
-#pragma unroll
-  for (int h = 0; h < 4; h++) {
-    const int e = hl + kTrialLanes * h, j = e >> 3, i = e & 7;
-    pix[h] = cur[j * w + i];
-    const int d = pix[h] - (pred ? pred[j * w + i] : 0);
-    ws.a[e] = (float)(int16_t)d;
-    sad += abs(d);
+  for (int v = 0; v < 8; v++) {
+    const int yv = (int16_t)(packed[v >> 1] >> (v & 1 ? 16 : 0));
+    const int zq = tb.zq[plane][v * 8 + r], z = zq & 0xff;
+    ws.coef[z] = (int16_t)c63_rd_quantise_level(yv, zq >> 8, tb.recip[plane][v * 8 + r],
+                                                C63_RD_ROUND_NEAREST, z ? ac_limit : INT16_MAX);
+    ws.dct[z] = (float)yv / 2.0f; /* the trellis takes 4 times orthonormal */
   }
   __syncwarp();
-  half_pass<false>(T, ws.a, ws.b, hl);
-  half_pass<false>(T, ws.b, ws.a, hl);
-  /* scale (X * a(u)) * a(v), zig-zag, and the format's quantisation */
+  group_trellis(ws, quant, tb.ac_len[plane != 0], lambda, r);
+  if (active) reinterpret_cast<int4 *>(coef)[r] = reinterpret_cast<const int4 *>(ws.coef)[r];
+  /* the decoder's reconstruction: rows (thread r: row v = r), columns,
+   * then back to rows through the workspace */
+  float x[8], t[8];
 #pragma unroll
-  for (int h = 0; h < 4; h++) {
-    const int z = hl + kTrialLanes * h, u = T.zz_u[z], v = T.zz_v[z];
-    const float x = ws.a[v * 8 + u] * (u ? 1.0f : C63_ISQRT2) * (v ? 1.0f : C63_ISQRT2);
-    ws.dct[z] = x;
-    const int q = pl.quant[z];
-    int l = c63_quantise_value(x, q, q ? 1.0f / (float)(4 * q) : 0.0f);
-    if (z > 0) l = l > pl.ac_limit ? pl.ac_limit : (l < -pl.ac_limit ? -pl.ac_limit : l);
-    ws.coef[z] = (int16_t)l;
+  for (int u = 0; u < 8; u++) {
+    const int zq = tb.zq[plane][r * 8 + u];
+    x[u] = dequant_scaled(ws.coef[zq & 0xff], zq >> 8, u, r);
   }
+  idct_pass_sparse(x, t);
+  /* (the trellis' nodes, which the transposes reuse, are read by now) */
+#pragma unroll
+  for (int i = 0; i < 8; i++)
+    ws.t.f[r][i] = t[i];
   __syncwarp();
-  half_trellis(ws, pl.quant, ac_len, lambda, hl, half);
-  /* A block with no level at all reconstructs as its prediction: every
-   * sum of the inverse transform is then +0 (so skipped). */
-  const unsigned long long nz = nonzero_mask(ws.coef, hl, half);
-  if (__any_sync(kFull, nz != 0)) {
-    /* dequantise into natural order, scale, inverse transform */
 #pragma unroll
-    for (int h = 0; h < 4; h++) {
-      const int z = hl + kTrialLanes * h, v = ws.coef[z] * pl.quant[z];
-      ws.b[T.zz_v[z] * 8 + T.zz_u[z]] = (float)(v >= 0 ? (v + 2) >> 2 : -((-v + 2) >> 2));
-    }
-    __syncwarp();
+  for (int j = 0; j < 8; j++)
+    x[j] = ws.t.f[j][r];
+  idct_pass_sparse(x, t);
 #pragma unroll
-    for (int h = 0; h < 4; h++) {
-      const int e = hl + kTrialLanes * h, v = e >> 3, u = e & 7;
-      ws.b[e] = ws.b[e] * (u ? 1.0f : C63_ISQRT2) * (v ? 1.0f : C63_ISQRT2);
-    }
-    __syncwarp();
-    half_pass<true>(T, ws.b, ws.a, hl);
-    half_pass<true>(T, ws.a, ws.b, hl);
-  }
-  int ssd = 0;
-#pragma unroll
-  for (int h = 0; h < 4; h++) {
-    const int e = hl + kTrialLanes * h, j = e >> 3, i = e & 7;
-    const float f = nz ? ws.b[e] : 0.0f;
-    const int16_t r = f >= 32767.0f ? 32767 : f <= -32768.0f ? -32768 : (int16_t)f;
-    int v = r + (pred ? pred[j * w + i] : 0);
-    if (v > INT16_MAX) v = 0;
-    const uint8_t rec = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-    if (active) {
-      data->rec[e] = rec;
-      data->coef[e] = ws.coef[e];
-    }
-    const int d = rec - pix[h];
-    ssd += d * d;
-  }
-  const c63_rd_sum r = {half_sum(ssd, half),
-                        (int16_t)half_ac_bits(ws, ac_len, hl, half, nz),
-                        ws.coef[0],
-                        mv,
-                        (uint16_t)half_sum(sad, half),
-                        1};
-  if (active && hl == 0) *sum = r;
+  for (int v = 0; v < 8; v++)
+    ws.t.i[v][r] = truncate_sample(t[v]);
   __syncwarp();
+  if (!active) return;
+  int px[8];
+#pragma unroll
+  for (int i = 0; i < 8; i++)
+    px[i] = reconstruct_pixel(ws.t.i[r][i], pred ? pred[r * w + i] : 0);
+  store_row(rec + r * w, px);
 }
 
 } // namespace

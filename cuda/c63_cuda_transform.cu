@@ -17,6 +17,7 @@
  * loads (the table and the other pass's inputs, 32 per output).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "c63/quantise.h"
+#include "cuda/c63_cuda_dct.cuh"
 #include "cuda/c63_cuda_internal.h"
 
 namespace
@@ -26,28 +27,6 @@ namespace
  * tables, and 16 blocks a CTA ran 1.3% slower (library, H100, 1080p). */
 constexpr int kBlocksPerCta = 32;
 constexpr int kThreads = 8 * kBlocksPerCta;
-
-/* c63_dct_lookup: the reference's 6-decimal float literals, row j. */
-__constant__ float kDct[64] = {
-    1.0f, 0.980785f,  0.923880f,  0.831470f,  0.707107f,  0.555570f,  0.382683f,  0.195090f,
-    1.0f, 0.831470f,  0.382683f,  -0.195090f, -0.707107f, -0.980785f, -0.923880f, -0.555570f,
-    1.0f, 0.555570f,  -0.382683f, -0.980785f, -0.707107f, 0.195090f,  0.923880f,  0.831470f,
-    1.0f, 0.195090f,  -0.923880f, -0.555570f, 0.707107f,  0.831470f,  -0.382683f, -0.980785f,
-    1.0f, -0.195090f, -0.923880f, 0.555570f,  0.707107f,  -0.831470f, -0.382683f, 0.980785f,
-    1.0f, -0.555570f, -0.382683f, 0.980785f,  -0.707107f, -0.195090f, 0.923880f,  -0.831470f,
-    1.0f, -0.831470f, 0.382683f,  0.195090f,  -0.707107f, 0.980785f,  -0.923880f, 0.555570f,
-    1.0f, -0.980785f, 0.923880f,  -0.831470f, 0.707107f,  -0.555570f, 0.382683f,  -0.195090f,
-};
-
-/* Zig-zag index of the coefficient at row v, column u (index v * 8 + u):
- * the inverse of the format's zig-zag (u, v) lists. */
-__constant__ uint8_t kZigzagIndex[64] = {
-    0,  1,  5,  6,  14, 15, 27, 28, 2,  4,  7,  13, 16, 26, 29, 42, 3,  8,  12, 17, 25, 30,
-    41, 43, 9,  11, 18, 24, 31, 40, 44, 53, 10, 19, 23, 32, 39, 45, 52, 54, 20, 22, 33, 38,
-    46, 51, 55, 60, 21, 34, 37, 47, 50, 56, 59, 61, 35, 36, 48, 49, 57, 58, 62, 63,
-};
-
-constexpr float kIsqrt2 = 0.70710678118654f;
 
 /* Per CTA: for each plane and position (v, u) of a block, the zig-zag index
  * z (low byte) and the quantiser quant[z] (high byte), and 1 / (4 quant[z])
@@ -109,58 +88,6 @@ __device__ __forceinline__ void predict_row(const uint8_t *ref, const c63_mv *mv
 #pragma unroll
   for (int i = 0; i < 8; i++)
     out[i] = src[i];
-}
-
-__device__ __forceinline__ uint2 pack_row(const int in[8])
-{
-  uint2 v = {0, 0};
-#pragma unroll
-  for (int i = 0; i < 4; i++) {
-    v.x |= (uint32_t)in[i] << (8 * i);
-    v.y |= (uint32_t)in[i + 4] << (8 * i);
-  }
-  return v;
-}
-
-__device__ __forceinline__ void unpack_row(uint2 v, int out[8])
-{
-#pragma unroll
-  for (int i = 0; i < 4; i++) {
-    out[i] = (v.x >> (8 * i)) & 0xff;
-    out[i + 4] = (v.y >> (8 * i)) & 0xff;
-  }
-}
-
-__device__ __forceinline__ void load_row(const uint8_t *p, int out[8])
-{
-  unpack_row(*reinterpret_cast<const uint2 *>(p), out); /* rows are 8-byte aligned */
-}
-
-__device__ __forceinline__ void store_row(uint8_t *p, const int in[8])
-{
-  *reinterpret_cast<uint2 *>(p) = pack_row(in);
-}
-
-/* out[i] = sum_j in[j] * C[j][i] (forward) or sum_j in[j] * C[i][j]
- * (inverse), j ascending, each product and sum rounded to float.
- *
- * The oracle starts each sum at 0 and adds the first product to it; here
- * the sum starts at the first product, one addition fewer per output (of
- * 15). The two differ only where that product is -0 (0 + -0 is +0), and
- * from there on only in the sign of a zero: x + (+-0) is x for every other
- * x. Both ends are blind to that sign: quantisation takes |x| and gives 0
- * for either zero, and the inverse transform's truncation to integers
- * makes 0 of both. */
-template <bool kInverse> __device__ __forceinline__ void pass_1d(const float in[8], float out[8])
-{
-#pragma unroll
-  for (int i = 0; i < 8; i++) {
-    float acc = __fmul_rn(in[0], kInverse ? kDct[i * 8] : kDct[i]);
-#pragma unroll
-    for (int j = 1; j < 8; j++)
-      acc = __fadd_rn(acc, __fmul_rn(in[j], kInverse ? kDct[i * 8 + j] : kDct[j * 8 + i]));
-    out[i] = acc;
-  }
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -244,14 +171,9 @@ recon_block(const tables &tb, float (*buf)[8][9], Coef coef, const uint8_t *ref,
   float y[8], t[8];
   if (active) {
     const int v = r;
-    const float av = v == 0 ? kIsqrt2 : 1.0f;
 #pragma unroll
-    for (int u = 0; u < 8; u++) {
-      /* round((q * quant) / 4.0), half away from zero, exactly in integers. */
-      const int prod = coef(v, u) * (tb.zq[bp.plane][v * 8 + u] >> 8);
-      const int deq = prod >= 0 ? (prod + 2) >> 2 : -((-prod + 2) >> 2);
-      y[u] = __fmul_rn(__fmul_rn((float)deq, u == 0 ? kIsqrt2 : 1.0f), av);
-    }
+    for (int u = 0; u < 8; u++)
+      y[u] = dequant_scaled(coef(v, u), tb.zq[bp.plane][v * 8 + u] >> 8, u, v);
   } else {
 #pragma unroll
     for (int u = 0; u < 8; u++)
@@ -274,7 +196,7 @@ recon_block(const tables &tb, float (*buf)[8][9], Coef coef, const uint8_t *ref,
    * thread writes one row of 8 pixels at once. */
 #pragma unroll
   for (int v = 0; v < 8; v++)
-    buf[lb][v][r] = __int_as_float(min(max(__float2int_rz(t[v]), -32768), 32767));
+    buf[lb][v][r] = __int_as_float(truncate_sample(t[v]));
   __syncthreads();
   if (!active) return;
   int pr[8], px[8];
@@ -283,12 +205,8 @@ recon_block(const tables &tb, float (*buf)[8][9], Coef coef, const uint8_t *ref,
   else
     predict_row(ref, mvs, gb, P, bp, r, pr);
 #pragma unroll
-  for (int i = 0; i < 8; i++) {
-    /* int16 sum as in the reference: past 32767 it wraps negative (to 0) */
-    int v = __float_as_int(buf[lb][r][i]) + pr[i];
-    if (v > 32767) v = 0;
-    px[i] = v < 0 ? 0 : (v > 255 ? 255 : v);
-  }
+  for (int i = 0; i < 8; i++)
+    px[i] = reconstruct_pixel(__float_as_int(buf[lb][r][i]), pr[i]);
   store_row(recon + bp.index + r * bp.w, px);
 }
 

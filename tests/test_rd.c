@@ -268,6 +268,55 @@ static void test_bit_counts(void)
   TU_CHECK(ok == runs, "bit counts differ from the entropy coder's output");
 }
 
+/* The rd transform against the format's float one: twice that, give or
+ * take the rounding of its passes (1) and of its 13-bit constants (which
+ * grows with the residual's magnitudes); its range (the
+ * largest magnitude fits an int16_t); and its quantisation against a plain
+ * division at every value and quantiser. */
+static void test_rd_transform(void)
+{
+  uint64_t st = 0x7d7;
+  int worst = 0, peak = 0;
+  for (int i = 0; i < 20000; i++) {
+    int16_t residual[64], y[64];
+    float dct[64];
+    const int amp = rand_range(&st, 0, 255), pattern = i % 4;
+    for (int j = 0; j < 64; j++) {
+      const int sign = pattern == 1 ? 1 : pattern == 2 ? ((j % 8 + j / 8) & 1 ? -1 : 1) : 0;
+      residual[j] = (int16_t)(sign ? sign * amp : rand_range(&st, -amp, amp));
+    }
+    c63_rd_fdct(residual, y);
+    c63_fdct_block(residual, dct);
+    int sum = 0;
+    for (int j = 0; j < 64; j++)
+      sum += abs(residual[j]);
+    for (int z = 0; z < 64; z++) {
+      /* beyond the tolerance: 1 + the residual's sum of magnitudes / 4096 */
+      const int d = abs(y[z] - (int)lrintf(2.0f * dct[z])) - sum / 4096;
+      worst = d > worst ? d : worst;
+      peak = abs(y[z]) > peak ? abs(y[z]) : peak;
+    }
+  }
+  printf("  rd transform: within %d + sum |residual| / 4096 of twice the float one, largest "
+         "magnitude %d\n",
+         worst, peak);
+  TU_CHECK(worst <= 1,
+           "the rd transform is %d + sum |residual| / 4096 away from twice the float one", worst);
+  TU_CHECK(peak <= 16384, "the rd transform reached %d", peak);
+  long wrong = 0;
+  for (int q = 1; q < 256; q++) {
+    const uint32_t recip = c63_rd_recip(q);
+    for (int yv = -16400; yv <= 16400; yv++)
+      for (int round8 = C63_RD_TRIAL_ROUND_AC; round8 <= C63_RD_ROUND_NEAREST; round8++) {
+        const int l = (abs(yv) + round8 * q) / (8 * q),
+                  want = yv < 0 ? -(l > 511 ? 511 : l) : (l > 511 ? 511 : l);
+        wrong += c63_rd_quantise_level(yv, q, recip, round8, 511) != want;
+      }
+  }
+  printf("  rd quantisation: %ld of %d values differ from a division\n", wrong, 255 * 32801 * 2);
+  TU_CHECK(wrong == 0, "the rd quantisation differs from a division in %ld values", wrong);
+}
+
 /* Squared error (orthonormal units, relative to an all-zero block) plus
  * lambda * bits of a block's AC levels: what the trellis minimises. */
 static double ac_cost(const float dct[64], const int16_t q[64], const uint8_t quant[64], int chroma,
@@ -294,17 +343,22 @@ static void test_trellis(void)
   uint8_t quant[3][64];
   int better = 0, worse = 0, moved_away = 0, monotone = 1;
   for (int i = 0; i < 3000; i++) {
-    int16_t residual[64], plain[64], trellis[64], coarse[64];
+    int16_t residual[64], y[64], plain[64], trellis[64], coarse[64];
     float dct[64];
     const int quality = rand_range(&st, 5, 50), chroma = i % 3 == 2, amp = rand_range(&st, 1, 255);
     c63_make_quant_tables(quality, quant);
     for (int j = 0; j < 64; j++) /* a gradient and noise */
       residual[j] = (int16_t)((j % 8 + j / 8) * (amp / 16) + rand_range(&st, -amp, amp) / 2);
-    c63_fdct_block(residual, dct);
-    c63_quantise_block(dct, quant[chroma], c63_ac_limit(chroma), plain);
+    c63_rd_fdct(residual, y);
+    for (int z = 0; z < 64; z++) {
+      const int q = quant[chroma][z];
+      plain[z] = (int16_t)c63_rd_quantise_level(y[z], q, c63_rd_recip(q), C63_RD_ROUND_NEAREST,
+                                                z ? c63_ac_limit(chroma) : INT16_MAX);
+      dct[z] = (float)y[z] / 2.0f;
+    }
     const float lambda = 0.12f * quant[0][0] * quant[0][0] * (float)rand_range(&st, 1, 4);
-    c63_rd_trellis_quantise(dct, quant[chroma], c63_ac_limit(chroma), chroma, lambda, trellis);
-    c63_rd_trellis_quantise(dct, quant[chroma], c63_ac_limit(chroma), chroma, 16 * lambda, coarse);
+    c63_rd_code_levels(y, quant[chroma], c63_ac_limit(chroma), chroma, lambda, trellis);
+    c63_rd_code_levels(y, quant[chroma], c63_ac_limit(chroma), chroma, 16 * lambda, coarse);
     const double jp = ac_cost(dct, plain, quant[chroma], chroma, lambda);
     const double jt = ac_cost(dct, trellis, quant[chroma], chroma, lambda);
     better += jt < jp - 1e-3;
@@ -419,6 +473,7 @@ int main(void)
   test_threads_and_size();
   printf("decisions\n");
   test_bit_counts();
+  test_rd_transform();
   test_trellis();
   test_choose_vector();
   test_sad_window();

@@ -1,0 +1,136 @@
+/* The format's float transform on the GPU, a block row per thread: the
+ * reference's cosine table as constant-bank operands (the unrolled loops
+ * index it at compile time), each product and sum one IEEE single-precision
+ * operation in the C oracle's order (c63/dsp_c.c; __fmul_rn/__fadd_rn,
+ * which nvcc never contracts into an FMA). Shared by the exact mode's
+ * kernels (c63_cuda_transform.cu) and the rd mode's trials
+ * (c63_cuda_rd_trial.cuh).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef C63_CUDA_DCT_CUH
+#define C63_CUDA_DCT_CUH
+
+#include <stdint.h>
+
+namespace
+{
+
+/* c63_dct_lookup: the reference's 6-decimal float literals, row j. */
+__constant__ float kDct[64] = {
+    1.0f, 0.980785f,  0.923880f,  0.831470f,  0.707107f,  0.555570f,  0.382683f,  0.195090f,
+    1.0f, 0.831470f,  0.382683f,  -0.195090f, -0.707107f, -0.980785f, -0.923880f, -0.555570f,
+    1.0f, 0.555570f,  -0.382683f, -0.980785f, -0.707107f, 0.195090f,  0.923880f,  0.831470f,
+    1.0f, 0.195090f,  -0.923880f, -0.555570f, 0.707107f,  0.831470f,  -0.382683f, -0.980785f,
+    1.0f, -0.195090f, -0.923880f, 0.555570f,  0.707107f,  -0.831470f, -0.382683f, 0.980785f,
+    1.0f, -0.555570f, -0.382683f, 0.980785f,  -0.707107f, -0.195090f, 0.923880f,  -0.831470f,
+    1.0f, -0.831470f, 0.382683f,  0.195090f,  -0.707107f, 0.980785f,  -0.923880f, 0.555570f,
+    1.0f, -0.980785f, 0.923880f,  -0.831470f, 0.707107f,  -0.555570f, 0.382683f,  -0.195090f,
+};
+
+/* Zig-zag index of the coefficient at row v, column u (index v * 8 + u):
+ * the inverse of the format's zig-zag (u, v) lists. */
+__constant__ uint8_t kZigzagIndex[64] = {
+    0,  1,  5,  6,  14, 15, 27, 28, 2,  4,  7,  13, 16, 26, 29, 42, 3,  8,  12, 17, 25, 30,
+    41, 43, 9,  11, 18, 24, 31, 40, 44, 53, 10, 19, 23, 32, 39, 45, 52, 54, 20, 22, 33, 38,
+    46, 51, 55, 60, 21, 34, 37, 47, 50, 56, 59, 61, 35, 36, 48, 49, 57, 58, 62, 63,
+};
+
+constexpr float kIsqrt2 = 0.70710678118654f;
+
+__device__ __forceinline__ uint2 pack_row(const int in[8])
+{
+  uint2 v = {0, 0};
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    v.x |= (uint32_t)in[i] << (8 * i);
+    v.y |= (uint32_t)in[i + 4] << (8 * i);
+  }
+  return v;
+}
+
+__device__ __forceinline__ void unpack_row(uint2 v, int out[8])
+{
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    out[i] = (v.x >> (8 * i)) & 0xff;
+    out[i + 4] = (v.y >> (8 * i)) & 0xff;
+  }
+}
+
+__device__ __forceinline__ void load_row(const uint8_t *p, int out[8])
+{
+  unpack_row(*reinterpret_cast<const uint2 *>(p), out); /* rows are 8-byte aligned */
+}
+
+__device__ __forceinline__ void store_row(uint8_t *p, const int in[8])
+{
+  *reinterpret_cast<uint2 *>(p) = pack_row(in);
+}
+
+/* out[i] = sum_j in[j] * C[j][i] (forward) or sum_j in[j] * C[i][j]
+ * (inverse), j ascending, each product and sum rounded to float.
+ *
+ * The oracle starts each sum at 0 and adds the first product to it; here
+ * the sum starts at the first product, one addition fewer per output (of
+ * 15). The two differ only where that product is -0 (0 + -0 is +0), and
+ * from there on only in the sign of a zero: x + (+-0) is x for every other
+ * x. Both ends are blind to that sign: quantisation takes |x| and gives 0
+ * for either zero, and the inverse transform's truncation to integers
+ * makes 0 of both. */
+template <bool kInverse> __device__ __forceinline__ void pass_1d(const float in[8], float out[8])
+{
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    float acc = __fmul_rn(in[0], kInverse ? kDct[i * 8] : kDct[i]);
+#pragma unroll
+    for (int j = 1; j < 8; j++)
+      acc = __fadd_rn(acc, __fmul_rn(in[j], kInverse ? kDct[i * 8 + j] : kDct[j * 8 + i]));
+    out[i] = acc;
+  }
+}
+
+/* pass_1d<true> for sparse inputs: the oracle's sums (each from 0, j
+ * ascending) without the terms whose input is zero in every thread of the
+ * warp (a vote a term; the warp must be converged). Leaving out a product
+ * of a zero changes a sum only in the sign of a zero, as in pass_1d. */
+__device__ __forceinline__ void idct_pass_sparse(const float in[8], float out[8])
+{
+#pragma unroll
+  for (int i = 0; i < 8; i++)
+    out[i] = 0.0f;
+#pragma unroll
+  for (int j = 0; j < 8; j++)
+    if (__any_sync(0xffffffffu, in[j] != 0.0f))
+#pragma unroll
+      for (int i = 0; i < 8; i++)
+        out[i] = __fadd_rn(out[i], __fmul_rn(in[j], kDct[i * 8 + j]));
+}
+
+/* A level's input to the inverse transform, as the oracle dequantises and
+ * scales it: round(level * quant / 4.0), half away from zero (exact in
+ * integers: the product fits a float exactly), times a(u), times a(v). */
+__device__ __forceinline__ float dequant_scaled(int level, int quant, int u, int v)
+{
+  const int prod = level * quant;
+  const int deq = prod >= 0 ? (prod + 2) >> 2 : -((-prod + 2) >> 2);
+  return __fmul_rn(__fmul_rn((float)deq, u == 0 ? kIsqrt2 : 1.0f), v == 0 ? kIsqrt2 : 1.0f);
+}
+
+/* The inverse transform's output truncated toward zero to int16, saturating
+ * like the oracle (only corrupt coefficients leave that range). */
+__device__ __forceinline__ int truncate_sample(float x)
+{
+  return min(max(__float2int_rz(x), -32768), 32767);
+}
+
+/* A reconstructed pixel: prediction plus residual as the reference adds
+ * them in int16 (past 32767 the sum wraps negative, to 0), clamped. */
+__device__ __forceinline__ int reconstruct_pixel(int residual, int pred)
+{
+  int v = residual + pred;
+  if (v > 32767) v = 0;
+  return v < 0 ? 0 : (v > 255 ? 255 : v);
+}
+
+} // namespace
+
+#endif
