@@ -303,12 +303,16 @@ __global__ void __launch_bounds__(128)
   if (i < luma) {
     const int s = i % kLumaStates, unit = i / kLumaStates;
     const int m = unit % mcus_w, r = unit / mcus_w;
-    if (m == 0 && s) { /* the row's first MCU has one state */
+    const c63_cu_plane &pl = P.p[0];
+    const int top = pl.blk_off + 2 * r * pl.bw + 2 * m, bottom = top + pl.bw;
+    /* the row's first MCU has one state, and no MCU is entered in a slot
+     * without a trial (about half of the states) */
+    if (m == 0 ? s != 0
+               : !block_sums(f.tr, top - 1)[s % C63_RD_T_COUNT].valid ||
+                     !block_sums(f.tr, bottom - 1)[s / C63_RD_T_COUNT].valid) {
       table[i] = 0;
       return;
     }
-    const c63_cu_plane &pl = P.p[0];
-    const int top = pl.blk_off + 2 * r * pl.bw + 2 * m, bottom = top + pl.bw;
     c63_mv left_top, left_bottom;
     int dc = 0;
     if (m) {
@@ -340,12 +344,12 @@ __global__ void __launch_bounds__(128)
   if (i >= chroma) return;
   const int s = i % C63_RD_T_COUNT, unit = i / C63_RD_T_COUNT;
   const int bx = unit % mcus_w, row = unit / mcus_w, by = row % mcus_h, c = 1 + row / mcus_h;
-  if (bx == 0 && s) {
+  const c63_cu_plane &pl = P.p[c];
+  const int gb = pl.blk_off + by * pl.bw + bx;
+  if (bx == 0 ? s != 0 : !block_sums(f.tr, gb - 1)[s].valid) {
     table[luma + i] = 0;
     return;
   }
-  const c63_cu_plane &pl = P.p[c];
-  const int gb = pl.blk_off + by * pl.bw + bx;
   c63_mv left = {0, 0, 0, 0};
   int dc = 0;
   if (bx) {

@@ -233,6 +233,8 @@ __device__ __forceinline__ void block_trial(const trial_tables &tb, trial_buf &b
 
 /* ---- The chosen trial coded by the 8 threads of its block ---- */
 
+static_assert(C63_RD_TRELLIS_WINDOW == 8, "the trellis' window is a node per thread of a block");
+
 /* Blocks per CTA of the coding kernel: 16, a warp holding four. */
 constexpr int kCodeBlocks = 16;
 
@@ -283,7 +285,7 @@ __device__ __forceinline__ unsigned long long group_nonzero(const int16_t *coef,
 }
 
 /* c63_rd_trellis_levels, with the nodes' costs for a coefficient computed
- * across the block's 8 threads (thread r: nodes r + 8 h): the same
+ * across the block's 8 threads (one node of the window each): the same
  * expressions, and the same winner. The warp's four blocks go in step; a
  * block whose levels are all decided waits. */
 __device__ void group_trellis(code_ws &ws, const uint8_t *quant, const uint8_t *ac_len,
@@ -309,15 +311,24 @@ __device__ void group_trellis(code_ws &ws, const uint8_t *quant, const uint8_t *
     const float o = fabsf(ws.dct[z] / 4.0f);
     float best = INFINITY;
     int order = 1 << 30;
+    /* the nodes it may follow (C63_RD_TRELLIS_WINDOW, which is 8: one a
+     * thread): the start (thread 0) and the last 8 */
+    const int first = n - C63_RD_TRELLIS_WINDOW > 1 ? n - C63_RD_TRELLIS_WINDOW : 1;
+    const int kw = first + r;
+    const int pos0 = ws.node.pos[0], posw = kw < n ? ws.node.pos[kw] : 0;
+    const float cost0 = ws.node.cost[0], costw = kw < n ? ws.node.cost[kw] : 0.0f;
     for (int ai = 0; ai < 2; ai++) {
       const int a = aq - ai;
       if (a <= 0) break;
       const float e = o - (float)(4 * ((a * quant[z] + 2) >> 2));
       const int s = c63_bit_width(a);
       const float here = e * e - o * o;
-      for (int k = r; k < n; k += 8) {
-        const int run = z - ws.node.pos[k] - 1;
-        const float c = ws.node.cost[k] + (float)(run >> 4) * zrl +
+#pragma unroll
+      for (int j = 0; j < 2; j++) {
+        const int k = j ? kw : 0;
+        if (j ? k >= n : r != 0) continue;
+        const int run = z - (j ? posw : pos0) - 1;
+        const float c = (j ? costw : cost0) + (float)(run >> 4) * zrl +
                         lambda * (float)(ac_len[(run & 15) << 4 | s] + s) + here;
         if (c < best) {
           best = c;
