@@ -257,8 +257,11 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
   if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&be->copy, cudaStreamNonBlocking);
   if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&be->coding, cudaStreamNonBlocking);
   what = "allocating device buffers";
-  for (int i = 0; i < 2 && err == cudaSuccess; i++)
-    err = cudaMalloc(&be->d_rec[i], be->frame_bytes);
+  for (int i = 0; i < 2 && err == cudaSuccess; i++) {
+    err = cudaMalloc(&be->d_rec[i], be->frame_bytes + C63_CU_REF_TAIL);
+    if (err == cudaSuccess)
+      err = cudaMemset(be->d_rec[i] + be->frame_bytes, 0, C63_CU_REF_TAIL);
+  }
   if (err == cudaSuccess) {
     what = "allocating the entropy coder's device buffers";
     err = c63_cu_entropy_create(c63_cu_entropy_layout(g), &be->entropy);

@@ -61,6 +61,16 @@ __device__ __forceinline__ void load_row(const uint8_t *p, int out[8])
   unpack_row(*reinterpret_cast<const uint2 *>(p), out); /* rows are 8-byte aligned */
 }
 
+/* 8 bytes from any address, packed as load_row's, in three aligned 32-bit
+ * loads: p + 11 rounded down to 4 must be readable (C63_CU_REF_TAIL). */
+__device__ __forceinline__ uint2 load_row_unaligned(const uint8_t *p)
+{
+  const uint32_t *w = reinterpret_cast<const uint32_t *>(reinterpret_cast<uintptr_t>(p) & ~3);
+  const unsigned shift = 8 * (unsigned)(reinterpret_cast<uintptr_t>(p) & 3);
+  const uint32_t w0 = w[0], w1 = w[1], w2 = w[2];
+  return make_uint2(__funnelshift_r(w0, w1, shift), __funnelshift_r(w1, w2, shift));
+}
+
 __device__ __forceinline__ void store_row(uint8_t *p, const int in[8])
 {
   *reinterpret_cast<uint2 *>(p) = pack_row(in);

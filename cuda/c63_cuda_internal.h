@@ -94,6 +94,11 @@ cudaError_t c63_cu_split_uv(const uint8_t *uv, size_t pitch, int w, int h, uint8
 /* Largest byte size of a frame that a plane offset may address. */
 #define C63_CU_MAX_FRAME_BYTES (3 * 8192 * 8192)
 
+/* Zero bytes after each reconstructed frame (a reference): the rd mode
+ * reads a predicted row of 8 pixels as three aligned 32-bit words, which
+ * may reach 3 bytes past the row's last pixel. */
+#define C63_CU_REF_TAIL 16
+
 /* Full search of one plane (format section 3); writes mvs[blk_off ..] with
  * use_mv = 1. cur and ref are frame buffers (the plane at pix_off). */
 cudaError_t c63_cu_motion_search(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &pl,
@@ -174,7 +179,8 @@ cudaError_t c63_cu_copy_payload(const uint8_t *payload, const uint32_t *payload_
 /* The rd mode (c63_cuda_rd.cu): its work buffers for a layout of planes
  * (allocated when a backend first codes a frame in that mode), and one
  * frame coded into coeffs, mvs and recon as c63/rd_code.c codes it; ref is
- * the previous reconstruction, NULL for a keyframe. Kernels on s; one frame
+ * the previous reconstruction (followed by C63_CU_REF_TAIL readable bytes),
+ * NULL for a keyframe. Kernels on s; one frame
  * at a time per rd. */
 struct c63_cu_rd;
 cudaError_t c63_cu_rd_create(const c63_cu_planes &P, c63_cu_rd **out);

@@ -112,13 +112,7 @@ __device__ __forceinline__ void block_trial(const trial_tables &tb, trial_buf &b
   uint2 cw = make_uint2(0, 0), pw = make_uint2(0, 0);
   if (active) {
     cw = *reinterpret_cast<const uint2 *>(cur + r * w); /* rows are 8-byte aligned */
-    if (pred) {
-      int p[8];
-#pragma unroll
-      for (int i = 0; i < 8; i++)
-        p[i] = pred[r * w + i];
-      pw = pack_row(p);
-    }
+    if (pred) pw = load_row_unaligned(pred + r * w);
   }
   int res[8], sad = 0;
   {
@@ -285,8 +279,8 @@ __device__ __forceinline__ unsigned long long group_nonzero(const int16_t *coef,
 }
 
 /* c63_rd_trellis_levels, with the nodes' costs for a coefficient computed
- * across the block's 8 threads (one node of the window each): the same
- * expressions, and the same winner. The warp's four blocks go in step; a
+ * across the block's 8 threads (a node of the window each, kept in its
+ * registers): the same expressions, and the same winner. The warp's four blocks go in step; a
  * block whose levels are all decided waits. */
 __device__ void group_trellis(code_ws &ws, const uint8_t *quant, const uint8_t *ac_len,
                               float lambda, int r)
@@ -298,11 +292,17 @@ __device__ void group_trellis(code_ws &ws, const uint8_t *quant, const uint8_t *
   if (!__any_sync(kFull, any)) return;
   const float zrl = lambda * ac_len[0xf0];
   int n = 1;
+  /* The nodes a level may follow (C63_RD_TRELLIS_WINDOW, which is 8): the
+   * start (thread 0's) and the last 8, one a thread: thread r keeps, in
+   * registers, the last node k = r modulo 8 (none yet: own_k = 0), its
+   * coefficient's position and its cost. The nodes go to shared memory
+   * too, for the end. */
+  int own_k = 0, own_pos = 0;
+  float own_cost = 0.0f;
   if (r == 0) {
     ws.node.pos[0] = 0;
     ws.node.cost[0] = 0.0f;
   }
-  __syncwarp();
   while (__any_sync(kFull, todo != 0)) {
     const bool active = todo != 0;
     const int z = active ? __ffsll((long long)todo) - 1 : 1;
@@ -311,12 +311,6 @@ __device__ void group_trellis(code_ws &ws, const uint8_t *quant, const uint8_t *
     const float o = fabsf(ws.dct[z] / 4.0f);
     float best = INFINITY;
     int order = 1 << 30;
-    /* the nodes it may follow (C63_RD_TRELLIS_WINDOW, which is 8: one a
-     * thread): the start (thread 0) and the last 8 */
-    const int first = n - C63_RD_TRELLIS_WINDOW > 1 ? n - C63_RD_TRELLIS_WINDOW : 1;
-    const int kw = first + r;
-    const int pos0 = ws.node.pos[0], posw = kw < n ? ws.node.pos[kw] : 0;
-    const float cost0 = ws.node.cost[0], costw = kw < n ? ws.node.cost[kw] : 0.0f;
     for (int ai = 0; ai < 2; ai++) {
       const int a = aq - ai;
       if (a <= 0) break;
@@ -325,14 +319,13 @@ __device__ void group_trellis(code_ws &ws, const uint8_t *quant, const uint8_t *
       const float here = e * e - o * o;
 #pragma unroll
       for (int j = 0; j < 2; j++) {
-        const int k = j ? kw : 0;
-        if (j ? k >= n : r != 0) continue;
-        const int run = z - (j ? posw : pos0) - 1;
-        const float c = (j ? costw : cost0) + (float)(run >> 4) * zrl +
+        if (j ? own_k == 0 : r != 0) continue;
+        const int run = z - (j ? own_pos : 0) - 1;
+        const float c = (j ? own_cost : 0.0f) + (float)(run >> 4) * zrl +
                         lambda * (float)(ac_len[(run & 15) << 4 | s] + s) + here;
         if (c < best) {
           best = c;
-          order = ai * 64 + k;
+          order = ai * 64 + (j ? own_k : 0);
         }
       }
     }
@@ -344,10 +337,15 @@ __device__ void group_trellis(code_ws &ws, const uint8_t *quant, const uint8_t *
         ws.node.level[n] = (int16_t)((q < 0 ? -1 : 1) * (aq - (order >> 6)));
         ws.node.from[n] = (int8_t)(order & 63);
       }
+      if ((n & 7) == r) {
+        own_k = n;
+        own_pos = z;
+        own_cost = best;
+      }
       n++;
     }
-    __syncwarp();
   }
+  __syncwarp();
   /* the block ends after the best last node, with an EOB unless at 63 */
   float best = INFINITY;
   int last = 1 << 30;
@@ -419,10 +417,11 @@ __device__ __forceinline__ void block_code(const trial_tables &tb, code_ws &ws, 
     ws.t.i[v][r] = truncate_sample(t[v]);
   __syncwarp();
   if (!active) return;
-  int px[8];
+  int px[8], p[8];
+  unpack_row(pred ? load_row_unaligned(pred + r * w) : make_uint2(0, 0), p);
 #pragma unroll
   for (int i = 0; i < 8; i++)
-    px[i] = reconstruct_pixel(ws.t.i[r][i], pred ? pred[r * w + i] : 0);
+    px[i] = reconstruct_pixel(ws.t.i[r][i], p[i]);
   store_row(rec + r * w, px);
 }
 
