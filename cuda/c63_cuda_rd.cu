@@ -22,15 +22,16 @@
  *      chroma) of its choices for every state the blocks before it may
  *      leave, all at once, then a short pass along each row through the
  *      tables;
- *   4. coding: the chosen trial's levels by the trellis, by half a warp a
- *      block, into the frame's coefficients with its vector; then the
- *      exact mode's reconstruction kernel, the decoder's arithmetic, for
- *      the next frame's reference.
+ *   4. coding: the chosen trial's levels by the trellis, from its
+ *      transform, into the frame's coefficients with its vector, and its
+ *      reconstruction (the decoder's arithmetic) for the next frame's
+ *      reference, by the 8 threads of its block.
  *
- * Keyframes have one candidate per block (intra) and need only 2 and 4.
- * The per-block arithmetic shared with the CPU is in c63/rd_block.h; the
- * reconstruction (c63_cuda_dct.cuh) follows c63/dsp_c.c operation by
- * operation (the build forbids FMA contraction).
+ * The kernels after the search are launched early on sm_90 (launch_after).
+ * Keyframes have one candidate per block (intra) and need only 4, which
+ * transforms each block itself. The per-block arithmetic shared with the
+ * CPU is in c63/rd_block.h; the reconstruction (c63_cuda_dct.cuh) follows
+ * c63/dsp_c.c operation by operation (the build forbids FMA contraction).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <cub/block/block_scan.cuh>
 
@@ -176,8 +177,7 @@ __global__ void __launch_bounds__(kListThreads)
 /* Trials' CTAs per multiprocessor: 4, at 64 registers. */
 constexpr int kTrialCtas = 4;
 
-/* The 8 threads of a block per trial: the list's entry (delta frames), or
- * block gb's intra coding (keyframes, list NULL). */
+/* The 8 threads of a block per trial of a delta frame's list. */
 __global__ void __launch_bounds__(kTrialThreads, kTrialCtas)
     trials_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, c63_cu_planes P,
                   const trial_tables *__restrict__ tables, rd_trials tr,
@@ -186,25 +186,14 @@ __global__ void __launch_bounds__(kTrialThreads, kTrialCtas)
   __shared__ trial_tables tb;
   __shared__ trial_buf buf[kTrialsPerCta];
   wait_for_previous();
-  const int n = list ? (int)*count : P.total_blocks;
+  const int n = (int)*count;
   /* a CTA past the list's end leaves at once, before any barrier */
   if ((int)blockIdx.x * kTrialsPerCta >= n) return;
   const int lt = threadIdx.x >> 3, r = threadIdx.x & 7;
   const int t = (int)blockIdx.x * kTrialsPerCta + lt;
   const bool active = t < n;
   rd_item it = {0, 0, 0, {0, 0, 0, 0}, 0, (uint8_t)C63_RD_T_INTRA, {0, 0}};
-  if (active && list) {
-    it = list[t];
-  } else if (active) {
-    const c63_cu_block bp = c63_cu_locate(P, t);
-    it = rd_item{t,
-                 (int16_t)bp.bx,
-                 (int16_t)bp.by,
-                 {0, 0, 0, 0},
-                 (uint8_t)bp.plane,
-                 (uint8_t)C63_RD_T_INTRA,
-                 {0, 0}};
-  }
+  if (active) it = list[t];
   copy_trial_tables(tb, tables);
   __syncthreads();
   const c63_cu_plane &pl = P.p[it.plane];
@@ -419,7 +408,7 @@ __global__ void __launch_bounds__(32)
  * coefficients, its vector, and its reconstruction, the next frame's
  * reference. */
 __global__ void __launch_bounds__(8 * kCodeBlocks)
-    code_kernel(const uint8_t *__restrict__ ref, c63_cu_planes P,
+    code_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, c63_cu_planes P,
                 const trial_tables *__restrict__ tables, float lambda, rd_trials tr,
                 const uint8_t *__restrict__ choice, int16_t *__restrict__ coeffs,
                 c63_mv *__restrict__ mvs, uint8_t *__restrict__ recon, uint32_t *count)
@@ -445,9 +434,11 @@ __global__ void __launch_bounds__(8 * kCodeBlocks)
   const int mx = bp.bx * 8, my = bp.by * 8;
   const uint8_t *pred =
       mv.use_mv ? ref + pl.pix_off + (size_t)(my + mv.y) * pl.w + mx + mv.x : nullptr;
+  /* keyframes (no choice): no trials ran, the block is transformed here */
   block_code(tb, ws[lb], r, active, tr.y + ((size_t)slot * tr.stride + (active ? gb : 0)) * 64,
-             bp.plane, pl.ac_limit, lambda, tb.quant[bp.plane], pred, pl.w,
-             coeffs + (size_t)gb * 64, recon + pl.pix_off + (size_t)my * pl.w + mx);
+             choice ? nullptr : cur + pl.pix_off + (size_t)my * pl.w + mx, bp.plane, pl.ac_limit,
+             lambda, tb.quant[bp.plane], pred, pl.w, coeffs + (size_t)gb * 64,
+             recon + pl.pix_off + (size_t)my * pl.w + mx);
   if (active && r == 0) mvs[gb] = mv;
 }
 
@@ -555,14 +546,13 @@ cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref
     err =
         launch_after(early, list_kernel, (nb + kListThreads - 1) / kListThreads, kListThreads, s, P,
                      rd->search, rd->trials, rd->list, rd->count, rd->tables, rd->frame_tables);
-  /* delta frames: as many trials as the list may hold; CTAs past its
-   * length return at once */
-  const long trials = delta ? (long)nb * C63_RD_T_COUNT : nb;
-  if (err == cudaSuccess)
-    err =
-        launch_after(early, trials_kernel, (unsigned)((trials + kTrialsPerCta - 1) / kTrialsPerCta),
-                     kTrialThreads, s, cur, ref, P, rd->frame_tables, rd->trials,
-                     delta ? rd->list : nullptr, rd->count);
+  /* as many trials as the list may hold; CTAs past its length return at
+   * once (keyframes have none: the coding kernel transforms each block) */
+  const long trials = (long)nb * C63_RD_T_COUNT;
+  if (delta && err == cudaSuccess)
+    err = launch_after(early, trials_kernel,
+                       (unsigned)((trials + kTrialsPerCta - 1) / kTrialsPerCta), kTrialThreads, s,
+                       cur, ref, P, rd->frame_tables, rd->trials, rd->list, rd->count);
   if (delta && err == cudaSuccess) {
     const int mcus_h = P.p[0].bh / 2;
     const long units = (long)mcus_h * (P.p[0].bw / 2) * (kLumaStates + 2 * C63_RD_T_COUNT);
@@ -573,7 +563,7 @@ cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref
   }
   if (err == cudaSuccess)
     err = launch_after(early, code_kernel, (nb + kCodeBlocks - 1) / kCodeBlocks, 8 * kCodeBlocks, s,
-                       ref, P, rd->frame_tables, lambda_ssd, rd->trials,
+                       cur, ref, P, rd->frame_tables, lambda_ssd, rd->trials,
                        delta ? rd->choice : nullptr, coeffs, mvs, recon, rd->count);
   if (err != cudaSuccess) return err;
   return cudaGetLastError();

@@ -96,12 +96,32 @@ template <typename T> __device__ __forceinline__ T group_sum(T v)
   return v;
 }
 
+/* The rd transform (c63_rd_fdct) of a block by its 8 threads, which are
+ * in one warp: thread r passes row r of the residual, then column u = r,
+ * whose coefficients (v, u) it returns in y[v]. b: the block's
+ * workspace. */
+__device__ __forceinline__ void block_fdct(trial_buf &b, int r, const int res[8], int y[8])
+{
+  /* rows, written transposed: b.i[u][row] */
+#pragma unroll
+  for (int u = 0; u < 8; u++)
+    b.i[u][r] = c63_rd_fdct_out(kRdFdctK[u], res, u, C63_RD_FDCT_SHIFT1);
+  __syncwarp();
+  int col[8];
+#pragma unroll
+  for (int j = 0; j < 8; j++)
+    col[j] = b.i[r][j];
+#pragma unroll
+  for (int v = 0; v < 8; v++)
+    y[v] = c63_rd_fdct_out(kRdFdctK[v], col, v, C63_RD_FDCT_SHIFT2);
+}
+
 /* try_block of c63/rd_code.c by the 8 threads of a block (thread r: row r,
  * then column r): the block at cur predicted from pred (NULL: intra), both
  * with stride w, in plane `plane`. Writes the transform (column by column:
- * y[u * 8 + v]) and the summary. Every thread of the CTA calls it (the
+ * y[u * 8 + v]) and the summary. Every thread of the warp calls it (the
  * inactive ones, past the end of the list, on a zero block, writing
- * nothing), for its barriers. */
+ * nothing), for its votes and shuffles. */
 __device__ __forceinline__ void block_trial(const trial_tables &tb, trial_buf &b, int r,
                                             bool active, const uint8_t *cur, const uint8_t *pred,
                                             int w, int plane, int ac_limit, c63_mv mv, int16_t *y,
@@ -125,21 +145,13 @@ __device__ __forceinline__ void block_trial(const trial_tables &tb, trial_buf &b
       sad += abs(res[i]);
     }
   }
-  /* rows (this thread: row y = r), written transposed: b.i[u][y] */
-#pragma unroll
-  for (int u = 0; u < 8; u++)
-    b.i[u][r] = c63_rd_fdct_out(kRdFdctK[u], res, u, C63_RD_FDCT_SHIFT1);
-  __syncthreads();
-  /* columns (this thread: column u = r): coefficient (v, u) */
-  int col[8], l[8];
-#pragma unroll
-  for (int j = 0; j < 8; j++)
-    col[j] = b.i[r][j];
+  int yc[8], l[8];
+  block_fdct(b, r, res, yc);
   unsigned long long nz = 0;
   int packed[4];
 #pragma unroll
   for (int v = 0; v < 8; v++) {
-    const int yv = c63_rd_fdct_out(kRdFdctK[v], col, v, C63_RD_FDCT_SHIFT2);
+    const int yv = yc[v];
     if (v & 1)
       packed[v >> 1] |= (int)((uint32_t)yv << 16);
     else
@@ -172,23 +184,24 @@ __device__ __forceinline__ void block_trial(const trial_tables &tb, trial_buf &b
       bits += (run >> 4) * ac_len[0xf0] + ac_len[(run & 15) << 4 | s] + s;
     }
   }
-  /* The decoder's reconstruction; a CTA whose blocks have no level at all
-   * skips it (every sum of the inverse transform would be +0). */
+  /* The decoder's reconstruction; a warp whose blocks have no level at
+   * all skips it (every sum of the inverse transform would be +0). */
   int rec[8];
 #pragma unroll
   for (int i = 0; i < 8; i++)
     rec[i] = 0;
-  if (__syncthreads_or(active && nz != 0)) {
+  if (__any_sync(kFull, active && nz != 0)) {
+    __syncwarp(); /* b.f written */
     float x[8], t[8];
 #pragma unroll
     for (int u = 0; u < 8; u++)
       x[u] = b.f[r][u];
     idct_pass_sparse(x, t); /* row v = r */
-    __syncthreads();
+    __syncwarp();
 #pragma unroll
     for (int i = 0; i < 8; i++)
       b.f[r][i] = t[i];
-    __syncthreads();
+    __syncwarp();
 #pragma unroll
     for (int j = 0; j < 8; j++)
       x[j] = b.f[j][r];
@@ -196,7 +209,7 @@ __device__ __forceinline__ void block_trial(const trial_tables &tb, trial_buf &b
 #pragma unroll
     for (int v = 0; v < 8; v++)
       b.i[v][r] = truncate_sample(t[v]);
-    __syncthreads();
+    __syncwarp();
 #pragma unroll
     for (int i = 0; i < 8; i++)
       rec[i] = b.i[r][i]; /* row r */
@@ -370,22 +383,34 @@ __device__ void group_trellis(code_ws &ws, const uint8_t *quant, const uint8_t *
 }
 
 /* c63_rd_code_levels of a block's chosen trial (y: its transform, column
- * by column), and its reconstruction as the decoder makes it, by its 8
+ * by column; or, in keyframes, cur: the block, transformed here), and its
+ * reconstruction as the decoder makes it, by its 8
  * threads (thread r: column r, then row r): the coefficients into coef
  * (zig-zag order), row r of the reconstruction into rec (stride w), the
  * prediction's row r from pred (NULL: intra). Every thread of the warp
  * calls it (inactive ones on a zero block, writing nothing). */
 __device__ __forceinline__ void block_code(const trial_tables &tb, code_ws &ws, int r, bool active,
-                                           const int16_t *y, int plane, int ac_limit, float lambda,
-                                           const uint8_t *quant, const uint8_t *pred, int w,
-                                           int16_t *coef, uint8_t *rec)
+                                           const int16_t *y, const uint8_t *cur, int plane,
+                                           int ac_limit, float lambda, const uint8_t *quant,
+                                           const uint8_t *pred, int w, int16_t *coef, uint8_t *rec)
 {
-  int4 col = make_int4(0, 0, 0, 0);
-  if (active) col = reinterpret_cast<const int4 *>(y)[r];
-  const int packed[4] = {col.x, col.y, col.z, col.w};
+  int yc[8];
+  if (cur) {
+    /* a keyframe's block, which no trial transformed: intra */
+    int res[8];
+    unpack_row(active ? *reinterpret_cast<const uint2 *>(cur + r * w) : make_uint2(0, 0), res);
+    block_fdct(ws.t, r, res, yc);
+  } else {
+    int4 col = make_int4(0, 0, 0, 0);
+    if (active) col = reinterpret_cast<const int4 *>(y)[r];
+    const int packed[4] = {col.x, col.y, col.z, col.w};
+#pragma unroll
+    for (int v = 0; v < 8; v++)
+      yc[v] = (int16_t)(packed[v >> 1] >> (v & 1 ? 16 : 0));
+  }
 #pragma unroll
   for (int v = 0; v < 8; v++) {
-    const int yv = (int16_t)(packed[v >> 1] >> (v & 1 ? 16 : 0));
+    const int yv = yc[v];
     const int zq = tb.zq[plane][v * 8 + r], z = zq & 0xff;
     ws.coef[z] = (int16_t)c63_rd_quantise_level(yv, zq >> 8, tb.recip[plane][v * 8 + r],
                                                 C63_RD_ROUND_NEAREST, z ? ac_limit : INT16_MAX);
