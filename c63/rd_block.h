@@ -307,10 +307,10 @@ C63_RD_FN int c63_rd_decide(const c63_rd_place *p, const c63_rd_searched *s,
  * threads. */
 #define C63_RD_TRELLIS_WINDOW 8
 
-/* The trellis of c63_rd_trellis_quantise on a block that out already holds
- * quantised as the format does (dct: the transform it came from): each AC
- * level kept, one step nearer zero, or zero, for the least squared error
- * plus lambda * bits over the whole block. */
+/* The trellis of c63_rd_code_levels on a block that out already holds
+ * rounded to nearest (dct: the transform it came from, 4 times the
+ * orthonormal one): each AC level kept, one step nearer zero, or zero, for
+ * the least squared error plus lambda * bits over the whole block. */
 C63_RD_FN void c63_rd_trellis_levels(const float dct[64], const uint8_t quant[64],
                                      const uint8_t *ac_len, float lambda, int16_t out[64])
 {
