@@ -174,7 +174,8 @@ __global__ void __launch_bounds__(kListThreads)
   }
 }
 
-/* Trials' CTAs per multiprocessor: 4, at 64 registers. */
+/* Trials' CTAs per multiprocessor: 4 (64 registers, no spills); 2, 3 and
+ * 6 ran slower (docs/rd.md, "Tried and dropped"). */
 constexpr int kTrialCtas = 4;
 
 /* The 8 threads of a block per trial of a delta frame's list. */
@@ -487,8 +488,6 @@ cudaError_t c63_cu_rd_create(const c63_cu_planes &P, c63_cu_rd **out)
     for (int q = 1; q < 256; q++)
       t.recip[q] = c63_rd_recip(q);
     t.recip[0] = 0; /* no quantiser is 0 (c63_make_quant_tables) */
-    memcpy(t.zz_u, c63_zigzag_u, sizeof t.zz_u);
-    memcpy(t.zz_v, c63_zigzag_v, sizeof t.zz_v);
     for (int i = 0; i < 4; i++)
       memcpy(t.len[i], c63_huff_enc_tables()[i].len, sizeof t.len[i]);
     err = cudaMemcpy(rd->tables, &t, sizeof t, cudaMemcpyHostToDevice);

@@ -28,7 +28,6 @@ namespace
 /* The CPU's tables, copied to the device once. */
 struct rd_tables {
   uint32_t recip[256]; /* c63_rd_recip of each quantiser */
-  uint8_t zz_u[64], zz_v[64];
   uint8_t len[4][256]; /* Huffman code lengths, c63_huff_enc order */
 };
 
