@@ -78,7 +78,7 @@ void c63_rd_search_best(const uint16_t *sads, int left, int top, int right, int 
   out->mv.pad_ = 0;
 }
 
-const int32_t c63_rd_fdct_k[8][4] = C63_RD_FDCT_K;
+static const int32_t c63_rd_fdct_k[8][4] = C63_RD_FDCT_K;
 
 void c63_rd_fdct(const int16_t residual[64], int16_t out[64])
 {
@@ -99,15 +99,30 @@ void c63_rd_fdct(const int16_t residual[64], int16_t out[64])
     out[z] = (int16_t)coef[c63_zigzag_v[z] * 8 + c63_zigzag_u[z]];
 }
 
-void c63_rd_code_levels(const int16_t y[64], const uint8_t quant[64], int ac_limit, int chroma,
-                        float lambda, int16_t out[64])
+void c63_rd_quantiser_init(c63_rd_quantiser *q, const uint8_t quant[64], int ac_limit)
+{
+  q->quant = quant;
+  q->ac_limit = ac_limit;
+  for (int z = 0; z < 64; z++)
+    q->recip[z] = c63_rd_recip(quant[z]);
+}
+
+void c63_rd_quantise_block(const c63_rd_quantiser *q, const int16_t y[64], int round_ac,
+                           int16_t out[64])
+{
+  for (int z = 0; z < 64; z++)
+    out[z] = (int16_t)c63_rd_quantise_level(y[z], q->quant[z], q->recip[z],
+                                            z ? round_ac : C63_RD_ROUND_NEAREST,
+                                            z ? q->ac_limit : INT16_MAX);
+}
+
+void c63_rd_code_levels(const c63_rd_quantiser *q, const int16_t y[64], int chroma, float lambda,
+                        int16_t out[64])
 {
   float dct[64];
-  for (int z = 0; z < 64; z++) {
-    out[z] = (int16_t)c63_rd_quantise_level(y[z], quant[z], c63_rd_recip(quant[z]),
-                                            C63_RD_ROUND_NEAREST, z ? ac_limit : INT16_MAX);
+  c63_rd_quantise_block(q, y, C63_RD_ROUND_NEAREST, out);
+  for (int z = 0; z < 64; z++)
     dct[z] = (float)y[z] / 2.0f; /* the trellis takes 4 times orthonormal */
-  }
-  c63_rd_trellis_levels(dct, quant, c63_huff_enc_tables()[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0].len,
-                        lambda, out);
+  c63_rd_trellis_levels(
+      dct, q->quant, c63_huff_enc_tables()[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0].len, lambda, out);
 }

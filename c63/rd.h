@@ -48,12 +48,26 @@ int c63_rd_coef_bits(const int16_t coef[64], int chroma, int prev_dc);
 void c63_rd_search_best(const uint16_t *sads, int left, int top, int right, int bottom, int mx,
                         int my, const c63_rd_lambda *l, c63_rd_searched *out);
 
-/* The rd mode's transform constants (rd_block.h). */
-extern const int32_t c63_rd_fdct_k[8][4];
-
 /* The rd mode's forward transform of a block (rd_block.h): residual row
  * major, out 8 times the orthonormal DCT in zig-zag order. */
 void c63_rd_fdct(const int16_t residual[64], int16_t out[64]);
+
+/* A plane's quantiser (zig-zag order) with the reciprocals that
+ * c63_rd_quantise_level takes, and its AC limit (c63_ac_limit). */
+typedef struct c63_rd_quantiser {
+  const uint8_t *quant;
+  uint32_t recip[64];
+  int ac_limit;
+} c63_rd_quantiser;
+
+void c63_rd_quantiser_init(c63_rd_quantiser *q, const uint8_t quant[64], int ac_limit);
+
+/* The levels of a block's transform y (c63_rd_fdct's output): the AC
+ * rounded up from round_ac eighths of a step (C63_RD_TRIAL_ROUND_AC for
+ * trials, C63_RD_ROUND_NEAREST) and limited to +-ac_limit, the DC to
+ * nearest. */
+void c63_rd_quantise_block(const c63_rd_quantiser *q, const int16_t y[64], int round_ac,
+                           int16_t out[64]);
 
 /* The levels a block is coded with (y: c63_rd_fdct's output): rounded to
  * nearest, AC limited to +-ac_limit, then each AC level kept, one step
@@ -61,8 +75,8 @@ void c63_rd_fdct(const int16_t residual[64], int16_t out[64]);
  * block: a dynamic programme over the position of the last non-zero
  * coefficient, with the AC table's run/size codes, ZRL and EOB (chroma
  * selects the tables). The DC stays rounded to nearest. */
-void c63_rd_code_levels(const int16_t y[64], const uint8_t quant[64], int ac_limit, int chroma,
-                        float lambda, int16_t out[64]);
+void c63_rd_code_levels(const c63_rd_quantiser *q, const int16_t y[64], int chroma, float lambda,
+                        int16_t out[64]);
 
 /* ---- The CPU coder of the rd mode (rd_code.c) ---- */
 

@@ -18,13 +18,6 @@ typedef struct block_trials {
   int16_t y[C63_RD_T_COUNT][64];
 } block_trials;
 
-/* A plane's quantiser with the reciprocals c63_rd_quantise_level takes. */
-typedef struct plane_quantiser {
-  const uint8_t *quant;
-  uint32_t recip[64];
-  int ac_limit;
-} plane_quantiser;
-
 /* The block at cur (stride w) predicted from pred (stride w; NULL: zero,
  * i.e. intra) into pred_block, its residual transformed into y; returns
  * its SAD. */
@@ -48,16 +41,13 @@ static int transform_block(const uint8_t *cur, const uint8_t *pred, int w, uint8
  * trials' dead zone), reconstructed by the decoder's own function, and
  * everything its decision needs but the bits of its vector and DC, which
  * depend on the blocks before it. */
-static void try_block(const c63_rd_frame *f, int c, const plane_quantiser *pq, const uint8_t *cur,
+static void try_block(const c63_rd_frame *f, int c, const c63_rd_quantiser *pq, const uint8_t *cur,
                       const uint8_t *pred, int w, c63_mv mv, block_trials *t, int s)
 {
   uint8_t pred_block[64], rec[64];
   int16_t coef[64];
   const int sad = transform_block(cur, pred, w, pred_block, t->y[s]);
-  for (int z = 0; z < 64; z++)
-    coef[z] = (int16_t)c63_rd_quantise_level(t->y[s][z], pq->quant[z], pq->recip[z],
-                                             z ? C63_RD_TRIAL_ROUND_AC : C63_RD_ROUND_NEAREST,
-                                             z ? pq->ac_limit : INT16_MAX);
+  c63_rd_quantise_block(pq, t->y[s], C63_RD_TRIAL_ROUND_AC, coef);
   f->dsp->dequant_idct_recon(coef, pred ? pred_block : NULL, 8, 8, pq->quant, rec);
   int ssd = 0;
   for (int j = 0; j < 8; j++)
@@ -78,7 +68,7 @@ static void try_block(const c63_rd_frame *f, int c, const plane_quantiser *pq, c
 /* Try slot s of the block at (bx, by) of plane c, if it holds a vector
  * (c63_rd_trial_vector); own[0..2]: the search's choices of the block and
  * of the two to its left. */
-static void try_slot(const c63_rd_frame *f, int c, const plane_quantiser *pq, int bx, int by,
+static void try_slot(const c63_rd_frame *f, int c, const c63_rd_quantiser *pq, int bx, int by,
                      const c63_mv own[3], int s, block_trials *t)
 {
   const int w = f->g->pad_w[c], mx = bx * 8, my = by * 8;
@@ -91,7 +81,7 @@ static void try_slot(const c63_rd_frame *f, int c, const plane_quantiser *pq, in
 
 /* searched: the search's choices of the two blocks to the left in this
  * block row ([0]: one to the left), which this block's replaces. */
-static void code_block(const c63_rd_frame *f, int c, const plane_quantiser *pq, int bx, int by,
+static void code_block(const c63_rd_frame *f, int c, const c63_rd_quantiser *pq, int bx, int by,
                        int *prev_dc, uint16_t *sads, c63_mv searched[2])
 {
   const int w = f->g->pad_w[c];
@@ -137,7 +127,7 @@ static void code_block(const c63_rd_frame *f, int c, const plane_quantiser *pq, 
   const c63_mv mv = best == C63_RD_T_INTRA ? no_mv : t.sum[best].mv;
   int16_t *coef = f->coeffs[c] + idx * 64;
   uint8_t pred_block[64], rec[64];
-  c63_rd_code_levels(t.y[best], pq->quant, pq->ac_limit, c != 0, f->lambda.ssd, coef);
+  c63_rd_code_levels(pq, t.y[best], c != 0, f->lambda.ssd, coef);
   if (mv.use_mv) {
     const uint8_t *pred = f->ref[c] + (size_t)(by * 8 + mv.y) * w + bx * 8 + mv.x;
     for (int j = 0; j < 8; j++)
@@ -162,13 +152,9 @@ void c63_rd_code_mcu_row(const c63_rd_frame *f, int my)
    * has two in an MCU row (by & 1), chroma one. */
   c63_mv searched[3][2][2];
   memset(searched, 0, sizeof searched);
-  plane_quantiser pq[3];
-  for (int c = 0; c < 3; c++) {
-    pq[c].quant = f->quant[c];
-    pq[c].ac_limit = c63_ac_limit(c);
-    for (int z = 0; z < 64; z++)
-      pq[c].recip[z] = c63_rd_recip(f->quant[c][z]);
-  }
+  c63_rd_quantiser pq[3];
+  for (int c = 0; c < 3; c++)
+    c63_rd_quantiser_init(&pq[c], f->quant[c], c63_ac_limit(c));
 
   for (int mx = 0; mx < f->g->mcus_w; mx++)
     for (int k = 0; k < 6; k++) {

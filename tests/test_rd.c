@@ -350,15 +350,14 @@ static void test_trellis(void)
     for (int j = 0; j < 64; j++) /* a gradient and noise */
       residual[j] = (int16_t)((j % 8 + j / 8) * (amp / 16) + rand_range(&st, -amp, amp) / 2);
     c63_rd_fdct(residual, y);
-    for (int z = 0; z < 64; z++) {
-      const int q = quant[chroma][z];
-      plain[z] = (int16_t)c63_rd_quantise_level(y[z], q, c63_rd_recip(q), C63_RD_ROUND_NEAREST,
-                                                z ? c63_ac_limit(chroma) : INT16_MAX);
+    c63_rd_quantiser q;
+    c63_rd_quantiser_init(&q, quant[chroma], c63_ac_limit(chroma));
+    c63_rd_quantise_block(&q, y, C63_RD_ROUND_NEAREST, plain);
+    for (int z = 0; z < 64; z++)
       dct[z] = (float)y[z] / 2.0f;
-    }
     const float lambda = 0.12f * quant[0][0] * quant[0][0] * (float)rand_range(&st, 1, 4);
-    c63_rd_code_levels(y, quant[chroma], c63_ac_limit(chroma), chroma, lambda, trellis);
-    c63_rd_code_levels(y, quant[chroma], c63_ac_limit(chroma), chroma, 16 * lambda, coarse);
+    c63_rd_code_levels(&q, y, chroma, lambda, trellis);
+    c63_rd_code_levels(&q, y, chroma, 16 * lambda, coarse);
     const double jp = ac_cost(dct, plain, quant[chroma], chroma, lambda);
     const double jt = ac_cost(dct, trellis, quant[chroma], chroma, lambda);
     better += jt < jp - 1e-3;
