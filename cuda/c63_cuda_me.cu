@@ -41,9 +41,12 @@ extern "C" {
 namespace
 {
 
-/* SAD of an 8x8 block is at most 64 * 255 = 16320 < 2^14; the raster index
- * of a candidate is below (2 * 64)^2 = 2^14. */
+/* SAD of an 8x8 block is at most 64 * 255 = 16320 < 2^14. A candidate's
+ * index is dy << 7 | dx (offsets in its block's window, each below 2 * 64):
+ * ordered as the raster index dy * width + dx is, and taken apart with
+ * shifts instead of a division by the window's width. */
 constexpr int kIndexBits = 14;
+constexpr int kRowShift = 7;
 /* Searches that fit one warp or half a warp (every range up to 16) run in
  * kWarpGroups warps per plane of a CTA, each group on its own blocks of the
  * strip. */
@@ -149,7 +152,14 @@ template <int G> struct me_bounds {
  * after, so the next block can reuse red[]. */
 template <typename K> __device__ __forceinline__ K group_min(K best, int tpb, int tid, K *red)
 {
-  best = warp_min(best, tpb < 32 ? tpb : 32);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  /* a whole warp's 32-bit minimum in one instruction (sm_80 on) instead of
+   * five shuffles and minimums */
+  if (sizeof(K) == 4 && tpb >= 32)
+    best = (K)__reduce_min_sync(0xffffffffu, (unsigned)best);
+  else
+#endif
+    best = warp_min(best, tpb < 32 ? tpb : 32);
   if (tpb <= 32) return best;
   __syncthreads();
   if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = best;
@@ -172,12 +182,39 @@ __device__ __forceinline__ c63_rd_searched *rd_out(const me_rd &rd, const me_pla
   return rd.out + (sub ? mp.blk_off[1] : mp.blk_off[0]) + b;
 }
 
+/* Copies one 32-bit word from global to shared memory without a register
+ * round trip, so that the loads of a thread's whole share of the window
+ * are in flight at once instead of one latency per word. A word outside
+ * the plane (valid false) is filled with zeros. */
+__device__ __forceinline__ void stage_word(uint32_t *dst, const uint8_t *src, bool valid)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(d), "l"(src), "r"(valid ? 4 : 0)
+               : "memory");
+#else
+  *dst = valid ? *reinterpret_cast<const uint32_t *>(src) : 0u;
+#endif
+}
+
+/* Waits for the thread's stage_word copies (a barrier then publishes them
+ * to the CTA). */
+__device__ __forceinline__ void stage_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
 /* One CTA searches a strip of `strip` blocks of one block row, in N planes;
- * each plane has `ng` groups of `tpb` threads (blockDim.x = N * ng * tpb). */
+ * each plane has groups of 2^tpb_log2 threads, and its share of the CTA
+ * (blockDim.x / N threads) is 64 or 128 threads. Every count the prologue
+ * divides by is a power of two: with runtime divisions, the setup of a
+ * half-warp chroma search took more instructions than its search. */
 template <int G, int N, int COPIES, int MODE>
 __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
     me_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, me_planes mp,
-              int strip, int tpb, window_shape ws, c63_mv *__restrict__ mvs, me_rd rd)
+              int strip, int tpb_log2, window_shape ws, c63_mv *__restrict__ mvs, me_rd rd)
 {
   using K = me_key<MODE>;
   extern __shared__ uint4 smem4[];
@@ -190,9 +227,11 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
   __shared__ K col_key[MODE == kExact ? 1 : 2 * C63_MAX_SEARCH_RANGE];
 
   const int plane_threads = (int)blockDim.x / N;
-  const int sub = N == 1 ? 0 : (int)threadIdx.x / plane_threads;
+  const int sub = N == 1 ? 0 : (int)threadIdx.x >= plane_threads;
   const int ptid = (int)threadIdx.x - sub * plane_threads; /* thread in the plane's share */
-  const int grp = ptid / tpb, ngroups = plane_threads / tpb, tid = ptid - grp * tpb;
+  const int tpb = 1 << tpb_log2;
+  const int grp = ptid >> tpb_log2, ngroups = plane_threads >> tpb_log2, tid = ptid & (tpb - 1);
+  const int lane = ptid & 31, warp = ptid >> 5, nwarps = plane_threads >> 5;
   const c63_cu_plane &pl = mp.pl;
   uint32_t *copies = reinterpret_cast<uint32_t *>(smem4) + sub * ws.plane_words;
   uint32_t *cur_s = copies + COPIES * ws.copy_words;
@@ -222,28 +261,31 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
   ref += pix_off;
 
   /* Stage the window into copy 0: rows [top, top + rows), words from the
-   * 4-aligned column at or left of the strip's first candidate. Pixels
-   * outside the plane read as zero; no valid candidate touches them, they
-   * only keep the loads in bounds. Threads keep one word column per pass
-   * and stride down the rows (no division per word). */
+   * 4-aligned column at or left of the strip's first candidate; a lane
+   * keeps a word column, the warps take the rows in turn. Pixels outside
+   * the plane read as zero; no valid candidate touches them, they only keep
+   * the loads in bounds. */
   const int groups = (ny + G - 1) / G;
   const int rows = groups * G + 7;
   const int wx0 = sleft & ~3;
   const int words = ws.words; /* row pitch: the strip's largest window */
   const int used = ((sleft - wx0 + (sright - sleft) - 1) >> 2) + 3;
-  {
-    const int cols = min(used, plane_threads), rstep = plane_threads / cols;
-    if (ptid < rstep * cols) {
-      for (int c = ptid % cols; c < used; c += cols) {
-        const int x = wx0 + 4 * c;
-        for (int r = ptid / cols; r < rows; r += rstep) {
-          const int y = top + r;
-          uint32_t v = 0;
-          if (y < h && x < w) v = *reinterpret_cast<const uint32_t *>(ref + (size_t)y * w + x);
-          copies[r * words + c] = v;
-        }
-      }
+  for (int c = lane; c < used; c += 32) {
+    /* down the rows of word column c, by offsets that only add */
+    const int x = wx0 + 4 * c;
+    int src = (top + warp) * w + x, y = top + warp;
+    const int src_step = nwarps * w, dst_step = nwarps * words;
+    uint32_t *dst = copies + warp * words + c;
+    for (int r = warp; r < rows; r += nwarps, y += nwarps, src += src_step, dst += dst_step) {
+      const bool in = y < h && x < w;
+      stage_word(dst, ref + (in ? src : 0), in);
     }
+  }
+  /* The strip's current blocks: word i is row (i >> 1) & 7, half i & 1 of
+   * block i >> 4. */
+  for (int i = ptid; i < nblk * 16; i += plane_threads) {
+    const int b = i >> 4, j = (i >> 1) & 7;
+    stage_word(cur_s + i, cur + (size_t)(my + j) * w + (bx0 + b) * 8 + 4 * (i & 1), true);
   }
   if (MODE != kExact) {
     for (int r = threadIdx.x; r < groups * G; r += blockDim.x)
@@ -252,28 +294,20 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
     for (int d = threadIdx.x; d < 2 * range; d += blockDim.x)
       col_key[d] = (K)(rd.sad_16 * c63_rd_value_bits(rd.mv_len, d - range)) << rd.bits;
   }
-  /* The strip's current blocks: word i is row (i >> 1) & 7, half i & 1 of
-   * block i >> 4. */
-  for (int i = ptid; i < nblk * 16; i += plane_threads) {
-    const int b = i >> 4, j = (i >> 1) & 7;
-    cur_s[i] = *reinterpret_cast<const uint32_t *>(cur + (size_t)(my + j) * w + (bx0 + b) * 8 +
-                                                   4 * (i & 1));
-  }
+  stage_wait();
   __syncthreads();
   /* Copies 1-3: word c of copy s holds bytes 4c + s .. 4c + s + 3 of the
    * row, from words c and c + 1 of copy 0. The search reads words up to
    * used - 2 of them. */
   if (COPIES == 4) {
-    const int cw = used - 1;
-    const int cols = min(cw, plane_threads), rstep = plane_threads / cols;
-    if (ptid < rstep * cols) {
-      for (int c = ptid % cols; c < cw; c += cols) {
-        for (int r = ptid / cols; r < rows; r += rstep) {
-          const uint32_t a = copies[r * words + c], b = copies[r * words + c + 1];
-          copies[ws.copy_words + r * words + c] = __byte_perm(a, b, 0x4321);
-          copies[2 * ws.copy_words + r * words + c] = __byte_perm(a, b, 0x5432);
-          copies[3 * ws.copy_words + r * words + c] = __byte_perm(a, b, 0x6543);
-        }
+    const int cw = used - 1, step = nwarps * words;
+    for (int c = lane; c < cw; c += 32) {
+      uint32_t *p = copies + warp * words + c;
+      for (int r = warp; r < rows; r += nwarps, p += step) {
+        const uint32_t a = p[0], b = p[1];
+        p[ws.copy_words] = __byte_perm(a, b, 0x4321);
+        p[2 * ws.copy_words] = __byte_perm(a, b, 0x5432);
+        p[3 * ws.copy_words] = __byte_perm(a, b, 0x6543);
       }
     }
   }
@@ -281,9 +315,9 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
 
   /* Half-warp groups go through the blocks two at a time, so both halves
    * of a warp reach the reduction's shuffles together. */
-  const int gpw = tpb < 32 ? 32 / tpb : 1;
-  for (int b0 = grp - grp % gpw; b0 < nblk; b0 += ngroups) {
-    const int b = b0 + grp % gpw;
+  const int gpw = tpb < 32 ? 32 >> tpb_log2 : 1;
+  for (int b0 = grp & ~(gpw - 1); b0 < nblk; b0 += ngroups) {
+    const int b = b0 + (grp & (gpw - 1));
     const bool act = b < nblk;
     const int mx = (bx0 + b) * 8;
     const int left = max(0, mx - range), right = min(w - 8, mx + range);
@@ -339,18 +373,18 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
       }
       /* Only the last row group can hold rows past the window. */
       if constexpr (MODE == kExact) {
-        /* Keys: sad * 2^14 + raster index (multiply-adds, off the ALU
-         * pipe the SADs need). */
-        const uint32_t base = (uint32_t)(g * G * nx + c);
+        /* Keys: sad * 2^14 + index (multiply-adds, off the ALU pipe the
+         * SADs need). */
+        const uint32_t base = (uint32_t)((g * G << kRowShift) + c);
         if (g * G + G <= ny) {
 #pragma unroll
           for (int k = 0; k < G; k++)
-            best = min(best, sad[k] * (1u << kIndexBits) + base + (uint32_t)(k * nx));
+            best = min(best, sad[k] * (1u << kIndexBits) + base + (uint32_t)(k << kRowShift));
         } else {
 #pragma unroll
           for (int k = 0; k < G; k++)
             if (g * G + k < ny)
-              best = min(best, sad[k] * (1u << kIndexBits) + base + (uint32_t)(k * nx));
+              best = min(best, sad[k] * (1u << kIndexBits) + base + (uint32_t)(k << kRowShift));
         }
       } else {
         /* 16 * SAD shifted, plus the row's part (a broadcast load); the
@@ -386,7 +420,7 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
     if (tid == 0 && act) {
       if constexpr (MODE == kExact) {
         const int idx = (int)(best & ((1u << kIndexBits) - 1));
-        const int dy = idx / nx, dx = idx - dy * nx;
+        const int dy = idx >> kRowShift, dx = idx & ((1 << kRowShift) - 1);
         out[bx0 + b] = c63_mv{(int8_t)(left + dx - mx), (int8_t)(top + dy - my), 1, 0};
       } else {
         const int idx = (int)(best & (((K)1 << rd.bits) - 1));
@@ -453,11 +487,14 @@ cudaError_t launch_copies(const uint8_t *cur, const uint8_t *ref, const me_plane
   const c63_cu_plane &pl = mp.pl;
   const int ng = tpb <= 32 ? kWarpGroups * 32 / tpb : 1;
   const int threads = N * ng * tpb;
+  int tpb_log2 = 0;
+  while ((1 << tpb_log2) < tpb)
+    tpb_log2++;
   const int strip = strip_length<G, N, COPIES, MODE>(pl, range, threads);
   const window_shape ws = max_window(range, G, strip, COPIES);
   const dim3 grid((pl.bw + strip - 1) / strip, pl.bh);
   me_kernel<G, N, COPIES, MODE><<<grid, threads, me_shmem(range, G, strip, COPIES, N), s>>>(
-      cur, ref, mp, strip, tpb, ws, mvs, rd);
+      cur, ref, mp, strip, tpb_log2, ws, mvs, rd);
   return cudaGetLastError();
 }
 
@@ -471,12 +508,14 @@ cudaError_t launch(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, 
   /* The packed key holds raster indices below (2 * 64)^2 only. */
   if (range > 64) return cudaErrorInvalidValue;
   /* Threads per search: enough for every (column, row group) item of an
-   * unclipped block, in whole warps; wider ranges loop. One-warp searches
-   * run kWarpGroups to a plane; a wider one is alone in its plane. */
+   * unclipped block, a power of two from 16 to 128 (the kernel's
+   * arithmetic is shifts); wider ranges loop. One-warp searches run
+   * kWarpGroups to a plane; a wider one is alone in its plane. */
   const int items = 2 * range * ((2 * range + G - 1) / G);
   const int max_tpb = me_bounds<G>::threads / N;
-  int tpb = items <= 16 ? 16 : (items + 31) / 32 * 32;
-  tpb = tpb > max_tpb ? max_tpb : tpb;
+  int tpb = 16;
+  while (tpb < items && tpb < max_tpb)
+    tpb *= 2;
   /* Four shifted copies where they fit (every range up to 40 or so);
    * wider windows keep one copy and align rows with PRMT. */
   if (me_shmem(range, G, 1, 4, N) <= kShmemLimit)

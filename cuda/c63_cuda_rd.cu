@@ -359,26 +359,32 @@ __device__ __forceinline__ int luma_state_after(uint32_t e)
   return (int)(e >> 3 & 7) + C63_RD_T_COUNT * (int)(e >> 9 & 7);
 }
 
-/* The pass along each row: a warp per (MCU row, plane). Lane 0 follows the
- * tables from the row's start (shared memory, where the warp loaded them),
- * then every lane writes the choices of its units. */
-__global__ void __launch_bounds__(32)
+/* The pass along each row: a CTA per (MCU row, plane). Its threads load
+ * the row's tables into shared memory, many loads in flight (a warp alone,
+ * its lanes' loads one latency after another, took most of the pass's 11
+ * us), then one thread follows them from the row's start, and every
+ * thread writes the choices of its units. */
+constexpr int kResolveThreads = 256;
+
+__global__ void __launch_bounds__(kResolveThreads)
     resolve_kernel(c63_cu_planes P, const uint16_t *__restrict__ table,
                    uint8_t *__restrict__ choice)
 {
   __shared__ uint16_t row[kMaxRowUnits * kLumaStates];
   __shared__ uint8_t state[kMaxRowUnits];
   wait_for_previous();
-  const int mcus_w = P.p[0].bw / 2, mcus_h = P.p[0].bh / 2, lane = threadIdx.x;
+  const int mcus_w = P.p[0].bw / 2, mcus_h = P.p[0].bh / 2, tid = threadIdx.x;
   const int c = blockIdx.x % 3, r = blockIdx.x / 3;
   const int states = c ? C63_RD_T_COUNT : kLumaStates;
   const uint16_t *src = c ? table + (size_t)mcus_h * mcus_w * kLumaStates +
                                 ((size_t)(c - 1) * mcus_h + r) * mcus_w * C63_RD_T_COUNT
                           : table + (size_t)r * mcus_w * kLumaStates;
-  for (int i = lane; i < mcus_w * states; i += 32)
+  const int n = mcus_w * states;
+#pragma unroll 4
+  for (int i = tid; i < n; i += kResolveThreads)
     row[i] = src[i];
-  __syncwarp();
-  if (lane == 0) {
+  __syncthreads();
+  if (tid == 0) {
     int s = 0;
     for (int u = 0; u < mcus_w; u++) {
       state[u] = (uint8_t)s;
@@ -386,9 +392,9 @@ __global__ void __launch_bounds__(32)
       s = c ? (int)e : luma_state_after(e);
     }
   }
-  __syncwarp();
+  __syncthreads();
   const c63_cu_plane &pl = P.p[c];
-  for (int u = lane; u < mcus_w; u += 32) {
+  for (int u = tid; u < mcus_w; u += kResolveThreads) {
     const uint32_t e = row[u * states + state[u]];
     if (c) {
       choice[pl.blk_off + r * pl.bw + u] = (uint8_t)e;
@@ -558,7 +564,8 @@ cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref
     err =
         launch_after(early, table_kernel, (unsigned)((units + 127) / 128), 128, s, f, P, rd->table);
     if (err == cudaSuccess)
-      err = launch_after(early, resolve_kernel, 3 * mcus_h, 32, s, P, rd->table, rd->choice);
+      err = launch_after(early, resolve_kernel, 3 * mcus_h, kResolveThreads, s, P, rd->table,
+                         rd->choice);
   }
   if (err == cudaSuccess)
     err = launch_after(early, code_kernel, (nb + kCodeBlocks - 1) / kCodeBlocks, 8 * kCodeBlocks, s,

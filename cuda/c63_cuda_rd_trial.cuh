@@ -31,9 +31,42 @@ struct rd_tables {
   uint8_t len[4][256]; /* Huffman code lengths, c63_huff_enc order */
 };
 
-/* The rd transform's constants (c63/rd_block.h), constant-bank operands
- * of the unrolled passes. */
-__constant__ int32_t kRdFdctK[8][4] = C63_RD_FDCT_K;
+/* A pass of the rd transform: all 8 outputs of c63_rd_fdct_out over in,
+ * to the bit. The even outputs take the sums and differences of the
+ * symmetric half that the constants' symmetry allows, 6 products instead
+ * of 16 (integer algebra: the same sums exactly); the odd ones the 16
+ * products of the antisymmetric half. The constants are immediates. */
+__device__ __forceinline__ void rd_fdct_pass(const int in[8], int out[8], int shift)
+{
+  constexpr int32_t k[8][4] = C63_RD_FDCT_K;
+  static_assert(k[0][1] == k[0][0] && k[0][2] == k[0][0] && k[0][3] == k[0][0] &&
+                    k[4][0] == k[0][0] && k[4][1] == -k[0][0] && k[4][2] == -k[0][0] &&
+                    k[4][3] == k[0][0],
+                "rows 0 and 4: one constant");
+  static_assert(k[2][2] == -k[2][1] && k[2][3] == -k[2][0] && k[6][2] == -k[6][1] &&
+                    k[6][3] == -k[6][0],
+                "rows 2 and 6: antisymmetric");
+  int s[4], d[4];
+#pragma unroll
+  for (int x = 0; x < 4; x++) {
+    s[x] = in[x] + in[7 - x];
+    d[x] = in[x] - in[7 - x];
+  }
+  const int round = 1 << (shift - 1);
+  const int e0 = s[0] + s[3], e1 = s[1] + s[2], o0 = s[0] - s[3], o1 = s[1] - s[2];
+  out[0] = (round + k[0][0] * (e0 + e1)) >> shift;
+  out[4] = (round + k[4][0] * (e0 - e1)) >> shift;
+  out[2] = (round + k[2][0] * o0 + k[2][1] * o1) >> shift;
+  out[6] = (round + k[6][0] * o0 + k[6][1] * o1) >> shift;
+#pragma unroll
+  for (int u = 1; u < 8; u += 2) {
+    int acc = round;
+#pragma unroll
+    for (int x = 0; x < 4; x++)
+      acc += k[u][x] * d[x];
+    out[u] = acc >> shift;
+  }
+}
 
 constexpr unsigned kFull = 0xffffffffu;
 
@@ -102,17 +135,17 @@ template <typename T> __device__ __forceinline__ T group_sum(T v)
 __device__ __forceinline__ void block_fdct(trial_buf &b, int r, const int res[8], int y[8])
 {
   /* rows, written transposed: b.i[u][row] */
+  int row[8];
+  rd_fdct_pass(res, row, C63_RD_FDCT_SHIFT1);
 #pragma unroll
   for (int u = 0; u < 8; u++)
-    b.i[u][r] = c63_rd_fdct_out(kRdFdctK[u], res, u, C63_RD_FDCT_SHIFT1);
+    b.i[u][r] = row[u];
   __syncwarp();
   int col[8];
 #pragma unroll
   for (int j = 0; j < 8; j++)
     col[j] = b.i[r][j];
-#pragma unroll
-  for (int v = 0; v < 8; v++)
-    y[v] = c63_rd_fdct_out(kRdFdctK[v], col, v, C63_RD_FDCT_SHIFT2);
+  rd_fdct_pass(col, y, C63_RD_FDCT_SHIFT2);
 }
 
 /* try_block of c63/rd_code.c by the 8 threads of a block (thread r: row r,
