@@ -444,7 +444,7 @@ __global__ void __launch_bounds__(8 * kCodeBlocks)
   /* keyframes (no choice): no trials ran, the block is transformed here */
   block_code(tb, ws[lb], r, active, tr.y + ((size_t)slot * tr.stride + (active ? gb : 0)) * 64,
              choice ? nullptr : cur + pl.pix_off + (size_t)my * pl.w + mx, bp.plane, pl.ac_limit,
-             lambda, tb.quant[bp.plane], pred, pl.w, coeffs + (size_t)gb * 64,
+             lambda, pred, pl.w, coeffs + (size_t)gb * 64,
              recon + pl.pix_off + (size_t)my * pl.w + mx);
   if (active && r == 0) mvs[gb] = mv;
 }

@@ -94,11 +94,14 @@ __device__ __forceinline__ void build_trial_tables(trial_tables &t, const c63_cu
                                                    const rd_tables &T)
 {
   for (int i = threadIdx.x; i < 3 * 64; i += blockDim.x) {
-    const int p = i >> 6, vu = i & 63, z = kZigzagIndex[vu];
+    const int p = i >> 6, k = i & 63;
+    /* k as a position v * 8 + u of the block, whose zig-zag index is z */
+    const int z = kZigzagIndex[k];
     const int q = p < P.n ? P.p[p].quant[z] : 1;
-    t.zq[p][vu] = (uint16_t)(z | q << 8);
-    t.recip[p][vu] = T.recip[q];
-    t.quant[p][vu] = p < P.n ? P.p[p].quant[vu] : 1;
+    t.zq[p][k] = (uint16_t)(z | q << 8);
+    t.recip[p][k] = T.recip[q];
+    /* k as a zig-zag index (the quantiser tables' own order) */
+    t.quant[p][k] = p < P.n ? P.p[p].quant[k] : 1;
   }
   for (int i = threadIdx.x; i < 2 * 256; i += blockDim.x)
     t.ac_len[i >> 8][i & 255] = T.len[i >> 8 ? C63_HUFF_AC1 : C63_HUFF_AC0][i & 255];
@@ -423,8 +426,8 @@ __device__ void group_trellis(code_ws &ws, const uint8_t *quant, const uint8_t *
  * calls it (inactive ones on a zero block, writing nothing). */
 __device__ __forceinline__ void block_code(const trial_tables &tb, code_ws &ws, int r, bool active,
                                            const int16_t *y, const uint8_t *cur, int plane,
-                                           int ac_limit, float lambda, const uint8_t *quant,
-                                           const uint8_t *pred, int w, int16_t *coef, uint8_t *rec)
+                                           int ac_limit, float lambda, const uint8_t *pred, int w,
+                                           int16_t *coef, uint8_t *rec)
 {
   int yc[8];
   if (cur) {
@@ -449,7 +452,7 @@ __device__ __forceinline__ void block_code(const trial_tables &tb, code_ws &ws, 
     ws.dct[z] = (float)yv / 2.0f; /* the trellis takes 4 times orthonormal */
   }
   __syncwarp();
-  group_trellis(ws, quant, tb.ac_len[plane != 0], lambda, r);
+  group_trellis(ws, tb.quant[plane], tb.ac_len[plane != 0], lambda, r);
   if (active) reinterpret_cast<int4 *>(coef)[r] = reinterpret_cast<const int4 *>(ws.coef)[r];
   /* the decoder's reconstruction: rows (thread r: row v = r), columns,
    * then back to rows through the workspace */
