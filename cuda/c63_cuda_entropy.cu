@@ -48,11 +48,7 @@ extern "C" {
 namespace
 {
 
-/* The one-pass coder's CTA: 64 blocks of 8 lanes, a tile of the look-back.
- * 512 threads make half the tiles of 256 and the same kernel time alone,
- * but beside the next frame's search (H100, 1080p mandel, interleaved):
- * 8793-8853 fps against 8430-8660; 1024 threads: 8330-8366. */
-constexpr int kBlockThreads = 512;
+constexpr int kBlockThreads = 256;
 constexpr int kStuffThreads = 256;
 constexpr int kWordsPerThread = 8;
 constexpr int kChunkWords = kStuffThreads * kWordsPerThread;
