@@ -86,8 +86,9 @@ C63_RD_FN int c63_rd_ac_bits(const uint8_t *ac_len, const int16_t coef[64])
 
 /* The constants k[u][x] = round(2^13 * c(u) / 2 * cos((2x + 1) u pi / 16)),
  * c(0) = 1 / sqrt(2), c(u > 0) = 1, for x < 4: the other half of a row is
- * the same times (-1)^u. The initialiser of c63_rd_fdct_k (rd.c) and of the
- * GPU's copy in its constant bank. */
+ * the same times (-1)^u. The initialiser of c63_rd_fdct_k (rd.c), the
+ * oracle's matrix form, and of the GPU's immediates (rd_fdct_pass in
+ * cuda/c63_cuda_rd_trial.cuh, which factors the even half). */
 #define C63_RD_FDCT_K                                                                              \
   {                                                                                                \
     {2896, 2896, 2896, 2896}, {4017, 3406, 2276, 799}, {3784, 1567, -1567, -3784},                 \

@@ -18,17 +18,28 @@ typedef struct block_trials {
   int16_t y[C63_RD_T_COUNT][64];
 } block_trials;
 
-/* The block at cur (stride w) predicted from pred (stride w; NULL: zero,
- * i.e. intra) into pred_block, its residual transformed into y; returns
- * its SAD. */
+/* The 8x8 prediction at pred (stride w; NULL: zero, i.e. intra) as a
+ * block of its own. */
+static void load_prediction(const uint8_t *pred, int w, uint8_t out[64])
+{
+  for (int j = 0; j < 8; j++) {
+    if (pred)
+      memcpy(out + j * 8, pred + (size_t)j * w, 8);
+    else
+      memset(out + j * 8, 0, 8);
+  }
+}
+
+/* The block at cur (stride w) predicted from pred (load_prediction) into
+ * pred_block, its residual transformed into y; returns its SAD. */
 static int transform_block(const uint8_t *cur, const uint8_t *pred, int w, uint8_t pred_block[64],
                            int16_t y[64])
 {
   int16_t residual[64];
   int sad = 0;
+  load_prediction(pred, w, pred_block);
   for (int j = 0; j < 8; j++)
     for (int i = 0; i < 8; i++) {
-      pred_block[j * 8 + i] = pred ? pred[j * w + i] : 0;
       residual[j * 8 + i] = (int16_t)(cur[j * w + i] - pred_block[j * 8 + i]);
       sad += abs(residual[j * 8 + i]);
     }
@@ -128,11 +139,8 @@ static void code_block(const c63_rd_frame *f, int c, const c63_rd_quantiser *pq,
   int16_t *coef = f->coeffs[c] + idx * 64;
   uint8_t pred_block[64], rec[64];
   c63_rd_code_levels(pq, t.y[best], c != 0, f->lambda.ssd, coef);
-  if (mv.use_mv) {
-    const uint8_t *pred = f->ref[c] + (size_t)(by * 8 + mv.y) * w + bx * 8 + mv.x;
-    for (int j = 0; j < 8; j++)
-      memcpy(pred_block + j * 8, pred + (size_t)j * w, 8);
-  }
+  if (mv.use_mv)
+    load_prediction(f->ref[c] + (size_t)(by * 8 + mv.y) * w + bx * 8 + mv.x, w, pred_block);
   f->dsp->dequant_idct_recon(coef, mv.use_mv ? pred_block : NULL, 8, 8, pq->quant, rec);
   for (int j = 0; j < 8; j++)
     memcpy(f->rec[c] + off + (size_t)j * w, rec + j * 8, 8);
