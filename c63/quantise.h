@@ -34,18 +34,25 @@ C63_QUANTISE_FN int c63_quantise_reference(float x, int q)
   return (int)(float)round(((double)x / 4.0) / (double)q);
 }
 
-/* inv4q: 1.0f / (4 * q) rounded to float (any value within a few units in
- * the last place gives the same result). */
-C63_QUANTISE_FN int c63_quantise_value(float x, int q, float inv4q)
+/* The fast path for q > 0 and |x| < 2^22 (not NaN), for callers that
+ * know their arguments are in that range: no branch, so that a GPU can
+ * interleave many of them. inv4q: 1.0f / (4 * q) rounded to float (any
+ * value within a few units in the last place gives the same result). */
+C63_QUANTISE_FN int c63_quantise_in_range(float x, int q, float inv4q)
 {
   const float ax = fabsf(x);
-  if (q <= 0 || !(ax < 4194304.0f)) return c63_quantise_reference(x, q);
   int k = (int)(ax * inv4q + 0.5f);
-  if (k > 0 && ax < (float)((2 * k - 1) * 2 * q))
-    k--;
-  else if (ax >= (float)((2 * k + 1) * 2 * q))
-    k++;
+  /* at most one of the two holds, since (2k - 1) 2q < (2k + 1) 2q */
+  const int down = k > 0 && ax < (float)((2 * k - 1) * 2 * q);
+  const int up = ax >= (float)((2 * k + 1) * 2 * q);
+  k += up - down;
   return x < 0.0f ? -k : k;
+}
+
+C63_QUANTISE_FN int c63_quantise_value(float x, int q, float inv4q)
+{
+  if (q <= 0 || !(fabsf(x) < 4194304.0f)) return c63_quantise_reference(x, q);
+  return c63_quantise_in_range(x, q, inv4q);
 }
 
 #endif

@@ -179,8 +179,12 @@ int cu_resize(c63_decode_backend *be, const c63_geometry *g, char *msg, size_t m
   if (err == cudaSuccess) err = cudaMalloc(&be->d_start, (size_t)blocks * sizeof(uint32_t));
   if (err == cudaSuccess) err = cudaMalloc(&be->d_count, (size_t)blocks);
   if (err == cudaSuccess) err = cudaMalloc(&be->d_mvs, (size_t)blocks * sizeof(c63_mv));
-  for (int i = 0; i < 2 && err == cudaSuccess; i++)
-    err = cudaMalloc(&be->d_rec[i], pix);
+  /* references: the reconstruction reads a displaced row as three aligned
+   * words, which may reach past the frame */
+  for (int i = 0; i < 2 && err == cudaSuccess; i++) {
+    err = cudaMalloc(&be->d_rec[i], pix + C63_CU_REF_TAIL);
+    if (err == cudaSuccess) err = cudaMemset(be->d_rec[i] + pix, 0, C63_CU_REF_TAIL);
+  }
   if (err == cudaSuccess) what = "allocating pinned host buffers";
   for (int i = 0; i < kDepth && err == cudaSuccess; i++)
     err = cudaHostAlloc(&be->out[i].host, pix, cudaHostAllocDefault);

@@ -37,6 +37,15 @@ struct scratch {
     if (err == cudaSuccess) err = cudaMemcpy(*p, src, bytes, cudaMemcpyHostToDevice);
     return err;
   }
+  /* A reference plane for the transform kernels, followed by the
+   * C63_CU_REF_TAIL bytes their displaced reads may touch. */
+  cudaError_t upload_ref(uint8_t **p, const uint8_t *src, size_t bytes)
+  {
+    cudaError_t err = alloc(p, bytes + C63_CU_REF_TAIL);
+    if (err == cudaSuccess) err = cudaMemset(*p + bytes, 0, C63_CU_REF_TAIL);
+    if (err == cudaSuccess) err = cudaMemcpy(*p, src, bytes, cudaMemcpyHostToDevice);
+    return err;
+  }
 };
 
 bool check_size(int w, int h, char *msg, size_t msg_size)
@@ -121,7 +130,7 @@ extern "C" int c63_cuda_motion_compensate(const uint8_t *ref, int w, int h, cons
   scratch sc;
   uint8_t *d_ref, *d_pred;
   c63_mv *d_mvs;
-  cudaError_t err = sc.upload(&d_ref, ref, n);
+  cudaError_t err = sc.upload_ref(&d_ref, ref, n);
   if (err == cudaSuccess) err = sc.upload(&d_mvs, mvs, P.total_blocks * sizeof(c63_mv));
   if (err == cudaSuccess) err = sc.alloc(&d_pred, n);
   if (err == cudaSuccess) err = c63_cu_motion_compensate(d_ref, d_mvs, P, d_pred, 0);
@@ -141,7 +150,7 @@ extern "C" int c63_cuda_fdct_quant(const uint8_t *cur, const uint8_t *pred, int 
   c63_mv *d_mvs = nullptr;
   int16_t *d_coeffs;
   cudaError_t err = sc.upload(&d_cur, cur, n);
-  if (err == cudaSuccess && pred) err = sc.upload(&d_pred, pred, n);
+  if (err == cudaSuccess && pred) err = sc.upload_ref(&d_pred, pred, n);
   if (err == cudaSuccess && pred) err = identity_vectors(sc, P.total_blocks, &d_mvs);
   if (err == cudaSuccess) err = sc.alloc(&d_coeffs, n * sizeof(int16_t));
   if (err == cudaSuccess) err = c63_cu_fdct_quant(d_cur, d_pred, d_mvs, P, d_coeffs, 0);
@@ -162,7 +171,7 @@ extern "C" int c63_cuda_dequant_idct_recon(const int16_t *coeffs, const uint8_t 
   c63_mv *d_mvs = nullptr;
   int16_t *d_coeffs;
   cudaError_t err = sc.upload(&d_coeffs, coeffs, n * sizeof(int16_t));
-  if (err == cudaSuccess && pred) err = sc.upload(&d_pred, pred, n);
+  if (err == cudaSuccess && pred) err = sc.upload_ref(&d_pred, pred, n);
   if (err == cudaSuccess && pred) err = identity_vectors(sc, P.total_blocks, &d_mvs);
   if (err == cudaSuccess) err = sc.alloc(&d_recon, n);
   if (err == cudaSuccess) err = c63_cu_dequant_idct_recon(d_coeffs, d_pred, d_mvs, P, d_recon, 0);

@@ -94,9 +94,11 @@ cudaError_t c63_cu_split_uv(const uint8_t *uv, size_t pitch, int w, int h, uint8
 /* Largest byte size of a frame that a plane offset may address. */
 #define C63_CU_MAX_FRAME_BYTES (3 * 8192 * 8192)
 
-/* Zero bytes after each reconstructed frame (a reference): the rd mode
- * reads a predicted row of 8 pixels as three aligned 32-bit words, which
- * may reach 3 bytes past the row's last pixel. */
+/* Zero bytes after each reconstructed frame (a reference): the transform
+ * kernels and the rd mode read a predicted row of 8 pixels as three aligned
+ * 32-bit words, which may reach 3 bytes past the row's last pixel. Every
+ * ref passed to the launchers below is followed by this many readable
+ * bytes. */
 #define C63_CU_REF_TAIL 16
 
 /* Full search of one plane (format section 3); writes mvs[blk_off ..] with

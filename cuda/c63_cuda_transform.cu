@@ -4,17 +4,30 @@
  *
  * Exactness: every product and sum is one IEEE single-precision operation in
  * the reference's order (__fmul_rn/__fadd_rn, which nvcc never contracts into
- * an FMA; the build adds -fmad=false as well); quantisation divides in double
- * like the reference. Dequantisation is exact in integers: q * quant fits a
- * float exactly, so round(q * quant / 4.0) is the integer quotient rounded
- * half away from zero.
+ * an FMA; the build adds -fmad=false as well); quantisation is exact in
+ * float and integers (c63/quantise.h). Dequantisation is exact in integers:
+ * q * quant fits a float exactly, so round(q * quant / 4.0) is the integer
+ * quotient rounded half away from zero. Products by a scale factor of 1
+ * (a(u) for u > 0) are left out: x * 1.0f is x.
  *
- * Layout: one thread per block row, 32 blocks per CTA of 256 threads. A
- * thread does a whole 1-D pass in registers with the cosine table as
- * constant-bank operands (the unrolled loops index it at compile time), so
- * shared memory only carries the transpose between the two passes: on an
- * H200 the thread-per-pixel version of these kernels was bound by shared
- * loads (the table and the other pass's inputs, 32 per output).
+ * Layout: two threads per 8x8 block, 64 blocks a CTA. Each pass is a loop
+ * over the thread's four rows or columns of the block whose body is one 1-D
+ * transform of 8 values, unrolled, so the cosine table is constant-bank
+ * operands; the intermediate values, the levels and the pixels wait in
+ * shared memory between the passes (laid out so that a warp's accesses fall
+ * in distinct banks), which the two threads of a block, in one warp, share.
+ * Measured on an H100 at 1080p (docs/performance.md):
+ *  - a thread per block row (8 threads a block, transposes through shared
+ *    memory behind CTA barriers) spent two thirds of its 18 M warp
+ *    instructions on addresses, barriers and per-row set-up: 29.5 us;
+ *  - a thread per block with every loop unrolled and the block in
+ *    registers (7,500 instructions of code) stalled on instruction fetch:
+ *    28.6 us; rolled up as here, 24.7 us, but with 12 warps a
+ *    multiprocessor the latencies showed;
+ *  - two threads a block: 22.7 us, 13.7 M warp instructions.
+ *
+ * Reads of a displaced prediction take three aligned words per row, so a
+ * reference must be followed by C63_CU_REF_TAIL readable bytes.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "c63/quantise.h"
 #include "cuda/c63_cuda_dct.cuh"
@@ -23,267 +36,403 @@
 namespace
 {
 
-/* 32 blocks a CTA rather than 16: each CTA first builds its quantiser
- * tables, and 16 blocks a CTA ran 1.3% slower (library, H100, 1080p). */
-constexpr int kBlocksPerCta = 32;
-constexpr int kThreads = 8 * kBlocksPerCta;
+/* Two threads a block, 64 blocks a CTA (16 a warp). */
+constexpr int kBlocks = 64;
+constexpr int kThreads = 2 * kBlocks;
 
-/* Per CTA: for each plane and position (v, u) of a block, the zig-zag index
- * z (low byte) and the quantiser quant[z] (high byte), and 1 / (4 quant[z])
- * in float for c63_quantise_value (0 for a zero quantiser, which it hands
- * to the reference expression). */
-struct tables {
-  uint16_t zq[3][64];
-  float inv4q[3][64];
+/* Zig-zag index of the coefficient at row v, column u: diagonals s = u + v
+ * from the top left, odd ones walked downwards, even ones upwards; the
+ * lower right half mirrors the upper left. */
+__host__ __device__ constexpr int zigzag_upper(int s, int v, int u)
+{
+  return s * (s + 1) / 2 + (s & 1 ? v : u);
+}
+__host__ __device__ constexpr int zigzag(int v, int u)
+{
+  return u + v > 7 ? 63 - zigzag_upper(14 - u - v, 7 - v, 7 - u) : zigzag_upper(u + v, v, u);
+}
+static_assert(zigzag(0, 1) == 1 && zigzag(1, 0) == 2 && zigzag(2, 0) == 3 && zigzag(0, 2) == 5 &&
+                  zigzag(7, 0) == 35 && zigzag(0, 7) == 28 && zigzag(7, 6) == 62 &&
+                  zigzag(7, 7) == 63,
+              "the format's zig-zag order (docs/format.md)");
+
+/* For each plane and position v * 8 + u of a block: the quantiser, its
+ * zig-zag index, and 1 / (4 quant) in float for the quantisation (0 for a
+ * zero quantiser, which goes to the reference expression). */
+struct coef_entry {
+  float inv4q;
+  uint16_t q, z;
 };
 
-__device__ __forceinline__ void load_tables(tables &t, const c63_cu_planes &P)
+/* A CTA's shared memory: the tables; each block's values in word columns
+ * (element k of block b at [k][b ^ swizzle], see slot()); and the levels,
+ * a block's 64 in a row of 33 words (block b's row starts in bank b, and
+ * the rows move to and from the coefficient buffer, where the CTA's blocks
+ * lie back to back, in whole 16-byte pieces). */
+struct cta_smem {
+  coef_entry e[3][64];
+  float t[64][kBlocks];       /* a pass's outputs, k = row * 8 + column */
+  uint32_t cur[16][kBlocks];  /* the block's rows, packed bytes (k = 2 row + half) */
+  uint32_t pred[16][kBlocks]; /* its prediction's rows, the same way */
+  uint32_t lev[kBlocks][33];  /* levels by zig-zag index, two a word */
+};
+
+/* This thread's block in the CTA and its half of the work: rows, then
+ * columns, 4 * half to 4 * half + 3. */
+__device__ __forceinline__ int local_block()
+{
+  return threadIdx.x >> 1;
+}
+__device__ __forceinline__ int half()
+{
+  return threadIdx.x & 1;
+}
+
+/* The columns of the local block in the word-column arrays. A warp's 16
+ * blocks fill half of the banks, and the two threads of a block touch, at
+ * the same time, elements k whose parity (k >> 5 ^ k >> 2 for t: rows y and
+ * y + 4, or columns u and u + 4; k >> 3 ^ k for the row words) differs: an
+ * element of odd parity sits in column b ^ 16, in the other half. For this
+ * thread's rows or columns that parity is its half, flipped for the other
+ * half of the row or column (x below), so the two columns are set up once. */
+struct slots {
+  int s[2];
+  __device__ __forceinline__ slots()
+  {
+    const int h = half();
+    s[0] = local_block() ^ (h << 4);
+    s[1] = local_block() ^ ((h ^ 1) << 4);
+  }
+  /* the column for elements of parity half() ^ x */
+  __device__ __forceinline__ int operator()(int x) const
+  {
+    return s[x & 1];
+  }
+};
+
+__device__ __forceinline__ void load_tables(cta_smem &sm, const c63_cu_planes &P)
 {
   for (int i = threadIdx.x; i < 3 * 64; i += blockDim.x) {
-    const int p = i >> 6, vu = i & 63, z = kZigzagIndex[vu];
+    const int p = i >> 6, vu = i & 63, v = vu >> 3, u = vu & 7;
     if (p < P.n) {
-      const int q = P.p[p].quant[z];
-      t.zq[p][vu] = (uint16_t)(z | q << 8);
-      t.inv4q[p][vu] = q ? 1.0f / (float)(4 * q) : 0.0f;
+      const int z = zigzag(v, u), q = P.p[p].quant[z];
+      sm.e[p][vu] = {q ? 1.0f / (float)(4 * q) : 0.0f, (uint16_t)q, (uint16_t)z};
+    }
+  }
+  __syncthreads();
+}
+
+__device__ __forceinline__ int byte_of(uint32_t w, int i)
+{
+  return (w >> (8 * i)) & 0xff;
+}
+
+__device__ __forceinline__ int16_t *level_ptr(cta_smem &sm, int z)
+{
+  return reinterpret_cast<int16_t *>(sm.lev[local_block()]) + z;
+}
+
+/* Block gb of the frame: its plane, the offset of its top-left pixel in a
+ * frame buffer, and the plane's size. */
+struct block_at {
+  int plane, w, h, bx, by, index;
+  bool active; /* false past the frame's last block */
+};
+
+__device__ __forceinline__ block_at locate_block(const c63_cu_planes &P, int gb)
+{
+  block_at b{};
+  b.active = gb < P.total_blocks;
+  if (!b.active) return b;
+  const c63_cu_block k = c63_cu_locate(P, gb);
+  const c63_cu_plane &pl = P.p[k.plane];
+  b.plane = k.plane;
+  b.w = pl.w;
+  b.h = pl.h;
+  b.bx = k.bx;
+  b.by = k.by;
+  b.index = pl.pix_off + k.by * 8 * pl.w + k.bx * 8;
+  return b;
+}
+
+/* Where the block's prediction starts in ref: displaced by the block's
+ * vector, or NULL (a zero prediction) for intra blocks and no ref. Read as
+ * the reference reads it, from ref[(y + mv_y) * w + x + mv_x], so a vector
+ * past the left or right edge goes on in the neighbouring row (the decoder
+ * accepts those while the reads stay in the plane); any other vector
+ * predicts zero rather than read outside the buffer. */
+__device__ __forceinline__ const uint8_t *prediction(const uint8_t *ref, const c63_mv *mvs, int gb,
+                                                     const block_at &b)
+{
+  if (!b.active || !mvs || !ref) return nullptr;
+  const c63_mv mv = mvs[gb];
+  if (!mv.use_mv || !c63_mv_reads_inside(b.w, b.h, b.bx, b.by, mv.x, mv.y)) return nullptr;
+  return ref + b.index + mv.y * b.w + mv.x;
+}
+
+/* This thread's half of the block's rows (cur, aligned; when kCur) and of
+ * its prediction's rows (pred, any alignment; NULL: zeros) into shared
+ * memory, all loads in flight at once. */
+template <bool kCur>
+__device__ __forceinline__ void stage_rows(cta_smem &sm, const uint8_t *cur, const uint8_t *pred,
+                                           int w)
+{
+  uint2 c[4], p[4];
+  const int y0 = 4 * half();
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    const int y = y0 + i;
+    c[i] = kCur && cur ? *reinterpret_cast<const uint2 *>(cur + y * w) : make_uint2(0, 0);
+    p[i] = pred ? load_row_unaligned(pred + y * w) : make_uint2(0, 0);
+  }
+  const slots col; /* row word 2y + c, y in this half: parity half ^ c */
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    const int k = 2 * (y0 + i);
+    if (kCur) {
+      sm.cur[k][col(0)] = c[i].x;
+      sm.cur[k + 1][col(1)] = c[i].y;
+    }
+    sm.pred[k][col(0)] = p[i].x;
+    sm.pred[k + 1][col(1)] = p[i].y;
+  }
+}
+
+/* A warp's 16 blocks' levels between shared memory and the coefficient
+ * buffer, where they lie back to back: each lane moves 16-byte pieces,
+ * consecutive lanes consecutive pieces. Only the warp's own blocks, so a
+ * warp synchronises with itself alone. */
+constexpr int kWarpBlocks = 16;
+
+__device__ __forceinline__ void store_levels(cta_smem &sm, int16_t *coeffs, int total_blocks)
+{
+  __syncwarp(); /* the block's other half's levels written */
+  const int lb = (threadIdx.x >> 5) * kWarpBlocks, first = blockIdx.x * kBlocks + lb;
+  const int n = max(0, min(kWarpBlocks, total_blocks - first)) * 8;
+  uint4 *out = reinterpret_cast<uint4 *>(coeffs + (size_t)first * 64);
+  for (int i = threadIdx.x & 31; i < n; i += 32) {
+    const uint32_t *row = sm.lev[lb + (i >> 3)] + 4 * (i & 7);
+    out[i] = make_uint4(row[0], row[1], row[2], row[3]);
+  }
+}
+
+__device__ __forceinline__ void load_levels(cta_smem &sm, const int16_t *coeffs, int total_blocks)
+{
+  const int lb = (threadIdx.x >> 5) * kWarpBlocks, first = blockIdx.x * kBlocks + lb;
+  const int n = max(0, min(kWarpBlocks, total_blocks - first)) * 8;
+  const uint4 *in = reinterpret_cast<const uint4 *>(coeffs + (size_t)first * 64);
+  for (int i = threadIdx.x & 31; i < kWarpBlocks * 8; i += 32) {
+    const uint4 v = i < n ? in[i] : make_uint4(0, 0, 0, 0);
+    uint32_t *row = sm.lev[lb + (i >> 3)] + 4 * (i & 7);
+    row[0] = v.x;
+    row[1] = v.y;
+    row[2] = v.z;
+    row[3] = v.w;
+  }
+  __syncwarp();
+}
+
+/* Forward half: DCT of cur - pred (both staged in shared memory), scaled
+ * and quantised, the levels into shared memory.
+ *
+ * The DCT of 8-bit residuals stays below 2^15 in magnitude, so with
+ * quantisers from 1 up the quantisation is c63_quantise_in_range, without
+ * a branch: a column's 8 quantisations interleave. A zero quantiser (which
+ * no encoder table has: c63_make_quant_tables gives 1 to 255, but the
+ * library's test API takes any table) needs the reference expression, in
+ * an instantiation of its own (kZeroQuant). */
+template <bool kZeroQuant>
+__device__ __forceinline__ void fdct_quant_block(cta_smem &sm, const c63_cu_planes &P,
+                                                 const block_at &b)
+{
+  const slots col;
+  /* Rows: t[y][i] = sum_j r[y][j] * C[j][i]. Row y of this half: the row
+   * words' parity is half ^ c, element y * 8 + i of t's half ^ (i >> 2). */
+#pragma unroll 1
+  for (int y = 4 * half(); y < 4 * half() + 4; y++) {
+    const uint32_t c0 = sm.cur[2 * y][col(0)], c1 = sm.cur[2 * y + 1][col(1)];
+    const uint32_t p0 = sm.pred[2 * y][col(0)], p1 = sm.pred[2 * y + 1][col(1)];
+    float x[8], t[8];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+      x[i] = (float)(byte_of(c0, i) - byte_of(p0, i));
+      x[i + 4] = (float)(byte_of(c1, i) - byte_of(p1, i));
+    }
+    pass_1d<false>(x, t);
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+      sm.t[y * 8 + i][col(i >> 2)] = t[i];
+  }
+  __syncwarp(); /* the other half's rows written */
+  /* Columns: X[v][u] = sum_j t[j][u] * C[j][v], scaled (X * a(u)) * a(v)
+   * and quantised. Column u of this half: element j * 8 + u of t has
+   * parity half ^ (j >> 2). */
+  const coef_entry *ce = sm.e[b.plane];
+  const int lim = P.p[b.plane].ac_limit;
+#pragma unroll 1
+  for (int u = 4 * half(); u < 4 * half() + 4; u++) {
+    float x[8], X[8];
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+      x[j] = sm.t[j * 8 + u][col(j >> 2)];
+    pass_1d<false>(x, X);
+#pragma unroll
+    for (int v = 0; v < 8; v++) {
+      const coef_entry e = ce[v * 8 + u];
+      float xs = u == 0 ? __fmul_rn(X[v], kIsqrt2) : X[v];
+      if (v == 0) xs = __fmul_rn(xs, kIsqrt2);
+      int qv = kZeroQuant ? c63_quantise_value(xs, e.q, e.inv4q)
+                          : c63_quantise_in_range(xs, e.q, e.inv4q);
+      if (u + v > 0) qv = min(max(qv, -lim), lim);
+      *level_ptr(sm, e.z) = (int16_t)qv;
     }
   }
 }
 
-/* Block gb of the frame: its plane and the offset of its top-left pixel. */
-struct block_pos {
-  int plane, w, h, x, y, index;
-};
-
-__device__ __forceinline__ block_pos locate(const c63_cu_planes &P, int gb)
+/* Inverse half: dequantisation of the levels in shared memory (written by
+ * the warp, which has synchronised since), IDCT, prediction added and clamped, into
+ * recon. Rows whose levels are zero in every thread of the warp skip their
+ * row pass (their outputs are zero; leaving out products of zero changes a
+ * sum only in the sign of a zero, to which truncation is blind: see
+ * pass_1d). The warp must be converged. */
+__device__ __forceinline__ void recon_block(cta_smem &sm, const block_at &b, uint8_t *recon)
 {
-  const c63_cu_block k = c63_cu_locate(P, gb);
-  const c63_cu_plane &pl = P.p[k.plane];
-  block_pos r;
-  r.plane = k.plane;
-  r.w = pl.w;
-  r.h = pl.h;
-  r.x = k.bx * 8;
-  r.y = k.by * 8;
-  r.index = pl.pix_off + r.y * pl.w + r.x;
-  return r;
-}
-
-/* Row `row` of the block's prediction: ref displaced by the block's vector,
- * zero for intra blocks (or no ref). Read as the reference reads it, from
- * ref[(y + mv_y) * w + x + mv_x], so a vector past the left or right edge
- * goes on in the neighbouring row (the decoder accepts those while the reads
- * stay in the plane); any other vector predicts zero rather than read
- * outside the buffer. */
-__device__ __forceinline__ void predict_row(const uint8_t *ref, const c63_mv *mvs, int gb,
-                                            const c63_cu_planes &P, const block_pos &bp, int row,
-                                            int out[8])
-{
+  const coef_entry *ce = sm.e[b.plane];
+  const slots col; /* as in fdct_quant_block */
+  /* Rows: t[v][i] = sum_j Y[v][j] * C[i][j], Y dequantised and scaled. */
+#pragma unroll 1
+  for (int v = 4 * half(); v < 4 * half() + 4; v++) {
+    float y[8], t[8];
+    bool nonzero = false;
 #pragma unroll
-  for (int i = 0; i < 8; i++)
-    out[i] = 0;
-  if (!mvs || !ref) return;
-  const c63_mv mv = mvs[gb];
-  if (!mv.use_mv || !c63_mv_reads_inside(bp.w, bp.h, bp.x / 8, bp.y / 8, mv.x, mv.y)) return;
-  const uint8_t *src = ref + P.p[bp.plane].pix_off + (bp.y + mv.y + row) * bp.w + bp.x + mv.x;
+    for (int u = 0; u < 8; u++) {
+      const coef_entry e = ce[v * 8 + u];
+      const int prod = *level_ptr(sm, e.z) * e.q;
+      const int deq = prod >= 0 ? (prod + 2) >> 2 : -((-prod + 2) >> 2);
+      nonzero |= deq != 0;
+      y[u] = u == 0 ? __fmul_rn((float)deq, kIsqrt2) : (float)deq;
+      if (v == 0) y[u] = __fmul_rn(y[u], kIsqrt2);
+    }
+    if (__any_sync(0xffffffffu, nonzero)) {
+      pass_1d<true>(y, t);
+    } else {
 #pragma unroll
-  for (int i = 0; i < 8; i++)
-    out[i] = src[i];
-}
-
-__global__ void __launch_bounds__(kThreads)
-    mc_kernel(const uint8_t *__restrict__ ref, const c63_mv *__restrict__ mvs, c63_cu_planes P,
-              uint8_t *__restrict__ pred)
-{
-  const int gb = blockIdx.x * kBlocksPerCta + (threadIdx.x >> 3), row = threadIdx.x & 7;
-  if (gb >= P.total_blocks) return;
-  const block_pos bp = locate(P, gb);
-  int px[8];
-  predict_row(ref, mvs, gb, P, bp, row, px);
-  store_row(pred + bp.index + row * bp.w, px);
-}
-
-/* The forward half: compensation, DCT and quantisation of the block row
- * (and, after the transpose, column) this thread owns. Writes the block's
- * coefficients in zig-zag order and returns this thread's column u = r of
- * quantised values in q[v] and row r of the prediction in pred (packed
- * bytes). Every thread of the CTA calls it (inactive ones too, for the
- * barriers). */
-__device__ __forceinline__ void
-fdct_quant_block(const tables &tb, float (*buf)[8][9], const uint8_t *cur, const uint8_t *ref,
-                 const c63_mv *mvs, const c63_cu_planes &P, int16_t *coeffs, int lb, int r, int gb,
-                 bool active, const block_pos &bp, int q[8], uint2 &pred)
-{
-  float x[8], t[8];
-  pred = make_uint2(0, 0);
-  if (active) {
-    int c[8], pr[8];
-    load_row(cur + bp.index + r * bp.w, c);
-    predict_row(ref, mvs, gb, P, bp, r, pr);
-    pred = pack_row(pr);
+      for (int i = 0; i < 8; i++)
+        t[i] = 0.0f;
+    }
 #pragma unroll
     for (int i = 0; i < 8; i++)
-      x[i] = (float)(int16_t)(c[i] - pr[i]);
-  } else {
-#pragma unroll
-    for (int i = 0; i < 8; i++)
-      x[i] = 0.0f;
+      sm.t[v * 8 + i][col(i >> 2)] = t[i];
   }
-  /* Rows: t[y][i] = sum_j r[y][j] * C[j][i]; this thread is row y = r. */
-  pass_1d<false>(x, t);
-#pragma unroll
-  for (int i = 0; i < 8; i++)
-    buf[lb][r][i] = t[i];
-  __syncthreads();
-  /* Columns: X[v][u] = sum_j t[j][u] * C[j][v]; this thread is column u = r. */
-  const int u = r;
-#pragma unroll
-  for (int j = 0; j < 8; j++)
-    x[j] = buf[lb][j][u];
-  pass_1d<false>(x, t);
-  const float au = u == 0 ? kIsqrt2 : 1.0f;
-  const int plane = active ? bp.plane : 0;
-  const int lim = P.p[plane].ac_limit;
-  int16_t *out = coeffs + (size_t)gb * 64;
-#pragma unroll
-  for (int v = 0; v < 8; v++) {
-    /* Scale: (X * a(u)) * a(v), then quantise to the reference's integers
-     * (c63/quantise.h). */
-    const float xs = __fmul_rn(__fmul_rn(t[v], au), v == 0 ? kIsqrt2 : 1.0f);
-    const int zq = tb.zq[plane][v * 8 + u], z = zq & 0xff;
-    int qv = c63_quantise_value(xs, zq >> 8, tb.inv4q[plane][v * 8 + u]);
-    if (z > 0) qv = qv > lim ? lim : (qv < -lim ? -lim : qv);
-    q[v] = (int16_t)qv;
-    if (active) out[z] = (int16_t)qv;
-  }
-}
-
-/* The inverse half: dequantisation, IDCT, prediction added and clamped, for
- * block row r. coef(v, u) gives the quantised coefficient at row v, column
- * u; pred, where not null, is the row's prediction (packed bytes) that the
- * forward half read, which saves reading it again. Every thread of the CTA
- * calls it. */
-template <typename Coef>
-__device__ __forceinline__ void
-recon_block(const tables &tb, float (*buf)[8][9], Coef coef, const uint8_t *ref, const c63_mv *mvs,
-            const c63_cu_planes &P, uint8_t *recon, int lb, int r, int gb, bool active,
-            const block_pos &bp, const uint2 *pred)
-{
-  float y[8], t[8];
-  if (active) {
-    const int v = r;
-#pragma unroll
-    for (int u = 0; u < 8; u++)
-      y[u] = dequant_scaled(coef(v, u), tb.zq[bp.plane][v * 8 + u] >> 8, u, v);
-  } else {
-#pragma unroll
-    for (int u = 0; u < 8; u++)
-      y[u] = 0.0f;
-  }
-  /* Rows: t[v][i] = sum_j Y[v][j] * C[i][j]; this thread is row v = r. */
-  pass_1d<true>(y, t);
-#pragma unroll
-  for (int i = 0; i < 8; i++)
-    buf[lb][r][i] = t[i];
-  __syncthreads();
-  /* Columns: out[v][u] = sum_j t[j][u] * C[v][j]; this thread is column u = r. */
-#pragma unroll
-  for (int j = 0; j < 8; j++)
-    y[j] = buf[lb][j][r];
-  pass_1d<true>(y, t);
-  __syncthreads(); /* every column is read before buf is reused */
-  /* Truncate toward zero to int16 (saturating, like the oracle: only corrupt
-   * coefficients leave that range); transpose back through buf so each
-   * thread writes one row of 8 pixels at once. */
+  __syncwarp(); /* the other half's rows written */
+  /* Columns: out[v][u] = sum_j t[j][u] * C[v][j], truncated toward zero to
+   * int16 (saturating, like the oracle: only corrupt coefficients leave
+   * that range), plus the prediction as the reference adds them; this
+   * thread's four columns gather in a word a row. */
+  uint32_t px[8];
 #pragma unroll
   for (int v = 0; v < 8; v++)
-    buf[lb][v][r] = __int_as_float(truncate_sample(t[v]));
-  __syncthreads();
-  if (!active) return;
-  int pr[8], px[8];
-  if (pred)
-    unpack_row(*pred, pr); /* the forward half's prediction of this row */
-  else
-    predict_row(ref, mvs, gb, P, bp, r, pr);
+    px[v] = 0;
+  const int h = half();
+#pragma unroll 1
+  for (int i = 0; i < 4; i++) {
+    const int u = 4 * h + i;
+    float x[8], o[8];
 #pragma unroll
-  for (int i = 0; i < 8; i++)
-    px[i] = reconstruct_pixel(__float_as_int(buf[lb][r][i]), pr[i]);
-  store_row(recon + bp.index + r * bp.w, px);
+    for (int j = 0; j < 8; j++)
+      x[j] = sm.t[j * 8 + u][col(j >> 2)];
+    pass_1d<true>(x, o);
+#pragma unroll
+    for (int v = 0; v < 8; v++) {
+      /* row word 2v + half: parity half ^ (v >> 2) */
+      const int pred = byte_of(sm.pred[2 * v + h][col(v >> 2)], i);
+      px[v] |= (uint32_t)reconstruct_pixel(truncate_sample(o[v]), pred) << (8 * i);
+    }
+  }
+  if (!b.active) return;
+#pragma unroll
+  for (int v = 0; v < 8; v++)
+    *reinterpret_cast<uint32_t *>(recon + b.index + v * b.w + 4 * h) = px[v];
 }
 
-/* The CTA's 16 blocks: this thread's block, row, and whether it exists. */
-struct thread_block {
-  int lb, r, gb;
-  bool active;
-  block_pos bp;
-};
-
-__device__ __forceinline__ thread_block this_block(const c63_cu_planes &P)
+__device__ __forceinline__ int this_block()
 {
-  thread_block b;
-  b.lb = threadIdx.x >> 3;
-  b.r = threadIdx.x & 7;
-  b.gb = blockIdx.x * kBlocksPerCta + b.lb;
-  b.active = b.gb < P.total_blocks;
-  b.bp = b.active ? locate(P, b.gb) : block_pos{};
-  return b;
+  return blockIdx.x * kBlocks + local_block();
 }
 
+/* One thread a block. */
+__global__ void mc_kernel(const uint8_t *__restrict__ ref, const c63_mv *__restrict__ mvs,
+                          c63_cu_planes P, uint8_t *__restrict__ pred)
+{
+  const int gb = blockIdx.x * blockDim.x + threadIdx.x;
+  const block_at b = locate_block(P, gb);
+  if (!b.active) return;
+  const uint8_t *src = prediction(ref, mvs, gb, b);
+#pragma unroll
+  for (int y = 0; y < 8; y++)
+    *reinterpret_cast<uint2 *>(pred + b.index + y * b.w) =
+        src ? load_row_unaligned(src + y * b.w) : make_uint2(0, 0);
+}
+
+/* Every thread of a CTA runs to the end (those past the frame on zeros):
+ * the tables take a barrier, and the level moves and the inverse half's
+ * votes take the whole warp.
+ *
+ * The forward half, and with kRecon the inverse one in the same pass: the
+ * levels go from one to the other in shared memory, and the prediction is
+ * read once. */
+template <bool kZeroQuant, bool kRecon>
 __global__ void __launch_bounds__(kThreads)
     fdct_quant_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref,
-                      const c63_mv *__restrict__ mvs, c63_cu_planes P, int16_t *__restrict__ coeffs)
+                      const c63_mv *__restrict__ mvs, c63_cu_planes P, int16_t *__restrict__ coeffs,
+                      uint8_t *__restrict__ recon)
 {
-  __shared__ tables tb;
-  __shared__ float buf[kBlocksPerCta][8][9]; /* +1 column: fewer bank conflicts */
-  load_tables(tb, P);
-  const thread_block b = this_block(P);
-  int q[8];
-  uint2 pred;
-  fdct_quant_block(tb, buf, cur, ref, mvs, P, coeffs, b.lb, b.r, b.gb, b.active, b.bp, q, pred);
+  __shared__ cta_smem sm;
+  const int gb = this_block();
+  const block_at b = locate_block(P, gb);
+  stage_rows<true>(sm, b.active ? cur + b.index : nullptr, prediction(ref, mvs, gb, b), b.w);
+  load_tables(sm, P);
+  fdct_quant_block<kZeroQuant>(sm, P, b);
+  store_levels(sm, coeffs, P.total_blocks);
+  if (kRecon) recon_block(sm, b, recon);
 }
 
 __global__ void __launch_bounds__(kThreads)
     recon_kernel(const int16_t *__restrict__ coeffs, const uint8_t *__restrict__ ref,
                  const c63_mv *__restrict__ mvs, c63_cu_planes P, uint8_t *__restrict__ recon)
 {
-  __shared__ tables tb;
-  __shared__ float buf[kBlocksPerCta][8][9];
-  load_tables(tb, P);
-  __syncthreads();
-  const thread_block b = this_block(P);
-  const int16_t *in = coeffs + (size_t)b.gb * 64;
-  const int plane = b.bp.plane;
-  auto coef = [&](int v, int u) { return (int)in[tb.zq[plane][v * 8 + u] & 0xff]; };
-  recon_block(tb, buf, coef, ref, mvs, P, recon, b.lb, b.r, b.gb, b.active, b.bp, nullptr);
-}
-
-/* Both halves in one pass: the quantised block goes from the forward half
- * to the inverse one through shared memory instead of a round trip through
- * the coefficient buffer and a second launch. */
-__global__ void __launch_bounds__(kThreads)
-    fdct_quant_recon_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref,
-                            const c63_mv *__restrict__ mvs, c63_cu_planes P,
-                            int16_t *__restrict__ coeffs, uint8_t *__restrict__ recon)
-{
-  __shared__ tables tb;
-  __shared__ float buf[kBlocksPerCta][8][9];
-  __shared__ int16_t qs[kBlocksPerCta][8][8];
-  load_tables(tb, P);
-  const thread_block b = this_block(P);
-  int q[8];
-  uint2 pred;
-  fdct_quant_block(tb, buf, cur, ref, mvs, P, coeffs, b.lb, b.r, b.gb, b.active, b.bp, q, pred);
-#pragma unroll
-  for (int v = 0; v < 8; v++)
-    qs[b.lb][v][b.r] = (int16_t)q[v];
-  __syncthreads(); /* qs written, and buf free again */
-  const int lb = b.lb;
-  auto coef = [&](int v, int u) { return (int)qs[lb][v][u]; };
-  recon_block(tb, buf, coef, ref, mvs, P, recon, b.lb, b.r, b.gb, b.active, b.bp, &pred);
+  __shared__ cta_smem sm;
+  const int gb = this_block();
+  const block_at b = locate_block(P, gb);
+  stage_rows<false>(sm, nullptr, prediction(ref, mvs, gb, b), b.w);
+  load_tables(sm, P);
+  load_levels(sm, coeffs, P.total_blocks);
+  recon_block(sm, b, recon);
 }
 
 int ctas(const c63_cu_planes &P)
 {
-  return (P.total_blocks + kBlocksPerCta - 1) / kBlocksPerCta;
+  return (P.total_blocks + kBlocks - 1) / kBlocks;
+}
+
+bool any_zero_quant(const c63_cu_planes &P)
+{
+  for (int p = 0; p < P.n; p++)
+    for (int z = 0; z < 64; z++)
+      if (!P.p[p].quant[z]) return true;
+  return false;
+}
+
+template <bool kRecon>
+cudaError_t launch_fdct(const uint8_t *cur, const uint8_t *ref, const c63_mv *mvs,
+                        const c63_cu_planes &P, int16_t *coeffs, uint8_t *recon, cudaStream_t s)
+{
+  if (P.total_blocks <= 0) return cudaSuccess;
+  if (any_zero_quant(P))
+    fdct_quant_kernel<true, kRecon><<<ctas(P), kThreads, 0, s>>>(cur, ref, mvs, P, coeffs, recon);
+  else
+    fdct_quant_kernel<false, kRecon><<<ctas(P), kThreads, 0, s>>>(cur, ref, mvs, P, coeffs, recon);
+  return cudaGetLastError();
 }
 
 } // namespace
@@ -292,25 +441,21 @@ cudaError_t c63_cu_motion_compensate(const uint8_t *ref, const c63_mv *mvs, cons
                                      uint8_t *pred, cudaStream_t s)
 {
   if (P.total_blocks <= 0) return cudaSuccess;
-  mc_kernel<<<ctas(P), kThreads, 0, s>>>(ref, mvs, P, pred);
+  mc_kernel<<<ctas(P), kBlocks, 0, s>>>(ref, mvs, P, pred);
   return cudaGetLastError();
 }
 
 cudaError_t c63_cu_fdct_quant(const uint8_t *cur, const uint8_t *ref, const c63_mv *mvs,
                               const c63_cu_planes &P, int16_t *coeffs, cudaStream_t s)
 {
-  if (P.total_blocks <= 0) return cudaSuccess;
-  fdct_quant_kernel<<<ctas(P), kThreads, 0, s>>>(cur, ref, mvs, P, coeffs);
-  return cudaGetLastError();
+  return launch_fdct<false>(cur, ref, mvs, P, coeffs, nullptr, s);
 }
 
 cudaError_t c63_cu_fdct_quant_recon(const uint8_t *cur, const uint8_t *ref, const c63_mv *mvs,
                                     const c63_cu_planes &P, int16_t *coeffs, uint8_t *recon,
                                     cudaStream_t s)
 {
-  if (P.total_blocks <= 0) return cudaSuccess;
-  fdct_quant_recon_kernel<<<ctas(P), kThreads, 0, s>>>(cur, ref, mvs, P, coeffs, recon);
-  return cudaGetLastError();
+  return launch_fdct<true>(cur, ref, mvs, P, coeffs, recon, s);
 }
 
 cudaError_t c63_cu_dequant_idct_recon(const int16_t *coeffs, const uint8_t *ref, const c63_mv *mvs,
