@@ -116,7 +116,7 @@ __device__ __forceinline__ void load_tables(cta_smem &sm, const c63_cu_planes &P
     const int p = i >> 6, vu = i & 63, v = vu >> 3, u = vu & 7;
     if (p < P.n) {
       const int z = zigzag(v, u), q = P.p[p].quant[z];
-      sm.e[p][vu] = {q ? 1.0f / (float)(4 * q) : 0.0f, (uint16_t)q, (uint16_t)z};
+      sm.e[p][vu] = {q ? __frcp_rn((float)(4 * q)) : 0.0f, (uint16_t)q, (uint16_t)z};
     }
   }
   __syncthreads();
@@ -172,10 +172,11 @@ __device__ __forceinline__ const uint8_t *prediction(const uint8_t *ref, const c
 
 /* This thread's half of the block's rows (cur, aligned; when kCur) and of
  * its prediction's rows (pred, any alignment; NULL: zeros) into shared
- * memory, all loads in flight at once. */
+ * memory, all loads in flight at once, and the CTA's tables built while
+ * they are (the barrier then waits for the tables alone). */
 template <bool kCur>
-__device__ __forceinline__ void stage_rows(cta_smem &sm, const uint8_t *cur, const uint8_t *pred,
-                                           int w)
+__device__ __forceinline__ void stage_rows(cta_smem &sm, const c63_cu_planes &P, const uint8_t *cur,
+                                           const uint8_t *pred, int w)
 {
   uint2 c[4], p[4];
   const int y0 = 4 * half();
@@ -185,6 +186,7 @@ __device__ __forceinline__ void stage_rows(cta_smem &sm, const uint8_t *cur, con
     c[i] = kCur && cur ? *reinterpret_cast<const uint2 *>(cur + y * w) : make_uint2(0, 0);
     p[i] = pred ? load_row_unaligned(pred + y * w) : make_uint2(0, 0);
   }
+  load_tables(sm, P);
   const slots col; /* row word 2y + c, y in this half: parity half ^ c */
 #pragma unroll
   for (int i = 0; i < 4; i++) {
@@ -390,8 +392,7 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ cta_smem sm;
   const int gb = this_block();
   const block_at b = locate_block(P, gb);
-  stage_rows<true>(sm, b.active ? cur + b.index : nullptr, prediction(ref, mvs, gb, b), b.w);
-  load_tables(sm, P);
+  stage_rows<true>(sm, P, b.active ? cur + b.index : nullptr, prediction(ref, mvs, gb, b), b.w);
   fdct_quant_block<kZeroQuant>(sm, P, b);
   store_levels(sm, coeffs, P.total_blocks);
   if (kRecon) recon_block(sm, b, recon);
@@ -404,8 +405,7 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ cta_smem sm;
   const int gb = this_block();
   const block_at b = locate_block(P, gb);
-  stage_rows<false>(sm, nullptr, prediction(ref, mvs, gb, b), b.w);
-  load_tables(sm, P);
+  stage_rows<false>(sm, P, nullptr, prediction(ref, mvs, gb, b), b.w);
   load_levels(sm, coeffs, P.total_blocks);
   recon_block(sm, b, recon);
 }
