@@ -11,11 +11,13 @@
  * is x / (4q) rounded half away from zero: for |x|, the largest k with
  * (k - 1/2) 4q <= |x|, i.e. (2k - 1) 2q <= |x|. An estimate from a float
  * reciprocal is within one of it, and the two integer boundaries around the
- * estimate, exact in float below 2^24, settle it. Other arguments (q = 0,
- * |x| >= 2^22, NaN) take the reference's own expression.
+ * estimate, exact in float below 2^24, settle it. That needs q > 0 and
+ * |x| < 2^22, which every use has: a zero quantiser would divide by zero
+ * in the reference's expression, whose infinite result the CPU and the GPU
+ * convert to different integers, so the GPU refuses such tables instead.
  *
- * tests/test_quantise.c compares it with the reference expression at every
- * boundary of every quantiser.
+ * tests/unit/test_quantise.c compares it with the reference expression at
+ * every boundary of every quantiser.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef C63_QUANTISE_H
 #define C63_QUANTISE_H
@@ -28,16 +30,17 @@
 #define C63_QUANTISE_FN static inline
 #endif
 
-/* The reference's expression, for the arguments the fast path leaves. */
+/* The reference's expression (the test's oracle). */
 C63_QUANTISE_FN int c63_quantise_reference(float x, int q)
 {
   return (int)(float)round(((double)x / 4.0) / (double)q);
 }
 
-/* The fast path for q > 0 and |x| < 2^22 (not NaN), for callers that
- * know their arguments are in that range: no branch, so that a GPU can
- * interleave many of them. inv4q: 1.0f / (4 * q) rounded to float (any
- * value within a few units in the last place gives the same result). */
+/* For q > 0 and |x| < 2^22 (not NaN): every quantisation of the format's
+ * DCT, whose outputs stay below 2^15 and whose quantisers c63_make_quant_tables
+ * keeps in 1..255. No branch, so that a GPU interleaves many of them.
+ * inv4q: 1.0f / (4 * q) rounded to float (any value within a few units in
+ * the last place gives the same result). */
 C63_QUANTISE_FN int c63_quantise_in_range(float x, int q, float inv4q)
 {
   const float ax = fabsf(x);
@@ -47,12 +50,6 @@ C63_QUANTISE_FN int c63_quantise_in_range(float x, int q, float inv4q)
   const int up = ax >= (float)((2 * k + 1) * 2 * q);
   k += up - down;
   return x < 0.0f ? -k : k;
-}
-
-C63_QUANTISE_FN int c63_quantise_value(float x, int q, float inv4q)
-{
-  if (q <= 0 || !(fabsf(x) < 4194304.0f)) return c63_quantise_reference(x, q);
-  return c63_quantise_in_range(x, q, inv4q);
 }
 
 #endif

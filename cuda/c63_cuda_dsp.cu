@@ -143,6 +143,11 @@ extern "C" int c63_cuda_fdct_quant(const uint8_t *cur, const uint8_t *pred, int 
                                    char *msg, size_t msg_size)
 {
   if (!check_size(w, h, msg, msg_size)) return C63_ERR_INVALID_ARG;
+  for (int z = 0; z < 64; z++)
+    if (!quant[z]) {
+      snprintf(msg, msg_size, "quantiser %d is zero (the tables hold 1 to 255)", z);
+      return C63_ERR_INVALID_ARG;
+    }
   const size_t n = (size_t)w * h;
   const c63_cu_planes P = one_plane(w, h, 0, ac_limit, quant);
   scratch sc;

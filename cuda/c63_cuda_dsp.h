@@ -17,7 +17,9 @@
 extern "C" {
 #endif
 
-/* w, h: padded plane size (multiples of 8); stride = w. */
+/* w, h: padded plane size (multiples of 8); stride = w. quant: zig-zag
+ * order, 1..255 for c63_cuda_fdct_quant (as c63_make_quant_tables makes
+ * them; a zero entry is C63_ERR_INVALID_ARG). */
 int c63_cuda_motion_search(const uint8_t *cur, const uint8_t *ref, int w, int h, int range,
                            c63_mv *mvs, char *msg, size_t msg_size);
 int c63_cuda_motion_compensate(const uint8_t *ref, int w, int h, const c63_mv *mvs, uint8_t *pred,

@@ -125,7 +125,8 @@ cudaError_t c63_cu_motion_compensate(const uint8_t *ref, const c63_mv *mvs, cons
 
 /* coeffs = quant(fdct(cur - pred)) for every block of every plane, where pred
  * is ref displaced by the block's vector (zero when mvs is NULL or the block
- * has use_mv = 0): compensation is fused into the transform. */
+ * has use_mv = 0): compensation is fused into the transform. The planes'
+ * quantisers must be 1..255 (cudaErrorInvalidValue otherwise). */
 cudaError_t c63_cu_fdct_quant(const uint8_t *cur, const uint8_t *ref, const c63_mv *mvs,
                               const c63_cu_planes &pl, int16_t *coeffs, cudaStream_t s);
 

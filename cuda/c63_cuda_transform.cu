@@ -57,8 +57,7 @@ static_assert(zigzag(0, 1) == 1 && zigzag(1, 0) == 2 && zigzag(2, 0) == 3 && zig
               "the format's zig-zag order (docs/format.md)");
 
 /* For each plane and position v * 8 + u of a block: the quantiser, its
- * zig-zag index, and 1 / (4 quant) in float for the quantisation (0 for a
- * zero quantiser, which goes to the reference expression). */
+ * zig-zag index, and 1 / (4 quant) in float for the quantisation. */
 struct coef_entry {
   float inv4q;
   uint16_t q, z;
@@ -116,7 +115,7 @@ __device__ __forceinline__ void load_tables(cta_smem &sm, const c63_cu_planes &P
     const int p = i >> 6, vu = i & 63, v = vu >> 3, u = vu & 7;
     if (p < P.n) {
       const int z = zigzag(v, u), q = P.p[p].quant[z];
-      sm.e[p][vu] = {q ? __frcp_rn((float)(4 * q)) : 0.0f, (uint16_t)q, (uint16_t)z};
+      sm.e[p][vu] = {__frcp_rn((float)(4 * q)), (uint16_t)q, (uint16_t)z};
     }
   }
   __syncthreads();
@@ -235,15 +234,10 @@ __device__ __forceinline__ void load_levels(cta_smem &sm, const int16_t *coeffs,
 }
 
 /* Forward half: DCT of cur - pred (both staged in shared memory), scaled
- * and quantised, the levels into shared memory.
- *
- * The DCT of 8-bit residuals stays below 2^15 in magnitude, so with
- * quantisers from 1 up the quantisation is c63_quantise_in_range, without
- * a branch: a column's 8 quantisations interleave. A zero quantiser (which
- * no encoder table has: c63_make_quant_tables gives 1 to 255, but the
- * library's test API takes any table) needs the reference expression, in
- * an instantiation of its own (kZeroQuant). */
-template <bool kZeroQuant>
+ * and quantised, the levels into shared memory. The DCT of 8-bit residuals
+ * stays below 2^15 in magnitude and the launchers take quantisers from 1
+ * up, so the quantisation is c63_quantise_in_range, without a branch: a
+ * column's 8 quantisations interleave. */
 __device__ __forceinline__ void fdct_quant_block(cta_smem &sm, const c63_cu_planes &P,
                                                  const block_at &b)
 {
@@ -283,8 +277,7 @@ __device__ __forceinline__ void fdct_quant_block(cta_smem &sm, const c63_cu_plan
       const coef_entry e = ce[v * 8 + u];
       float xs = u == 0 ? __fmul_rn(X[v], kIsqrt2) : X[v];
       if (v == 0) xs = __fmul_rn(xs, kIsqrt2);
-      int qv = kZeroQuant ? c63_quantise_value(xs, e.q, e.inv4q)
-                          : c63_quantise_in_range(xs, e.q, e.inv4q);
+      int qv = c63_quantise_in_range(xs, e.q, e.inv4q);
       if (u + v > 0) qv = min(max(qv, -lim), lim);
       *level_ptr(sm, e.z) = (int16_t)qv;
     }
@@ -383,7 +376,7 @@ __global__ void mc_kernel(const uint8_t *__restrict__ ref, const c63_mv *__restr
  * The forward half, and with kRecon the inverse one in the same pass: the
  * levels go from one to the other in shared memory, and the prediction is
  * read once. */
-template <bool kZeroQuant, bool kRecon>
+template <bool kRecon>
 __global__ void __launch_bounds__(kThreads)
     fdct_quant_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref,
                       const c63_mv *__restrict__ mvs, c63_cu_planes P, int16_t *__restrict__ coeffs,
@@ -393,7 +386,7 @@ __global__ void __launch_bounds__(kThreads)
   const int gb = this_block();
   const block_at b = locate_block(P, gb);
   stage_rows<true>(sm, P, b.active ? cur + b.index : nullptr, prediction(ref, mvs, gb, b), b.w);
-  fdct_quant_block<kZeroQuant>(sm, P, b);
+  fdct_quant_block(sm, P, b);
   store_levels(sm, coeffs, P.total_blocks);
   if (kRecon) recon_block(sm, b, recon);
 }
@@ -415,6 +408,9 @@ int ctas(const c63_cu_planes &P)
   return (P.total_blocks + kBlocks - 1) / kBlocks;
 }
 
+/* Quantisers come from c63_make_quant_tables (1..255). A zero one would
+ * divide by zero in the reference's expression, whose infinite result the
+ * CPU and the GPU turn into different integers: refused. */
 bool any_zero_quant(const c63_cu_planes &P)
 {
   for (int p = 0; p < P.n; p++)
@@ -428,10 +424,8 @@ cudaError_t launch_fdct(const uint8_t *cur, const uint8_t *ref, const c63_mv *mv
                         const c63_cu_planes &P, int16_t *coeffs, uint8_t *recon, cudaStream_t s)
 {
   if (P.total_blocks <= 0) return cudaSuccess;
-  if (any_zero_quant(P))
-    fdct_quant_kernel<true, kRecon><<<ctas(P), kThreads, 0, s>>>(cur, ref, mvs, P, coeffs, recon);
-  else
-    fdct_quant_kernel<false, kRecon><<<ctas(P), kThreads, 0, s>>>(cur, ref, mvs, P, coeffs, recon);
+  if (any_zero_quant(P)) return cudaErrorInvalidValue;
+  fdct_quant_kernel<kRecon><<<ctas(P), kThreads, 0, s>>>(cur, ref, mvs, P, coeffs, recon);
   return cudaGetLastError();
 }
 

@@ -260,6 +260,23 @@ enum coeff_kind { C_TYPICAL, C_LARGE, C_FULL, C_ZERO, C_FROM_FDCT, C_WRAP, COEFF
 static const char *coeff_name[] = {"typical", "large",     "full-int16",
                                    "zero",    "from-fdct", "int16-wrap"};
 
+/* A zero quantiser divides by zero in the reference's expression (the CPU
+ * and the GPU would turn its infinity into different integers): the GPU
+ * refuses the table rather than code anything. */
+static void check_zero_quant(void)
+{
+  uint8_t cur[64] = {0}, quant[64];
+  int16_t coeffs[64];
+  char msg[256] = "";
+  for (int z = 0; z < 64; z++)
+    quant[z] = 16;
+  quant[rnd_range(0, 63)] = 0;
+  const int status = c63_cuda_fdct_quant(cur, NULL, 8, 8, quant, 2047, coeffs, msg, sizeof msg);
+  char detail[300];
+  snprintf(detail, sizeof detail, "status %d (%s)", status, msg);
+  report("fdct_quant", "a zero quantiser refused", status == C63_ERR_INVALID_ARG, detail);
+}
+
 static void check_recon(int w, int h, enum coeff_kind ck, int with_pred, enum quant_kind qk)
 {
   const size_t n = (size_t)w * h;
@@ -364,6 +381,7 @@ int main(void)
         for (int wp = 0; wp < 2; wp++)
           check_recon(w, h, (enum coeff_kind)ck, wp, (enum quant_kind)qk);
   }
+  check_zero_quant();
   /* A 1080p luma plane once per stage: many blocks per launch. */
   if (!quick) {
     check_fdct(1920, 1088, NOISE, 1, Q_QUALITY, 0);
