@@ -1,6 +1,6 @@
-/* The format's float transform on the GPU, a block row per thread: the
- * reference's cosine table as constant-bank operands (the unrolled loops
- * index it at compile time), each product and sum one IEEE single-precision
+/* The format's float transform on the GPU, a 1-D pass of 8 values a call:
+ * the reference's cosine table as constant-bank operands (the unrolled
+ * loops index it at compile time), each product and sum one IEEE single-precision
  * operation in the C oracle's order (c63/dsp_c.c; __fmul_rn/__fadd_rn,
  * which nvcc never contracts into an FMA). Shared by the exact mode's
  * kernels (c63_cuda_transform.cu) and the rd mode's trials
@@ -26,13 +26,22 @@ __constant__ float kDct[64] = {
     1.0f, -0.980785f, 0.923880f,  -0.831470f, 0.707107f,  -0.555570f, 0.382683f,  -0.195090f,
 };
 
-/* Zig-zag index of the coefficient at row v, column u (index v * 8 + u):
- * the inverse of the format's zig-zag (u, v) lists. */
-__constant__ uint8_t kZigzagIndex[64] = {
-    0,  1,  5,  6,  14, 15, 27, 28, 2,  4,  7,  13, 16, 26, 29, 42, 3,  8,  12, 17, 25, 30,
-    41, 43, 9,  11, 18, 24, 31, 40, 44, 53, 10, 19, 23, 32, 39, 45, 52, 54, 20, 22, 33, 38,
-    46, 51, 55, 60, 21, 34, 37, 47, 50, 56, 59, 61, 35, 36, 48, 49, 57, 58, 62, 63,
-};
+/* Zig-zag index of the coefficient at row v, column u: diagonals s = u + v
+ * from the top left, odd ones walked downwards, even ones upwards; the
+ * lower right half mirrors the upper left. A function rather than a table,
+ * so that unrolled loops get it at compile time. */
+__host__ __device__ constexpr int zigzag_upper(int s, int v, int u)
+{
+  return s * (s + 1) / 2 + (s & 1 ? v : u);
+}
+__host__ __device__ constexpr int zigzag(int v, int u)
+{
+  return u + v > 7 ? 63 - zigzag_upper(14 - u - v, 7 - v, 7 - u) : zigzag_upper(u + v, v, u);
+}
+static_assert(zigzag(0, 1) == 1 && zigzag(1, 0) == 2 && zigzag(2, 0) == 3 && zigzag(0, 2) == 5 &&
+                  zigzag(7, 0) == 35 && zigzag(0, 7) == 28 && zigzag(7, 6) == 62 &&
+                  zigzag(7, 7) == 63,
+              "the format's zig-zag order (docs/format.md)");
 
 constexpr float kIsqrt2 = 0.70710678118654f;
 
@@ -56,12 +65,7 @@ __device__ __forceinline__ void unpack_row(uint2 v, int out[8])
   }
 }
 
-__device__ __forceinline__ void load_row(const uint8_t *p, int out[8])
-{
-  unpack_row(*reinterpret_cast<const uint2 *>(p), out); /* rows are 8-byte aligned */
-}
-
-/* 8 bytes from any address, packed as load_row's, in three aligned 32-bit
+/* 8 bytes from any address, packed as pack_row's, in three aligned 32-bit
  * loads: p + 11 rounded down to 4 must be readable (C63_CU_REF_TAIL). */
 __device__ __forceinline__ uint2 load_row_unaligned(const uint8_t *p)
 {

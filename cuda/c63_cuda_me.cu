@@ -482,14 +482,12 @@ int strip_length(const c63_cu_plane &pl, int range, int threads)
 
 template <int G, int N, int COPIES, int MODE>
 cudaError_t launch_copies(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, int range,
-                          int tpb, c63_mv *mvs, const me_rd &rd, cudaStream_t s)
+                          int tpb_log2, c63_mv *mvs, const me_rd &rd, cudaStream_t s)
 {
   const c63_cu_plane &pl = mp.pl;
+  const int tpb = 1 << tpb_log2;
   const int ng = tpb <= 32 ? kWarpGroups * 32 / tpb : 1;
   const int threads = N * ng * tpb;
-  int tpb_log2 = 0;
-  while ((1 << tpb_log2) < tpb)
-    tpb_log2++;
   const int strip = strip_length<G, N, COPIES, MODE>(pl, range, threads);
   const window_shape ws = max_window(range, G, strip, COPIES);
   const dim3 grid((pl.bw + strip - 1) / strip, pl.bh);
@@ -513,14 +511,14 @@ cudaError_t launch(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, 
    * kWarpGroups to a plane; a wider one is alone in its plane. */
   const int items = 2 * range * ((2 * range + G - 1) / G);
   const int max_tpb = me_bounds<G>::threads / N;
-  int tpb = 16;
-  while (tpb < items && tpb < max_tpb)
-    tpb *= 2;
+  int tpb_log2 = 4;
+  while ((1 << tpb_log2) < items && (1 << tpb_log2) < max_tpb)
+    tpb_log2++;
   /* Four shifted copies where they fit (every range up to 40 or so);
    * wider windows keep one copy and align rows with PRMT. */
   if (me_shmem(range, G, 1, 4, N) <= kShmemLimit)
-    return launch_copies<G, N, 4, MODE>(cur, ref, mp, range, tpb, mvs, rd, s);
-  return launch_copies<G, N, 1, MODE>(cur, ref, mp, range, tpb, mvs, rd, s);
+    return launch_copies<G, N, 4, MODE>(cur, ref, mp, range, tpb_log2, mvs, rd, s);
+  return launch_copies<G, N, 1, MODE>(cur, ref, mp, range, tpb_log2, mvs, rd, s);
 }
 
 /* The search of one plane (N = 1) or two of equal geometry (N = 2), in

@@ -96,7 +96,7 @@ __device__ __forceinline__ void build_trial_tables(trial_tables &t, const c63_cu
   for (int i = threadIdx.x; i < 3 * 64; i += blockDim.x) {
     const int p = i >> 6, k = i & 63;
     /* k as a position v * 8 + u of the block, whose zig-zag index is z */
-    const int z = kZigzagIndex[k];
+    const int z = zigzag(k >> 3, k & 7);
     const int q = p < P.n ? P.p[p].quant[z] : 1;
     t.zq[p][k] = (uint16_t)(z | q << 8);
     t.recip[p][k] = T.recip[q];

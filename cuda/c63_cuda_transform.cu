@@ -40,22 +40,6 @@ namespace
 constexpr int kBlocks = 64;
 constexpr int kThreads = 2 * kBlocks;
 
-/* Zig-zag index of the coefficient at row v, column u: diagonals s = u + v
- * from the top left, odd ones walked downwards, even ones upwards; the
- * lower right half mirrors the upper left. */
-__host__ __device__ constexpr int zigzag_upper(int s, int v, int u)
-{
-  return s * (s + 1) / 2 + (s & 1 ? v : u);
-}
-__host__ __device__ constexpr int zigzag(int v, int u)
-{
-  return u + v > 7 ? 63 - zigzag_upper(14 - u - v, 7 - v, 7 - u) : zigzag_upper(u + v, v, u);
-}
-static_assert(zigzag(0, 1) == 1 && zigzag(1, 0) == 2 && zigzag(2, 0) == 3 && zigzag(0, 2) == 5 &&
-                  zigzag(7, 0) == 35 && zigzag(0, 7) == 28 && zigzag(7, 6) == 62 &&
-                  zigzag(7, 7) == 63,
-              "the format's zig-zag order (docs/format.md)");
-
 /* For each plane and position v * 8 + u of a block: the quantiser, its
  * zig-zag index, and 1 / (4 quant) in float for the quantisation. */
 struct coef_entry {
@@ -64,7 +48,7 @@ struct coef_entry {
 };
 
 /* A CTA's shared memory: the tables; each block's values in word columns
- * (element k of block b at [k][b ^ swizzle], see slot()); and the levels,
+ * (element k of block b at [k][b ^ swizzle], see slots); and the levels,
  * a block's 64 in a row of 33 words (block b's row starts in bank b, and
  * the rows move to and from the coefficient buffer, where the CTA's blocks
  * lie back to back, in whole 16-byte pieces). */
