@@ -119,6 +119,17 @@ __device__ __forceinline__ void idct_pass_sparse(const float in[8], float out[8]
         out[i] = __fadd_rn(out[i], __fmul_rn(in[j], kDct[i * 8 + j]));
 }
 
+/* x * a(u) * a(v) in the oracle's order, a(0) = 1 / sqrt(2), a(k) = 1:
+ * the forward transform's scaling and the inverse one's. The products by 1
+ * are left out (x * 1.0f is x; nvcc keeps a __fmul_rn by 1, an instruction
+ * per coefficient). */
+__device__ __forceinline__ float scale_uv(float x, int u, int v)
+{
+  if (u == 0) x = __fmul_rn(x, kIsqrt2);
+  if (v == 0) x = __fmul_rn(x, kIsqrt2);
+  return x;
+}
+
 /* A level's input to the inverse transform, as the oracle dequantises and
  * scales it: round(level * quant / 4.0), half away from zero (exact in
  * integers: the product fits a float exactly), times a(u), times a(v). */
@@ -126,7 +137,7 @@ __device__ __forceinline__ float dequant_scaled(int level, int quant, int u, int
 {
   const int prod = level * quant;
   const int deq = prod >= 0 ? (prod + 2) >> 2 : -((-prod + 2) >> 2);
-  return __fmul_rn(__fmul_rn((float)deq, u == 0 ? kIsqrt2 : 1.0f), v == 0 ? kIsqrt2 : 1.0f);
+  return scale_uv((float)deq, u, v);
 }
 
 /* The inverse transform's output truncated toward zero to int16, saturating

@@ -126,7 +126,9 @@ cudaError_t c63_cu_motion_compensate(const uint8_t *ref, const c63_mv *mvs, cons
 /* coeffs = quant(fdct(cur - pred)) for every block of every plane, where pred
  * is ref displaced by the block's vector (zero when mvs is NULL or the block
  * has use_mv = 0): compensation is fused into the transform. The planes'
- * quantisers must be 1..255 (cudaErrorInvalidValue otherwise). */
+ * quantisers must be 1..255, as c63_make_quant_tables makes them (a zero
+ * one divides by zero in the reference's expression; c63_cuda_fdct_quant
+ * refuses tables that hold one). */
 cudaError_t c63_cu_fdct_quant(const uint8_t *cur, const uint8_t *ref, const c63_mv *mvs,
                               const c63_cu_planes &pl, int16_t *coeffs, cudaStream_t s);
 

@@ -5,10 +5,8 @@
  * Exactness: every product and sum is one IEEE single-precision operation in
  * the reference's order (__fmul_rn/__fadd_rn, which nvcc never contracts into
  * an FMA; the build adds -fmad=false as well); quantisation is exact in
- * float and integers (c63/quantise.h). Dequantisation is exact in integers:
- * q * quant fits a float exactly, so round(q * quant / 4.0) is the integer
- * quotient rounded half away from zero. Products by a scale factor of 1
- * (a(u) for u > 0) are left out: x * 1.0f is x.
+ * float and integers (c63/quantise.h), dequantisation in integers
+ * (dequant_scaled).
  *
  * Layout: two threads per 8x8 block, 64 blocks a CTA. Each pass is a loop
  * over the thread's four rows or columns of the block whose body is one 1-D
@@ -259,9 +257,7 @@ __device__ __forceinline__ void fdct_quant_block(cta_smem &sm, const c63_cu_plan
 #pragma unroll
     for (int v = 0; v < 8; v++) {
       const coef_entry e = ce[v * 8 + u];
-      float xs = u == 0 ? __fmul_rn(X[v], kIsqrt2) : X[v];
-      if (v == 0) xs = __fmul_rn(xs, kIsqrt2);
-      int qv = c63_quantise_in_range(xs, e.q, e.inv4q);
+      int qv = c63_quantise_in_range(scale_uv(X[v], u, v), e.q, e.inv4q);
       if (u + v > 0) qv = min(max(qv, -lim), lim);
       *level_ptr(sm, e.z) = (int16_t)qv;
     }
@@ -286,11 +282,8 @@ __device__ __forceinline__ void recon_block(cta_smem &sm, const block_at &b, uin
 #pragma unroll
     for (int u = 0; u < 8; u++) {
       const coef_entry e = ce[v * 8 + u];
-      const int prod = *level_ptr(sm, e.z) * e.q;
-      const int deq = prod >= 0 ? (prod + 2) >> 2 : -((-prod + 2) >> 2);
-      nonzero |= deq != 0;
-      y[u] = u == 0 ? __fmul_rn((float)deq, kIsqrt2) : (float)deq;
-      if (v == 0) y[u] = __fmul_rn(y[u], kIsqrt2);
+      y[u] = dequant_scaled(*level_ptr(sm, e.z), e.q, u, v);
+      nonzero |= y[u] != 0.0f;
     }
     if (__any_sync(0xffffffffu, nonzero)) {
       pass_1d<true>(y, t);
@@ -392,23 +385,11 @@ int ctas(const c63_cu_planes &P)
   return (P.total_blocks + kBlocks - 1) / kBlocks;
 }
 
-/* Quantisers come from c63_make_quant_tables (1..255). A zero one would
- * divide by zero in the reference's expression, whose infinite result the
- * CPU and the GPU turn into different integers: refused. */
-bool any_zero_quant(const c63_cu_planes &P)
-{
-  for (int p = 0; p < P.n; p++)
-    for (int z = 0; z < 64; z++)
-      if (!P.p[p].quant[z]) return true;
-  return false;
-}
-
 template <bool kRecon>
 cudaError_t launch_fdct(const uint8_t *cur, const uint8_t *ref, const c63_mv *mvs,
                         const c63_cu_planes &P, int16_t *coeffs, uint8_t *recon, cudaStream_t s)
 {
   if (P.total_blocks <= 0) return cudaSuccess;
-  if (any_zero_quant(P)) return cudaErrorInvalidValue;
   fdct_quant_kernel<kRecon><<<ctas(P), kThreads, 0, s>>>(cur, ref, mvs, P, coeffs, recon);
   return cudaGetLastError();
 }
