@@ -11,6 +11,8 @@
  * would fill it. With --cuda the clip is uploaded once into CUDA memory
  * (through nvcodec's cudaupload), and the encoder shares cudaupload's CUDA
  * context, as in a pipeline of CUDA elements: frames already on the GPU.
+ * --device N puts both on CUDA device N (cudaupload's and the encoder's
+ * cuda-device-id), so one process per GPU measures several GPUs at once.
  * Prints each run's fps (first
  * push to EOS at the sink) and the median. Speed is measured, never
  * asserted. Load the plugin with GST_PLUGIN_PATH.
@@ -91,12 +93,16 @@ static double run_once(const char *element, const GstVideoInfo *info, GstBuffer 
 /* Upload the clip into CUDA memory with cudaupload, once: appsrc !
  * cudaupload ! appsink. The buffers replace clip[]; *context gets
  * cudaupload's CUDA context, for the encoder to share. */
-static gboolean upload_clip(const GstVideoInfo *info, GstBuffer **clip, int n, GstContext **context)
+static gboolean upload_clip(const GstVideoInfo *info, GstBuffer **clip, int n, int device,
+                            GstContext **context)
 {
   GError *err = NULL;
-  GstElement *pipe = gst_parse_launch("appsrc name=src format=time ! cudaupload name=up ! "
-                                      "video/x-raw(memory:CUDAMemory) ! appsink name=sink",
-                                      &err);
+  gchar *desc = g_strdup_printf("appsrc name=src format=time ! cudaupload name=up "
+                                "cuda-device-id=%d ! video/x-raw(memory:CUDAMemory) ! "
+                                "appsink name=sink",
+                                device);
+  GstElement *pipe = gst_parse_launch(desc, &err);
+  g_free(desc);
   if (!pipe) {
     fprintf(stderr, "c63-element-bench: --cuda needs cudaupload: %s\n", err ? err->message : "?");
     g_clear_error(&err);
@@ -168,7 +174,7 @@ static gboolean proposed_allocator(const char *element, const GstVideoInfo *info
 
 int main(int argc, char **argv)
 {
-  int width = 1920, height = 1080, frames = 1000, runs = 5;
+  int width = 1920, height = 1080, frames = 1000, runs = 5, device = -1;
   gboolean use_pool = FALSE, use_cuda = FALSE;
   const char *element = "c63cudaenc", *input = NULL;
   GOptionEntry entries[] = {
@@ -182,6 +188,9 @@ int main(int argc, char **argv)
        "hold the clip in memory from the element's proposed allocator", NULL},
       {"cuda", 'c', 0, G_OPTION_ARG_NONE, &use_cuda,
        "hold the clip in CUDA memory (cudaupload), sharing its CUDA context", NULL},
+      {"device", 'd', 0, G_OPTION_ARG_INT, &device,
+       "CUDA device: the encoder's (and cudaupload's) cuda-device-id (default: the element's)",
+       "N"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   GOptionContext *ctx = g_option_context_new("[INPUT.yuv] - encoder element speed in-process");
   g_option_context_add_main_entries(ctx, entries, NULL);
@@ -194,10 +203,13 @@ int main(int argc, char **argv)
   g_option_context_free(ctx);
   if (argc > 1) input = argv[1];
   if (width < 8 || height < 8 || width > 8192 || height > 8192 || frames < 1 || runs < 1 ||
-      runs > MAX_RUNS) {
-    fprintf(stderr, "c63-element-bench: bad size, frame or run count\n");
+      runs > MAX_RUNS || device < -1) {
+    fprintf(stderr, "c63-element-bench: bad size, frame, run count or device\n");
     return 2;
   }
+  gchar *element_desc =
+      device >= 0 ? g_strdup_printf("%s cuda-device-id=%d", element, device) : g_strdup(element);
+  element = element_desc;
   gst_init(NULL, NULL);
 
   GstVideoInfo info;
@@ -252,7 +264,8 @@ int main(int argc, char **argv)
   }
 
   GstContext *context = NULL;
-  if (use_cuda && !upload_clip(&info, clip, clip_frames, &context)) return 1;
+  if (use_cuda && !upload_clip(&info, clip, clip_frames, device < 0 ? 0 : device, &context))
+    return 1;
   printf("appsrc ! %s ! fakesink: %dx%d, %d frames per run (clip of %d, %s)\n", element, width,
          height, frames, clip_frames,
          use_cuda    ? "CUDA memory"
@@ -275,5 +288,6 @@ int main(int argc, char **argv)
   g_free(data);
   if (allocator) gst_object_unref(allocator);
   if (context) gst_context_unref(context);
+  g_free(element_desc);
   return 0;
 }

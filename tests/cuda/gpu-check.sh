@@ -6,7 +6,11 @@
 #   tests/cuda/gpu-check.sh BIN_DIR [OUT_DIR [PARTS]]
 #
 # PARTS picks what runs, since the whole takes longer than one device call
-# may: any of tests, sanitizers, bench, joined by commas (default all three).
+# may: any of tests, sanitizers, bench, joined by commas (default all three),
+# and gpus, on a machine with two GPUs: the elements on the second GPU and
+# across both (tools/c63-gpus-check.sh), then one encoder process per GPU
+# against one alone (the library from page-locked memory, and the element
+# from CUDA memory).
 #
 # BIN_DIR holds test_cuda_dsp, test_cuda_entropy, test_cuda_encode, test_cuda_decode,
 # c63-cuda-bench and optionally test_decode_api, test_tolerance, test_ratectl, c63-enc,
@@ -121,6 +125,15 @@ bench() { # name args...
     "$out/$name.log"
 }
 mandel=$out/yuv/mandel_1920x1080.yuv
+if want gpus; then
+  [ -f "$bin/libgstc63.so" ] && GST_PLUGIN_PATH=$bin step gpus-check \
+    sh tools/c63-gpus-check.sh "$mandel" 1920 1080 60
+  cat "$out/gpus-check.log"
+  PER_GPU=1 bench bench-gpus-lib sh tools/c63-cuda-bench-multi.sh "$bin/c63-cuda-bench" 2 -p \
+    -f 3000 -n 5 "$mandel"
+  [ -x "$bin/c63-element-bench" ] && GST_PLUGIN_PATH=$bin PER_GPU=1 bench bench-gpus-element \
+    sh tools/c63-cuda-bench-multi.sh "$bin/c63-element-bench" 2 -c -f 3000 -n 5 "$mandel"
+fi
 want bench || exit $status
 bench bench-mandel "$bin/c63-cuda-bench" -f 300 -n 5 "$mandel"
 # Real 1080p footage (tools/real-footage.sh), where REAL_MP4 names a copy of
