@@ -4,7 +4,7 @@
  * crosses PCIe.
  *
  * Bits are independent of their position, so the frame is coded
- * data-parallel, eight threads per 8x8 block (each 8 zig-zag positions),
+ * data-parallel, four threads per 8x8 block (each 16 zig-zag positions),
  * blocks in coding (MCU) order, threads in that order through the grid:
  *  1.-3. code_bits, in one pass: each lane counts its bits (the DC
  *     difference and left-vector reuse read the neighbours' coefficients
@@ -87,12 +87,6 @@ __device__ __forceinline__ coded_block locate(const c63_cu_entropy_geometry &G, 
   return b;
 }
 
-__device__ __forceinline__ int coded_index_dc(const c63_cu_entropy_geometry &G,
-                                              const int16_t *coeffs, int j)
-{
-  return j < 0 ? 0 : coeffs[(size_t)locate(G, j).idx * 64];
-}
-
 /* A sink that only counts. */
 struct bit_counter {
   uint32_t n = 0;
@@ -133,7 +127,6 @@ struct bit_packer {
   }
 };
 
-/* Size code, then the low `size` bits of v (v - 1 when negative). */
 /* The code of a symbol without value bits (ZRL, EOB). The tables are read
  * through the read-only path: 4 KiB that stay in L1. */
 template <typename Sink>
@@ -143,32 +136,60 @@ __device__ __forceinline__ void put_code(Sink &s, const uint32_t *lc, int sym)
   s.put(e & 0xffff, (int)(e >> 16));
 }
 
-template <typename Sink>
-__device__ __forceinline__ void put_value(Sink &s, const uint32_t *lc, int sym, int size, int v)
+/* Size code, then the low `size` bits of v (v - 1 when negative), as one
+ * code of at most 16 + 11 bits. */
+__device__ __forceinline__ uint32_t value_code(const uint32_t *lc, int sym, int size, int v,
+                                               int *len)
 {
   const uint32_t bits = (uint32_t)(v < 0 ? v - 1 : v) & ((1u << size) - 1);
   const uint32_t e = __ldg(&lc[sym]);
-  s.put(((e & 0xffff) << size) | bits, (int)(e >> 16) + size);
+  *len = (int)(e >> 16) + size;
+  return ((e & 0xffff) << size) | bits;
 }
 
-/* A block is coded by a group of kLanes threads, each taking 8 of its 64
- * zig-zag positions: lane 0 the vector flags, the DC and AC 1..7, lane l AC
- * 8l..8l+7. A run of zeros before an AC coefficient ends at the previous
- * non-zero one, which the whole group knows from the block's non-zero mask,
- * so each lane codes its coefficients on its own; the lane holding the last
- * non-zero AC (lane 0 when there is none) adds the EOB. Together the lanes
- * write exactly put_block's bits (c63/entropy_encode.c), in lane order. */
-constexpr int kLanes = 8;
+template <typename Sink>
+__device__ __forceinline__ void put_value(Sink &s, const uint32_t *lc, int sym, int size, int v)
+{
+  int len;
+  const uint32_t code = value_code(lc, sym, size, v, &len);
+  s.put(code, len);
+}
+
+/* A block is coded by a group of kLanes threads, each taking kPerLane
+ * consecutive zig-zag positions: lane 0 the block's head (vector flags,
+ * vector, DC) and AC 1..kPerLane-1, lane l AC kPerLane*l onwards. A run of
+ * zeros before an AC coefficient ends at the previous non-zero one, which
+ * the whole group knows from the block's non-zero mask, so each lane codes
+ * its coefficients on its own; the lane holding the last non-zero AC (lane
+ * 0 when there is none) adds the EOB. Together the lanes write exactly
+ * put_block's bits (c63/entropy_encode.c), in lane order.
+ *
+ * Four lanes of 16 positions: at the usual qualities a block has a few
+ * non-zero coefficients, so a warp's time is mostly the blocks' heads and
+ * the set-up, which a warp of 8 blocks does once for all 8. Against eight
+ * lanes of 8 (H100, 1080p mandel) the kernel ran 21-24 us instead of
+ * 28-30 (5.0-5.3 M warp instructions instead of 8.4-8.8 M); two lanes of
+ * 32 ran 3.6-4.0 M in 30 us, with too few warps to hide latencies. */
+constexpr int kLanes = 4;
+constexpr int kPerLane = 64 / kLanes;
+constexpr int kVecs = kPerLane / 8; /* 16-byte words of coefficients a lane */
 
 struct lane_data {
   coded_block b;
-  uint4 v;     /* this lane's 8 coefficients */
-  uint64_t nz; /* the block's non-zero AC coefficients (bit 0 clear) */
+  uint4 v[kVecs]; /* this lane's coefficients */
+  uint64_t nz;    /* the block's non-zero AC coefficients (bit 0 clear) */
   bool active;
 };
 
-__device__ __forceinline__ int lane_coeff(const uint4 &v, int k)
+/* Coefficient k of a lane (k may be known only at run time: selects, so
+ * that the words stay in registers). */
+__device__ __forceinline__ int lane_coeff(const lane_data &d, int k)
 {
+  uint4 v = d.v[0];
+#pragma unroll
+  for (int i = 1; i < kVecs; i++)
+    if (k >> 3 == i) v = d.v[i];
+  k &= 7;
   const uint32_t w = k < 4 ? (k < 2 ? v.x : v.y) : (k < 6 ? v.z : v.w);
   return (int16_t)(k & 1 ? w >> 16 : w & 0xffff);
 }
@@ -180,16 +201,22 @@ __device__ __forceinline__ lane_data load_lane(const c63_cu_entropy_geometry &G,
 {
   lane_data d;
   d.active = j < G.blocks;
-  d.v = make_uint4(0, 0, 0, 0);
+  d.b.prev = -1;
+#pragma unroll
+  for (int i = 0; i < kVecs; i++)
+    d.v[i] = make_uint4(0, 0, 0, 0);
   if (d.active) {
     d.b = locate(G, j);
-    d.v = reinterpret_cast<const uint4 *>(coeffs + (size_t)d.b.idx * 64)[lane];
+    const uint4 *src = reinterpret_cast<const uint4 *>(coeffs + (size_t)d.b.idx * 64);
+#pragma unroll
+    for (int i = 0; i < kVecs; i++)
+      d.v[i] = src[lane * kVecs + i];
   }
   uint32_t m = 0;
 #pragma unroll
-  for (int k = 0; k < 8; k++)
-    m |= (uint32_t)(lane_coeff(d.v, k) != 0) << k;
-  uint64_t nz = (uint64_t)m << (8 * lane);
+  for (int k = 0; k < kPerLane; k++)
+    m |= (uint32_t)(lane_coeff(d, k) != 0) << k;
+  uint64_t nz = (uint64_t)m << (kPerLane * lane);
 #pragma unroll
   for (int o = 1; o < kLanes; o <<= 1)
     nz |= __shfl_xor_sync(0xffffffffu, nz, o);
@@ -197,51 +224,84 @@ __device__ __forceinline__ lane_data load_lane(const c63_cu_entropy_geometry &G,
   return d;
 }
 
-template <typename Sink>
-__device__ void code_lane(Sink &s, const huff_codes &H, const c63_cu_entropy_geometry &G,
-                          const int16_t *coeffs, const c63_mv *mvs, const lane_data &d, int lane)
+/* The DC of the block coded before this one in its plane (0 for a plane's
+ * first), which the reference subtracts. When that block is in the same
+ * warp its lane 0 has it; else it comes from memory. Every lane of the warp
+ * calls it, for the shuffle. */
+__device__ __forceinline__ int previous_dc(const c63_cu_entropy_geometry &G, const int16_t *coeffs,
+                                           const lane_data &d, int j)
+{
+  const int first = j - (int)(threadIdx.x & 31) / kLanes; /* the warp's first block */
+  const int prev = d.active ? d.b.prev : -1;
+  const bool here = prev >= first;
+  const int dc = __shfl_sync(0xffffffffu, lane_coeff(d, 0), here ? (prev - first) * kLanes : 0);
+  if (here) return dc;
+  return prev < 0 ? 0 : coeffs[(size_t)locate(G, prev).idx * 64];
+}
+
+/* A block's head, the bits before its AC coefficients, as up to four codes
+ * (empty ones of length 0): the vector flags, the vector's x and y, and
+ * the DC difference. Worked out once, for both passes. */
+struct block_head {
+  uint32_t code[4];
+  int len[4];
+};
+
+__device__ __forceinline__ block_head make_head(const huff_codes &H, const c63_mv *mvs,
+                                                const lane_data &d, int prev_dc)
 {
   const coded_block &b = d.b;
   const int chroma = b.c != 0;
-  const uint32_t *act = H.lc[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0];
-
-  if (lane == 0) {
-    const uint32_t *mvt = H.lc[C63_HUFF_MV];
-    const uint32_t *dct = H.lc[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0];
-    const c63_mv mv = mvs[b.idx];
-    s.put(mv.use_mv, 1);
-    if (mv.use_mv) {
-      bool reuse = false;
-      if (b.bx) {
-        const c63_mv left = mvs[b.idx - 1];
-        reuse = left.use_mv && left.x == mv.x && left.y == mv.y;
-      }
-      s.put(reuse, 1);
-      if (!reuse) {
-        const int sx = c63_bit_width(mv.x), sy = c63_bit_width(mv.y);
-        put_value(s, mvt, sx, sx, mv.x);
-        put_value(s, mvt, sy, sy, mv.y);
-      }
+  block_head h = {{0, 0, 0, 0}, {1, 0, 0, 0}};
+  const c63_mv mv = mvs[b.idx];
+  h.code[0] = mv.use_mv;
+  if (mv.use_mv) {
+    bool reuse = false;
+    if (b.bx) {
+      const c63_mv left = mvs[b.idx - 1];
+      reuse = left.use_mv && left.x == mv.x && left.y == mv.y;
     }
-    /* The reference keeps the DC difference in an int16_t. */
-    const int dc = (int16_t)(lane_coeff(d.v, 0) - coded_index_dc(G, coeffs, b.prev));
-    const int sdc = c63_bit_width(dc);
-    put_value(s, dct, sdc, sdc, dc);
+    h.code[0] = 2 | reuse;
+    h.len[0] = 2;
+    if (!reuse) {
+      const uint32_t *mvt = H.lc[C63_HUFF_MV];
+      const int sx = c63_bit_width(mv.x), sy = c63_bit_width(mv.y);
+      h.code[1] = value_code(mvt, sx, sx, mv.x, &h.len[1]);
+      h.code[2] = value_code(mvt, sy, sy, mv.y, &h.len[2]);
+    }
   }
+  /* The reference keeps the DC difference in an int16_t. */
+  const int dc = (int16_t)(lane_coeff(d, 0) - prev_dc);
+  const int sdc = c63_bit_width(dc);
+  h.code[3] = value_code(H.lc[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0], sdc, sdc, dc, &h.len[3]);
+  return h;
+}
 
-  uint32_t mine = (uint32_t)(d.nz >> (8 * lane)) & 0xff;
+template <typename Sink> __device__ __forceinline__ void put_head(Sink &s, const block_head &h)
+{
+#pragma unroll
+  for (int i = 0; i < 4; i++)
+    if (h.len[i]) s.put(h.code[i], h.len[i]);
+}
+
+/* A lane's AC coefficients, with the EOB where it falls to this lane. */
+template <typename Sink>
+__device__ void code_ac(Sink &s, const huff_codes &H, const lane_data &d, int lane)
+{
+  const uint32_t *act = H.lc[d.b.c != 0 ? C63_HUFF_AC1 : C63_HUFF_AC0];
+  uint32_t mine = (uint32_t)(d.nz >> (kPerLane * lane)) & (uint32_t)((1ull << kPerLane) - 1);
   while (mine) {
-    const int k = __ffs(mine) - 1, i = 8 * lane + k;
+    const int k = __ffs(mine) - 1, i = kPerLane * lane + k;
     const uint64_t before = d.nz & ((1ull << i) - 1);
     int run = i - 1 - (before ? 63 - __clzll((long long)before) : 0);
     for (; run >= 16; run -= 16)
       put_code(s, act, 0xf0); /* ZRL */
-    const int ac = lane_coeff(d.v, k), size = c63_bit_width(ac);
+    const int ac = lane_coeff(d, k), size = c63_bit_width(ac);
     put_value(s, act, run << 4 | size, size, ac);
     mine &= mine - 1;
   }
   const int last = d.nz ? 63 - __clzll((long long)d.nz) : 0;
-  if (last < 63 && last >> 3 == lane) put_code(s, act, 0x00); /* EOB */
+  if (last < 63 && last / kPerLane == lane) put_code(s, act, 0x00); /* EOB */
 }
 
 /* The scan of the lanes' bit counts across CTAs (decoupled look-back). */
@@ -277,8 +337,12 @@ __global__ void __launch_bounds__(kBlockThreads)
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = t / kLanes, lane = t % kLanes;
   const lane_data d = load_lane(G, coeffs, j, lane);
+  const int prev_dc = previous_dc(G, coeffs, d, j);
+  block_head head = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+  if (d.active && lane == 0) head = make_head(*H, mvs, d, prev_dc);
   bit_counter n;
-  if (d.active) code_lane(n, *H, G, coeffs, mvs, d, lane);
+  n.n = head.len[0] + head.len[1] + head.len[2] + head.len[3];
+  if (d.active) code_ac(n, *H, d, lane);
   uint32_t before;
   if (blockIdx.x == 0) {
     uint32_t aggregate;
@@ -291,7 +355,8 @@ __global__ void __launch_bounds__(kBlockThreads)
   if (!d.active) return;
   if (t == G.blocks * kLanes - 1) *total_bits = before + n.n;
   bit_packer s(words, before);
-  code_lane(s, *H, G, coeffs, mvs, d, lane);
+  put_head(s, head);
+  code_ac(s, *H, d, lane);
   s.finish();
 }
 
