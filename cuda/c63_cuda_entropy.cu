@@ -232,7 +232,7 @@ __device__ __forceinline__ int previous_dc(const c63_cu_entropy_geometry &G, con
                                            const lane_data &d, int j)
 {
   const int first = j - (int)(threadIdx.x & 31) / kLanes; /* the warp's first block */
-  const int prev = d.active ? d.b.prev : -1;
+  const int prev = d.b.prev;                              /* -1 for inactive lanes */
   const bool here = prev >= first;
   const int dc = __shfl_sync(0xffffffffu, lane_coeff(d, 0), here ? (prev - first) * kLanes : 0);
   if (here) return dc;
@@ -341,7 +341,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   block_head head = {{0, 0, 0, 0}, {0, 0, 0, 0}};
   if (d.active && lane == 0) head = make_head(*H, mvs, d, prev_dc);
   bit_counter n;
-  n.n = head.len[0] + head.len[1] + head.len[2] + head.len[3];
+  put_head(n, head);
   if (d.active) code_ac(n, *H, d, lane);
   uint32_t before;
   if (blockIdx.x == 0) {

@@ -30,10 +30,10 @@ raw="filesrc location=$in blocksize=$fsize num-buffers=$frames ! \
 rawvideoparse width=$w height=$h format=i420 framerate=25/1"
 status=0
 
-# run NAME PIPELINE...: gst-launch-1.0 the pipeline, which writes $tmp/NAME
+# run NAME PIPELINE...: gst-launch-1.0 PIPELINE ! filesink into $tmp/NAME
 run() {
   name=$1; shift
-  if ! gst-launch-1.0 -q "$@" > "$tmp/$name.log" 2>&1; then
+  if ! gst-launch-1.0 -q "$@" ! filesink location="$tmp/$name" > "$tmp/$name.log" 2>&1; then
     echo "$name: FAILED"; tail -n 5 "$tmp/$name.log"; status=1; return 1
   fi
 }
@@ -49,11 +49,11 @@ same() {
 enc() {
   name=$1; shift
   # shellcheck disable=SC2086 # the pipelines are words for gst-launch
-  run "$name" $raw ! "$@" ! filesink location="$tmp/$name" && same "$name" enc-dev0-system
+  run "$name" $raw ! "$@" && same "$name" enc-dev0-system
 }
 
 # shellcheck disable=SC2086
-run enc-dev0-system $raw ! c63cudaenc cuda-device-id=0 ! filesink location="$tmp/enc-dev0-system"
+run enc-dev0-system $raw ! c63cudaenc cuda-device-id=0
 enc enc-dev1-system c63cudaenc cuda-device-id=1
 enc enc-dev1-cuda cudaupload cuda-device-id=1 ! 'video/x-raw(memory:CUDAMemory)' ! \
   c63cudaenc cuda-device-id=1
@@ -62,17 +62,15 @@ enc enc-dev0-cuda-on-dev1 cudaupload cuda-device-id=0 ! 'video/x-raw(memory:CUDA
 
 c63="filesrc location=$tmp/enc-dev0-system ! c63parse"
 # shellcheck disable=SC2086
-run dec-dev0 $c63 ! c63dec cuda-device-id=0 ! video/x-raw ! filesink location="$tmp/dec-dev0"
+run dec-dev0 $c63 ! c63dec cuda-device-id=0 ! video/x-raw
 # shellcheck disable=SC2086
-run dec-dev1 $c63 ! c63dec cuda-device-id=1 ! video/x-raw ! filesink location="$tmp/dec-dev1" &&
-  same dec-dev1 dec-dev0
+run dec-dev1 $c63 ! c63dec cuda-device-id=1 ! video/x-raw && same dec-dev1 dec-dev0
 # shellcheck disable=SC2086
 run dec-dev1-cuda $c63 ! c63dec cuda-device-id=1 ! 'video/x-raw(memory:CUDAMemory)' ! \
-  cudadownload ! video/x-raw ! filesink location="$tmp/dec-dev1-cuda" && same dec-dev1-cuda dec-dev0
+  cudadownload ! video/x-raw && same dec-dev1-cuda dec-dev0
 # shellcheck disable=SC2086
-run reenc-dev0 $c63 ! c63dec cuda-device-id=0 ! c63cudaenc cuda-device-id=0 quality=10 ! \
-  filesink location="$tmp/reenc-dev0"
+run reenc-dev0 $c63 ! c63dec cuda-device-id=0 ! c63cudaenc cuda-device-id=0 quality=10
 # shellcheck disable=SC2086
-run reenc-dev1 $c63 ! c63dec cuda-device-id=1 ! c63cudaenc cuda-device-id=1 quality=10 ! \
-  filesink location="$tmp/reenc-dev1" && same reenc-dev1 reenc-dev0
+run reenc-dev1 $c63 ! c63dec cuda-device-id=1 ! c63cudaenc cuda-device-id=1 quality=10 &&
+  same reenc-dev1 reenc-dev0
 exit $status
