@@ -47,6 +47,12 @@ namespace
  * shifts instead of a division by the window's width. */
 constexpr int kIndexBits = 14;
 constexpr int kRowShift = 7;
+/* k << kRowShift: candidate row k of a thread's row group in a key */
+__constant__ uint32_t kCandidateRow[32] = {
+    0 << 7,  1 << 7,  2 << 7,  3 << 7,  4 << 7,  5 << 7,  6 << 7,  7 << 7,
+    8 << 7,  9 << 7,  10 << 7, 11 << 7, 12 << 7, 13 << 7, 14 << 7, 15 << 7,
+    16 << 7, 17 << 7, 18 << 7, 19 << 7, 20 << 7, 21 << 7, 22 << 7, 23 << 7,
+    24 << 7, 25 << 7, 26 << 7, 27 << 7, 28 << 7, 29 << 7, 30 << 7, 31 << 7};
 /* Searches that fit one warp or half a warp (every range up to 16) run in
  * kWarpGroups warps per plane of a CTA, each group on its own blocks of the
  * strip. */
@@ -105,6 +111,11 @@ struct window_shape {
   int words;       /* 32-bit words per staged row */
   int copy_words;  /* words between the four shifted copies */
   int plane_words; /* words per searched plane: four copies, then the strip's current blocks */
+  /* 2^kIndexBits, the SAD's place in an exact key: a kernel parameter
+   * rather than a constant, so that ptxas keeps the keys' multiply-adds
+   * on the FMA pipe instead of making them shift-adds (LEA) on the ALU
+   * pipe the SADs need */
+  uint32_t sad_scale;
 };
 
 /* Largest window of a strip of `strip` blocks (unclipped) for a search
@@ -121,6 +132,7 @@ __host__ __device__ inline window_shape max_window(int range, int G, int strip, 
   s.words = ((3 + 8 * (strip - 1) + n - 1) >> 2) + 3;
   s.copy_words = (s.rows * s.words + 31) / 32 * 32 + 8;
   s.plane_words = copies * s.copy_words + strip * 16;
+  s.sad_scale = 1u << kIndexBits;
   return s;
 }
 
@@ -206,15 +218,28 @@ __device__ __forceinline__ void stage_wait()
 #endif
 }
 
+/* A vector of the search as one 32-bit store (x, y, use_mv = 1, padding
+ * 0, in memory order) instead of four byte stores: every c63_mv array on
+ * the device comes from cudaMalloc, so its 4-byte elements are aligned. */
+__device__ __forceinline__ void store_mv(c63_mv *dst, int x, int y)
+{
+  *reinterpret_cast<uint32_t *>(dst) = (uint32_t)(uint8_t)x | (uint32_t)(uint8_t)y << 8 | 1u << 16;
+}
+
 /* One CTA searches a strip of `strip` blocks of one block row, in N planes;
  * each plane has groups of 2^tpb_log2 threads, and its share of the CTA
  * (blockDim.x / N threads) is 64 or 128 threads. Every count the prologue
  * divides by is a power of two: with runtime divisions, the setup of a
- * half-warp chroma search took more instructions than its search. */
-template <int G, int N, int COPIES, int MODE>
+ * half-warp chroma search took more instructions than its search. TL, when
+ * not 0, is tpb_log2 known at compile time (the default ranges' searches):
+ * a block's set-up then has no shifts by a runtime count, and the compiler
+ * no longer works the thread's group out again for every block (at 1080p
+ * on an H100: luma 32.4 to 30.7 M warp instructions, chroma 7.1 to 6.7 M,
+ * 12.9 to 12.1 us). */
+template <int G, int N, int COPIES, int MODE, int TL>
 __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
     me_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, me_planes mp,
-              int strip, int tpb_log2, window_shape ws, c63_mv *__restrict__ mvs, me_rd rd)
+              int strip, int tpb_log2_arg, window_shape ws, c63_mv *__restrict__ mvs, me_rd rd)
 {
   using K = me_key<MODE>;
   extern __shared__ uint4 smem4[];
@@ -226,7 +251,9 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
    * range indexing it (the same for every block) */
   __shared__ K col_key[MODE == kExact ? 1 : 2 * C63_MAX_SEARCH_RANGE];
 
-  const int plane_threads = (int)blockDim.x / N;
+  const int tpb_log2 = TL ? TL : tpb_log2_arg;
+  /* launch_copies: 4 groups of a warp or less a plane, else one group */
+  const int plane_threads = TL ? (TL <= 5 ? 32 * kWarpGroups : 1 << TL) : (int)blockDim.x / N;
   const int sub = N == 1 ? 0 : (int)threadIdx.x >= plane_threads;
   const int ptid = (int)threadIdx.x - sub * plane_threads; /* thread in the plane's share */
   const int tpb = 1 << tpb_log2;
@@ -373,19 +400,26 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
       }
       /* Only the last row group can hold rows past the window. */
       if constexpr (MODE == kExact) {
-        /* Keys: sad * 2^14 + index (multiply-adds, off the ALU pipe the
-         * SADs need). */
+        /* Keys: sad * 2^14 + index. The item's candidates share their
+         * column and row group, so their least key is found without that
+         * part (base), which is added once: each key by a multiply-add
+         * whose addend, k << kRowShift, comes from the constant bank (the
+         * FMA pipe), and their minimum by three-input minimums, so that
+         * the ALU pipe the SADs need runs one instruction per two
+         * candidates instead of an add-and-minimum per candidate. */
         const uint32_t base = (uint32_t)((g * G << kRowShift) + c);
+        uint32_t least = ~0u;
         if (g * G + G <= ny) {
 #pragma unroll
           for (int k = 0; k < G; k++)
-            best = min(best, sad[k] * (1u << kIndexBits) + base + (uint32_t)(k << kRowShift));
+            least = min(least, sad[k] * ws.sad_scale + kCandidateRow[k]);
         } else {
 #pragma unroll
           for (int k = 0; k < G; k++)
-            if (g * G + k < ny)
-              best = min(best, sad[k] * (1u << kIndexBits) + base + (uint32_t)(k << kRowShift));
+            if (g * G + k < ny) least = min(least, sad[k] * ws.sad_scale + kCandidateRow[k]);
         }
+        /* the item's first candidate always exists (g < groups) */
+        best = min(best, least + base);
       } else {
         /* 16 * SAD shifted, plus the row's part (a broadcast load); the
          * column's part, the same for all the item's candidates, after
@@ -421,7 +455,7 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
       if constexpr (MODE == kExact) {
         const int idx = (int)(best & ((1u << kIndexBits) - 1));
         const int dy = idx >> kRowShift, dx = idx & ((1 << kRowShift) - 1);
-        out[bx0 + b] = c63_mv{(int8_t)(left + dx - mx), (int8_t)(top + dy - my), 1, 0};
+        store_mv(out + bx0 + b, left + dx - mx, top + dy - my);
       } else {
         const int idx = (int)(best & (((K)1 << rd.bits) - 1));
         const int dy = idx / rd.stride, dx = idx - dy * rd.stride;
@@ -448,7 +482,7 @@ inline size_t me_shmem(int range, int G, int strip, int copies, int n)
  * plus about two blocks' worth of staging. On an H200 at 1080p that made
  * chroma strips of 8 blocks instead of 12: 22.3 to 20.7 us; luma (2.6
  * waves) ran fastest at 12. */
-template <int G, int N, int COPIES, int MODE>
+template <int G, int N, int COPIES, int MODE, int TL>
 int strip_length(const c63_cu_plane &pl, int range, int threads)
 {
   static int slots = 0; /* resident CTAs on the whole device (first device asked) */
@@ -457,7 +491,7 @@ int strip_length(const c63_cu_plane &pl, int range, int threads)
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_sm, me_kernel<G, N, COPIES, MODE>, threads,
+            &per_sm, me_kernel<G, N, COPIES, MODE, TL>, threads,
             me_shmem(range, G, kMaxStrip, COPIES, N)) != cudaSuccess)
       return 1;
     slots = sms * (per_sm > 0 ? per_sm : 1);
@@ -480,7 +514,7 @@ int strip_length(const c63_cu_plane &pl, int range, int threads)
   return best;
 }
 
-template <int G, int N, int COPIES, int MODE>
+template <int G, int N, int COPIES, int MODE, int TL>
 cudaError_t launch_copies(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, int range,
                           int tpb_log2, c63_mv *mvs, const me_rd &rd, cudaStream_t s)
 {
@@ -488,10 +522,10 @@ cudaError_t launch_copies(const uint8_t *cur, const uint8_t *ref, const me_plane
   const int tpb = 1 << tpb_log2;
   const int ng = tpb <= 32 ? kWarpGroups * 32 / tpb : 1;
   const int threads = N * ng * tpb;
-  const int strip = strip_length<G, N, COPIES, MODE>(pl, range, threads);
+  const int strip = strip_length<G, N, COPIES, MODE, TL>(pl, range, threads);
   const window_shape ws = max_window(range, G, strip, COPIES);
   const dim3 grid((pl.bw + strip - 1) / strip, pl.bh);
-  me_kernel<G, N, COPIES, MODE><<<grid, threads, me_shmem(range, G, strip, COPIES, N), s>>>(
+  me_kernel<G, N, COPIES, MODE, TL><<<grid, threads, me_shmem(range, G, strip, COPIES, N), s>>>(
       cur, ref, mp, strip, tpb_log2, ws, mvs, rd);
   return cudaGetLastError();
 }
@@ -515,10 +549,16 @@ cudaError_t launch(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, 
   while ((1 << tpb_log2) < items && (1 << tpb_log2) < max_tpb)
     tpb_log2++;
   /* Four shifted copies where they fit (every range up to 40 or so);
-   * wider windows keep one copy and align rows with PRMT. */
-  if (me_shmem(range, G, 1, 4, N) <= kShmemLimit)
-    return launch_copies<G, N, 4, MODE>(cur, ref, mp, range, tpb_log2, mvs, rd, s);
-  return launch_copies<G, N, 1, MODE>(cur, ref, mp, range, tpb_log2, mvs, rd, s);
+   * wider windows keep one copy and align rows with PRMT. The group size
+   * of the default ranges (luma's 16: a warp; chroma's 8: half a warp) is
+   * built in (me_kernel's TL). */
+  constexpr int kBuiltIn = G == 32 ? 5 : G == 16 ? 4 : 0;
+  if (me_shmem(range, G, 1, 4, N) <= kShmemLimit) {
+    if (kBuiltIn && tpb_log2 == kBuiltIn)
+      return launch_copies<G, N, 4, MODE, kBuiltIn>(cur, ref, mp, range, tpb_log2, mvs, rd, s);
+    return launch_copies<G, N, 4, MODE, 0>(cur, ref, mp, range, tpb_log2, mvs, rd, s);
+  }
+  return launch_copies<G, N, 1, MODE, 0>(cur, ref, mp, range, tpb_log2, mvs, rd, s);
 }
 
 /* The search of one plane (N = 1) or two of equal geometry (N = 2), in
