@@ -196,16 +196,14 @@ __device__ __forceinline__ c63_rd_searched *rd_out(const me_rd &rd, const me_pla
 
 /* Copies one 32-bit word from global to shared memory without a register
  * round trip, so that the loads of a thread's whole share of the window
- * are in flight at once instead of one latency per word. A word outside
- * the plane (valid false) is filled with zeros. */
-__device__ __forceinline__ void stage_word(uint32_t *dst, const uint8_t *src, bool valid)
+ * are in flight at once instead of one latency per word. */
+__device__ __forceinline__ void stage_word(uint32_t *dst, const uint8_t *src)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(d), "l"(src), "r"(valid ? 4 : 0)
-               : "memory");
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(d), "l"(src) : "memory");
 #else
-  *dst = valid ? *reinterpret_cast<const uint32_t *>(src) : 0u;
+  *dst = *reinterpret_cast<const uint32_t *>(src);
 #endif
 }
 
@@ -290,29 +288,37 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
   /* Stage the window into copy 0: rows [top, top + rows), words from the
    * 4-aligned column at or left of the strip's first candidate; a lane
    * keeps a word column, the warps take the rows in turn. Pixels outside
-   * the plane read as zero; no valid candidate touches them, they only keep
-   * the loads in bounds. */
+   * the plane are zero; no valid candidate touches them. The rows inside
+   * the plane are copied by a loop of pointer steps alone, and the words
+   * outside it (right of the plane, or below it: strips at the edges only)
+   * are cleared apart: a bounds test and a select per word made the
+   * staging a third of the luma search's ALU instructions besides the
+   * SADs. */
   const int groups = (ny + G - 1) / G;
   const int rows = groups * G + 7;
   const int wx0 = sleft & ~3;
   const int words = ws.words; /* row pitch: the strip's largest window */
   const int used = ((sleft - wx0 + (sright - sleft) - 1) >> 2) + 3;
+  const int in_rows = min(rows, h - top);
+  const int dst_step = nwarps * words;
   for (int c = lane; c < used; c += 32) {
-    /* down the rows of word column c, by offsets that only add */
-    const int x = wx0 + 4 * c;
-    int src = (top + warp) * w + x, y = top + warp;
-    const int src_step = nwarps * w, dst_step = nwarps * words;
+    const int x = wx0 + 4 * c; /* w is a multiple of 8: the word is in or out */
     uint32_t *dst = copies + warp * words + c;
-    for (int r = warp; r < rows; r += nwarps, y += nwarps, src += src_step, dst += dst_step) {
-      const bool in = y < h && x < w;
-      stage_word(dst, ref + (in ? src : 0), in);
+    int r = warp;
+    if (x < w) {
+      const uint8_t *src = ref + (size_t)(top + warp) * w + x;
+      const size_t src_step = (size_t)nwarps * w;
+      for (; r < in_rows; r += nwarps, src += src_step, dst += dst_step)
+        stage_word(dst, src);
     }
+    for (; r < rows; r += nwarps, dst += dst_step)
+      *dst = 0;
   }
   /* The strip's current blocks: word i is row (i >> 1) & 7, half i & 1 of
    * block i >> 4. */
   for (int i = ptid; i < nblk * 16; i += plane_threads) {
     const int b = i >> 4, j = (i >> 1) & 7;
-    stage_word(cur_s + i, cur + (size_t)(my + j) * w + (bx0 + b) * 8 + 4 * (i & 1), true);
+    stage_word(cur_s + i, cur + (size_t)(my + j) * w + (bx0 + b) * 8 + 4 * (i & 1));
   }
   if (MODE != kExact) {
     for (int r = threadIdx.x; r < groups * G; r += blockDim.x)
