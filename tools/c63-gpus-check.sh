@@ -23,28 +23,10 @@ if [ "$gpus" -lt 2 ]; then
   echo "SKIP: $gpus GPU(s); this check needs two"
   exit 0
 fi
-fsize=$(( w * h + 2 * ((w + 1) / 2) * ((h + 1) / 2) ))
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT INT TERM
-raw="filesrc location=$in blocksize=$fsize num-buffers=$frames ! \
-rawvideoparse width=$w height=$h format=i420 framerate=25/1"
-status=0
-
-# run NAME PIPELINE...: gst-launch-1.0 PIPELINE ! filesink into $tmp/NAME
-run() {
-  name=$1; shift
-  if ! gst-launch-1.0 -q "$@" ! filesink location="$tmp/$name" > "$tmp/$name.log" 2>&1; then
-    echo "$name: FAILED"; tail -n 5 "$tmp/$name.log"; status=1; return 1
-  fi
-}
-# same NAME REF: NAME's bytes must equal REF's
-same() {
-  if [ -s "$tmp/$2" ] && cmp -s "$tmp/$1" "$tmp/$2"; then
-    echo "$1: identical to $2 ($(wc -c < "$tmp/$1") bytes)"
-  else
-    echo "$1: DIFFERS from $2"; status=1
-  fi
-}
+# tmp, raw and status from in, w, h and frames; run NAME PIPELINE... and
+# same NAME REF
+# shellcheck source=tools/gst-compare.sh
+. "$(dirname "$0")/gst-compare.sh"
 # enc NAME SOURCE-ELEMENTS: encode the clip with c63cudaenc on device 1
 enc() {
   name=$1; shift

@@ -19,7 +19,9 @@
 # tests/data into OUT_DIR (xz, or Python's lzma where xz is missing).
 # The GStreamer part needs a kit (../shared/gpu/make-kit.sh) sourced first.
 # REAL_MP4=path adds benchmarks on real 1080p footage (tools/real-footage.sh
-# decodes that copy of its clip with the kit's nvh264dec).
+# decodes that copy of its clip with the kit's nvh264dec); H264_CLIP=path
+# (an H.264 byte stream) adds nvh264dec ! c63cudaenc to the pipelines
+# checked (tools/c63-pipelines-check.sh).
 # tools/gpu-pack.sh BUILD BIN_DIR gathers BIN_DIR from a build.
 set -u
 bin=${1:?usage: $0 BIN_DIR [OUT_DIR]}
@@ -82,6 +84,14 @@ if [ -f "$bin/libgstc63.so" ] && [ -x "$bin/check-c63dec" ]; then
   # decodebin and playbin pick c63dec, on the GPU here, after c63parse
   [ -x "$bin/check-c63parse" ] && GST_PLUGIN_PATH=$bin CK_DEFAULT_TIMEOUT=120 step gst-c63parse \
     "$bin/check-c63parse"
+fi
+# The paths through CUDA memory in whole gst-launch pipelines, each against
+# system memory and the CPU encoder (H264_CLIP=path adds nvh264dec !
+# c63cudaenc on that H.264 byte stream)
+if [ -f "$bin/libgstc63.so" ] && command -v gst-launch-1.0 > /dev/null; then
+  GST_PLUGIN_PATH=$bin H264=${H264_CLIP:-} step pipelines sh tools/c63-pipelines-check.sh \
+    "$out/yuv/mandel_1920x1080.yuv" 1920 1080 30
+  cat "$out/pipelines.log"
 fi
 fi
 if want sanitizers && command -v compute-sanitizer > /dev/null; then
