@@ -287,28 +287,51 @@ __device__ __forceinline__ int decide_block(const rd_frame &f, const c63_cu_plan
  * result is the choice of one walk along the row, as the CPU makes it. */
 constexpr int kLumaStates = C63_RD_T_COUNT * C63_RD_T_COUNT;
 
-/* Thread i: luma (MCU m of MCU row r, state s) for i < luma, then chroma
- * (plane, block row, block, state). table: a row's units back to back,
- * each unit's states in order. */
+/* Luma MCUs a CTA of the table kernel fills (kLumaStates threads each). */
+constexpr int kTableMcus = 128 / kLumaStates;
+
+/* Luma: a CTA per kTableMcus MCUs, a thread per (MCU, state). The right
+ * blocks of an MCU depend on the state only through the choice of the
+ * block before them (its vector and DC), so their decisions for each such
+ * choice are made first, once per MCU (D10, D11), and each state then
+ * decides only the MCU's left blocks: two decisions a state instead of
+ * four. Then chroma: a thread per (plane, block row, block, state). table:
+ * a row's units back to back, each unit's states in order. */
 __global__ void __launch_bounds__(128)
     table_kernel(rd_frame f, c63_cu_planes P, uint16_t *__restrict__ table)
 {
   __shared__ uint8_t lens[kLenTables][kLenCopy];
+  /* [MCU][choice of (0,0) or (0,1)]: the choice of (1,0) or (1,1) */
+  __shared__ uint8_t right[2][kTableMcus][C63_RD_T_COUNT];
   wait_for_previous();
   if (threadIdx.x < kLenCopy) {
     lens[kLenMv][threadIdx.x] = f.T->len[C63_HUFF_MV][threadIdx.x];
     lens[kLenDc0][threadIdx.x] = f.T->len[C63_HUFF_DC0][threadIdx.x];
     lens[kLenDc1][threadIdx.x] = f.T->len[C63_HUFF_DC1][threadIdx.x];
   }
-  __syncthreads();
   const int mcus_w = P.p[0].bw / 2, mcus_h = P.p[0].bh / 2;
-  const int luma = mcus_h * mcus_w * kLumaStates;
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < luma) {
-    const int s = i % kLumaStates, unit = i / kLumaStates;
+  const int mcus = mcus_h * mcus_w, luma_ctas = (mcus + kTableMcus - 1) / kTableMcus;
+  if ((int)blockIdx.x < luma_ctas) {
+    const int local = threadIdx.x / kLumaStates, s = threadIdx.x % kLumaStates;
+    const int unit = (int)blockIdx.x * kTableMcus + local;
+    const bool in = local < kTableMcus && unit < mcus;
     const int m = unit % mcus_w, r = unit / mcus_w;
     const c63_cu_plane &pl = P.p[0];
     const int top = pl.blk_off + 2 * r * pl.bw + 2 * m, bottom = top + pl.bw;
+    __syncthreads(); /* lens */
+    /* D10 and D11: thread s < 10 decides the right block of row s / 5
+     * given the left block's choice s % 5, where that choice has a trial */
+    if (in && s < 2 * C63_RD_T_COUNT) {
+      const int row = s / C63_RD_T_COUNT, k = s % C63_RD_T_COUNT;
+      const int gb = row ? bottom : top;
+      const c63_rd_sum *b = block_sums(f.tr, gb);
+      if (b[k].valid)
+        right[row][local][k] = (uint8_t)decide_block(f, pl, 0, 2 * m + 1, 2 * r + row,
+                                                     chosen_mv(b, k), b[k].dc, gb + 1, lens);
+    }
+    __syncthreads();
+    if (!in) return;
+    const int i = unit * kLumaStates + s;
     /* the row's first MCU has one state, and no MCU is entered in a slot
      * without a trial (about half of the states) */
     if (m == 0 ? s != 0
@@ -317,7 +340,7 @@ __global__ void __launch_bounds__(128)
       table[i] = 0;
       return;
     }
-    c63_mv left_top, left_bottom;
+    c63_mv left_top = {0, 0, 0, 0}, left_bottom = {0, 0, 0, 0};
     int dc = 0;
     if (m) {
       left_top = chosen_mv(block_sums(f.tr, top - 1), s % C63_RD_T_COUNT);
@@ -325,26 +348,19 @@ __global__ void __launch_bounds__(128)
       left_bottom = chosen_mv(lb, s / C63_RD_T_COUNT);
       dc = lb[s / C63_RD_T_COUNT].dc;
     }
-    uint32_t entry = 0;
-    const c63_rd_sum *b = nullptr; /* the block before, in coding order */
-                                   /* (0,0), (1,0), (0,1), (1,1) */
-#pragma unroll 1
-    for (int k = 0; k < 4; k++) {
-      const int bx = 2 * m + (k & 1), by = 2 * r + (k >> 1);
-      const int gb = (k >> 1 ? bottom : top) + (k & 1);
-      /* the block before (k > 0) chose prev */
-      const int prev = k ? (int)(entry >> 3 * (k - 1) & 7) : 0;
-      const c63_mv left = k == 0 ? left_top : k == 2 ? left_bottom : chosen_mv(b, prev);
-      const int prev_dc = k ? b[prev].dc : dc;
-      const int slot = decide_block(f, pl, 0, bx, by, left, prev_dc, gb, lens);
-      entry |= (uint32_t)slot << 3 * k;
-      b = block_sums(f.tr, gb);
-    }
-    table[i] = (uint16_t)entry;
+    /* coding order (0,0), (1,0), (0,1), (1,1); (0,1) follows (1,0) */
+    const int s0 = decide_block(f, pl, 0, 2 * m, 2 * r, left_top, dc, top, lens);
+    const int s1 = right[0][local][s0];
+    const int s2 = decide_block(f, pl, 0, 2 * m, 2 * r + 1, left_bottom,
+                                block_sums(f.tr, top + 1)[s1].dc, bottom, lens);
+    const int s3 = right[1][local][s2];
+    table[i] = (uint16_t)(s0 | s1 << 3 | s2 << 6 | s3 << 9);
     return;
   }
-  i -= luma;
-  const int chroma = 2 * mcus_h * mcus_w * C63_RD_T_COUNT;
+  __syncthreads(); /* lens */
+  const int luma = mcus * kLumaStates;
+  const int i = ((int)blockIdx.x - luma_ctas) * 128 + (int)threadIdx.x;
+  const int chroma = 2 * mcus * C63_RD_T_COUNT;
   if (i >= chroma) return;
   const int s = i % C63_RD_T_COUNT, unit = i / C63_RD_T_COUNT;
   const int bx = unit % mcus_w, row = unit / mcus_w, by = row % mcus_h, c = 1 + row / mcus_h;
@@ -574,9 +590,10 @@ cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref
                        cur, ref, P, rd->frame_tables, rd->trials, rd->list, rd->count);
   if (delta && err == cudaSuccess) {
     const int mcus_h = P.p[0].bh / 2;
-    const long units = (long)mcus_h * (P.p[0].bw / 2) * (kLumaStates + 2 * C63_RD_T_COUNT);
-    err =
-        launch_after(early, table_kernel, (unsigned)((units + 127) / 128), 128, s, f, P, rd->table);
+    const long mcus = (long)mcus_h * (P.p[0].bw / 2);
+    const long ctas =
+        (mcus + kTableMcus - 1) / kTableMcus + (mcus * 2 * C63_RD_T_COUNT + 127) / 128;
+    err = launch_after(early, table_kernel, (unsigned)ctas, 128, s, f, P, rd->table);
     if (err == cudaSuccess)
       err = launch_after(early, resolve_kernel, 3 * mcus_h, kResolveThreads, s, P, rd->table,
                          rd->choice);
