@@ -225,18 +225,19 @@ __device__ __forceinline__ lane_data load_lane(const c63_cu_entropy_geometry &G,
 }
 
 /* The DC of the block coded before this one in its plane (0 for a plane's
- * first), which the reference subtracts. When that block is in the same
- * warp its lane 0 has it; else it comes from memory. Every lane of the warp
- * calls it, for the shuffle. */
+ * first), which the reference subtracts, for lane 0, which codes the head
+ * (other lanes get 0). When that block is in the same warp its lane 0 has
+ * it; else it comes from memory. Every lane of the warp calls it, for the
+ * shuffle. */
 __device__ __forceinline__ int previous_dc(const c63_cu_entropy_geometry &G, const int16_t *coeffs,
-                                           const lane_data &d, int j)
+                                           const lane_data &d, int j, int lane)
 {
   const int first = j - (int)(threadIdx.x & 31) / kLanes; /* the warp's first block */
   const int prev = d.b.prev;                              /* -1 for inactive lanes */
   const bool here = prev >= first;
   const int dc = __shfl_sync(0xffffffffu, lane_coeff(d, 0), here ? (prev - first) * kLanes : 0);
   if (here) return dc;
-  return prev < 0 ? 0 : coeffs[(size_t)locate(G, prev).idx * 64];
+  return prev < 0 || lane ? 0 : coeffs[(size_t)locate(G, prev).idx * 64];
 }
 
 /* A block's head, the bits before its AC coefficients, as up to four codes
@@ -337,7 +338,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = t / kLanes, lane = t % kLanes;
   const lane_data d = load_lane(G, coeffs, j, lane);
-  const int prev_dc = previous_dc(G, coeffs, d, j);
+  const int prev_dc = previous_dc(G, coeffs, d, j, lane);
   block_head head = {{0, 0, 0, 0}, {0, 0, 0, 0}};
   if (d.active && lane == 0) head = make_head(*H, mvs, d, prev_dc);
   bit_counter n;

@@ -47,16 +47,30 @@ namespace
  * shifts instead of a division by the window's width. */
 constexpr int kIndexBits = 14;
 constexpr int kRowShift = 7;
-/* k << kRowShift: candidate row k of a thread's row group in a key */
-__constant__ uint32_t kCandidateRow[32] = {
-    0 << 7,  1 << 7,  2 << 7,  3 << 7,  4 << 7,  5 << 7,  6 << 7,  7 << 7,
-    8 << 7,  9 << 7,  10 << 7, 11 << 7, 12 << 7, 13 << 7, 14 << 7, 15 << 7,
-    16 << 7, 17 << 7, 18 << 7, 19 << 7, 20 << 7, 21 << 7, 22 << 7, 23 << 7,
-    24 << 7, 25 << 7, 26 << 7, 27 << 7, 28 << 7, 29 << 7, 30 << 7, 31 << 7};
+/* k << kRowShift for candidate row k of a thread's row group (up to 32),
+ * the exact keys' addends, read from the constant bank. */
+struct candidate_rows {
+  uint32_t at[32];
+};
+constexpr candidate_rows make_candidate_rows()
+{
+  candidate_rows t{};
+  for (int k = 0; k < 32; k++)
+    t.at[k] = (uint32_t)k << kRowShift;
+  return t;
+}
+__constant__ candidate_rows kCandidateRow = make_candidate_rows();
 /* Searches that fit one warp or half a warp (every range up to 16) run in
  * kWarpGroups warps per plane of a CTA, each group on its own blocks of the
  * strip. */
 constexpr int kWarpGroups = 4;
+
+/* Threads a plane of a CTA has for groups of 2^tpb_log2 threads: kWarpGroups
+ * warps of groups of a warp or less, else one group. */
+__host__ __device__ constexpr int plane_threads_for(int tpb_log2)
+{
+  return tpb_log2 <= 5 ? 32 * kWarpGroups : 1 << tpb_log2;
+}
 /* Blocks per strip at most (see strip_length). On an H200 at 1080p,
  * strips of 4 / 8 / 12 / 16 blocks ran the search in 86 / 78 / 77 / 79 us
  * per frame (one block: 100 us). */
@@ -250,8 +264,7 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
   __shared__ K col_key[MODE == kExact ? 1 : 2 * C63_MAX_SEARCH_RANGE];
 
   const int tpb_log2 = TL ? TL : tpb_log2_arg;
-  /* launch_copies: 4 groups of a warp or less a plane, else one group */
-  const int plane_threads = TL ? (TL <= 5 ? 32 * kWarpGroups : 1 << TL) : (int)blockDim.x / N;
+  const int plane_threads = TL ? plane_threads_for(TL) : (int)blockDim.x / N;
   const int sub = N == 1 ? 0 : (int)threadIdx.x >= plane_threads;
   const int ptid = (int)threadIdx.x - sub * plane_threads; /* thread in the plane's share */
   const int tpb = 1 << tpb_log2;
@@ -418,11 +431,11 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
         if (g * G + G <= ny) {
 #pragma unroll
           for (int k = 0; k < G; k++)
-            least = min(least, sad[k] * ws.sad_scale + kCandidateRow[k]);
+            least = min(least, sad[k] * ws.sad_scale + kCandidateRow.at[k]);
         } else {
 #pragma unroll
           for (int k = 0; k < G; k++)
-            if (g * G + k < ny) least = min(least, sad[k] * ws.sad_scale + kCandidateRow[k]);
+            if (g * G + k < ny) least = min(least, sad[k] * ws.sad_scale + kCandidateRow.at[k]);
         }
         /* the item's first candidate always exists (g < groups) */
         best = min(best, least + base);
@@ -525,9 +538,7 @@ cudaError_t launch_copies(const uint8_t *cur, const uint8_t *ref, const me_plane
                           int tpb_log2, c63_mv *mvs, const me_rd &rd, cudaStream_t s)
 {
   const c63_cu_plane &pl = mp.pl;
-  const int tpb = 1 << tpb_log2;
-  const int ng = tpb <= 32 ? kWarpGroups * 32 / tpb : 1;
-  const int threads = N * ng * tpb;
+  const int threads = N * plane_threads_for(tpb_log2);
   const int strip = strip_length<G, N, COPIES, MODE, TL>(pl, range, threads);
   const window_shape ws = max_window(range, G, strip, COPIES);
   const dim3 grid((pl.bw + strip - 1) / strip, pl.bh);

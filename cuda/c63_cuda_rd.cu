@@ -287,8 +287,14 @@ __device__ __forceinline__ int decide_block(const rd_frame &f, const c63_cu_plan
  * result is the choice of one walk along the row, as the CPU makes it. */
 constexpr int kLumaStates = C63_RD_T_COUNT * C63_RD_T_COUNT;
 
-/* Luma MCUs a CTA of the table kernel fills (kLumaStates threads each). */
-constexpr int kTableMcus = 128 / kLumaStates;
+/* The table kernel's CTAs: first those of luma, kTableMcus MCUs each
+ * (kLumaStates threads an MCU), then those of chroma, a thread a state. */
+constexpr int kTableThreads = 128;
+constexpr int kTableMcus = kTableThreads / kLumaStates;
+__host__ __device__ inline int table_luma_ctas(int mcus)
+{
+  return (mcus + kTableMcus - 1) / kTableMcus;
+}
 
 /* Luma: a CTA per kTableMcus MCUs, a thread per (MCU, state). The right
  * blocks of an MCU depend on the state only through the choice of the
@@ -297,7 +303,7 @@ constexpr int kTableMcus = 128 / kLumaStates;
  * decides only the MCU's left blocks: two decisions a state instead of
  * four. Then chroma: a thread per (plane, block row, block, state). table:
  * a row's units back to back, each unit's states in order. */
-__global__ void __launch_bounds__(128)
+__global__ void __launch_bounds__(kTableThreads)
     table_kernel(rd_frame f, c63_cu_planes P, uint16_t *__restrict__ table)
 {
   __shared__ uint8_t lens[kLenTables][kLenCopy];
@@ -310,7 +316,7 @@ __global__ void __launch_bounds__(128)
     lens[kLenDc1][threadIdx.x] = f.T->len[C63_HUFF_DC1][threadIdx.x];
   }
   const int mcus_w = P.p[0].bw / 2, mcus_h = P.p[0].bh / 2;
-  const int mcus = mcus_h * mcus_w, luma_ctas = (mcus + kTableMcus - 1) / kTableMcus;
+  const int mcus = mcus_h * mcus_w, luma_ctas = table_luma_ctas(mcus);
   if ((int)blockIdx.x < luma_ctas) {
     const int local = threadIdx.x / kLumaStates, s = threadIdx.x % kLumaStates;
     const int unit = (int)blockIdx.x * kTableMcus + local;
@@ -359,7 +365,7 @@ __global__ void __launch_bounds__(128)
   }
   __syncthreads(); /* lens */
   const int luma = mcus * kLumaStates;
-  const int i = ((int)blockIdx.x - luma_ctas) * 128 + (int)threadIdx.x;
+  const int i = ((int)blockIdx.x - luma_ctas) * kTableThreads + (int)threadIdx.x;
   const int chroma = 2 * mcus * C63_RD_T_COUNT;
   if (i >= chroma) return;
   const int s = i % C63_RD_T_COUNT, unit = i / C63_RD_T_COUNT;
@@ -590,10 +596,10 @@ cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref
                        cur, ref, P, rd->frame_tables, rd->trials, rd->list, rd->count);
   if (delta && err == cudaSuccess) {
     const int mcus_h = P.p[0].bh / 2;
-    const long mcus = (long)mcus_h * (P.p[0].bw / 2);
-    const long ctas =
-        (mcus + kTableMcus - 1) / kTableMcus + (mcus * 2 * C63_RD_T_COUNT + 127) / 128;
-    err = launch_after(early, table_kernel, (unsigned)ctas, 128, s, f, P, rd->table);
+    const int mcus = mcus_h * (P.p[0].bw / 2);
+    const int ctas =
+        table_luma_ctas(mcus) + (mcus * 2 * C63_RD_T_COUNT + kTableThreads - 1) / kTableThreads;
+    err = launch_after(early, table_kernel, (unsigned)ctas, kTableThreads, s, f, P, rd->table);
     if (err == cudaSuccess)
       err = launch_after(early, resolve_kernel, 3 * mcus_h, kResolveThreads, s, P, rd->table,
                          rd->choice);
