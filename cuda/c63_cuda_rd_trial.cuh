@@ -288,13 +288,23 @@ struct __align__(16) code_ws
   int16_t coef[64];
   union {
     struct {
-      float cost[64]; /* trellis nodes */
-      int16_t level[64];
-      int8_t pos[64], from[64];
+      float cost[64];    /* trellis nodes */
+      uint32_t link[64]; /* node_link */
     } node;
     trial_buf t;
   };
 };
+
+/* A trellis node's position (bits 0-7), the node before it (8-15) and its
+ * level (16-31), in one word: one store a node. */
+__device__ __forceinline__ uint32_t node_link(int pos, int from, int level)
+{
+  return (uint32_t)pos | (uint32_t)from << 8 | (uint32_t)level << 16;
+}
+__device__ __forceinline__ int node_pos(uint32_t link)
+{
+  return (int)(link & 0xff);
+}
 
 /* The least (c, order) over the 8 threads of a block: the first in the
  * sequential order among equal costs, as a loop with a strict < keeps
@@ -348,42 +358,52 @@ __device__ void group_trellis(code_ws &ws, const uint8_t *quant, const uint8_t *
   int own_k = 0, own_pos = 0;
   float own_cost = 0.0f;
   if (r == 0) {
-    ws.node.pos[0] = 0;
+    ws.node.link[0] = node_link(0, 0, 0);
     ws.node.cost[0] = 0.0f;
   }
   while (__any_sync(kFull, todo != 0)) {
     const bool active = todo != 0;
     const int z = active ? __ffsll((long long)todo) - 1 : 1;
     todo &= todo - 1;
-    const int q = ws.coef[z], aq = active ? abs(q) : 0;
+    const int q = ws.coef[z], aq = active ? abs(q) : 0, qz = quant[z];
     const float o = fabsf(ws.dct[z] / 4.0f);
+    /* A node's cost is ((its predecessor's + the ZRLs') + lambda * the
+     * level's bits) + its error, summed in that order as on the CPU: the
+     * first sum and the code's row depend on the predecessor alone, so each
+     * is made once for both levels tried. Thread r prices its own node
+     * (where it has one) and thread 0 the start too. */
+    const int run_s = z - 1, run_o = z - own_pos - 1;
+    const float base_s = 0.0f + (float)(run_s >> 4) * zrl;
+    const float base_o = own_cost + (float)(run_o >> 4) * zrl;
+    const uint8_t *len_s = ac_len + ((run_s & 15) << 4), *len_o = ac_len + ((run_o & 15) << 4);
+    const bool start = r == 0, own = own_k != 0;
     float best = INFINITY;
     int order = 1 << 30;
+    /* the level kept, then one step nearer zero where that is not zero;
+     * candidates in the CPU's order, the first of equal costs kept */
+#pragma unroll
     for (int ai = 0; ai < 2; ai++) {
       const int a = aq - ai;
       if (a <= 0) break;
-      const float e = o - (float)(4 * ((a * quant[z] + 2) >> 2));
+      const float e = o - (float)(4 * ((a * qz + 2) >> 2));
       const int s = c63_bit_width(a);
       const float here = e * e - o * o;
-#pragma unroll
-      for (int j = 0; j < 2; j++) {
-        if (j ? own_k == 0 : r != 0) continue;
-        const int run = z - (j ? own_pos : 0) - 1;
-        const float c = (j ? own_cost : 0.0f) + (float)(run >> 4) * zrl +
-                        lambda * (float)(ac_len[(run & 15) << 4 | s] + s) + here;
-        if (c < best) {
-          best = c;
-          order = ai * 64 + (j ? own_k : 0);
-        }
+      const float cs = base_s + lambda * (float)(len_s[s] + s) + here;
+      const float co = base_o + lambda * (float)(len_o[s] + s) + here;
+      if (start && cs < best) {
+        best = cs;
+        order = ai * 64;
+      }
+      if (own && co < best) {
+        best = co;
+        order = ai * 64 + own_k;
       }
     }
     group_argmin(best, order);
     if (active) {
       if (r == 0) {
-        ws.node.pos[n] = (int8_t)z;
         ws.node.cost[n] = best;
-        ws.node.level[n] = (int16_t)((q < 0 ? -1 : 1) * (aq - (order >> 6)));
-        ws.node.from[n] = (int8_t)(order & 63);
+        ws.node.link[n] = node_link(z, order & 63, (q < 0 ? -1 : 1) * (aq - (order >> 6)));
       }
       if ((n & 7) == r) {
         own_k = n;
@@ -398,7 +418,8 @@ __device__ void group_trellis(code_ws &ws, const uint8_t *quant, const uint8_t *
   float best = INFINITY;
   int last = 1 << 30;
   for (int k = r; any && k < n; k += 8) {
-    const float c = ws.node.cost[k] + (ws.node.pos[k] < 63 ? lambda * ac_len[0x00] : 0.0f);
+    const float c =
+        ws.node.cost[k] + (node_pos(ws.node.link[k]) < 63 ? lambda * ac_len[0x00] : 0.0f);
     if (c < best) {
       best = c;
       last = k;
@@ -412,8 +433,11 @@ __device__ void group_trellis(code_ws &ws, const uint8_t *quant, const uint8_t *
   }
   __syncwarp();
   if (any && r == 0)
-    for (int k = last; k > 0; k = ws.node.from[k])
-      ws.coef[ws.node.pos[k]] = ws.node.level[k];
+    for (int k = last; k > 0;) {
+      const uint32_t l = ws.node.link[k];
+      ws.coef[node_pos(l)] = (int16_t)(l >> 16);
+      k = (int)(l >> 8 & 0xff);
+    }
   __syncwarp();
 }
 
