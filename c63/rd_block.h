@@ -148,16 +148,9 @@ C63_RD_FN int c63_rd_quantise_level(int y, int q, uint32_t recip, int round8, in
 /* ---- The decision of a delta-frame block (docs/rd.md) ---- */
 
 /* The ways a block of a delta frame is tried: intra, its searched vector,
- * the zero vector, and the searched vectors of the blocks one and two to
- * its left (a reused vector is often one of them). */
-enum {
-  C63_RD_T_INTRA,
-  C63_RD_T_SEARCH,
-  C63_RD_T_ZERO,
-  C63_RD_T_LEFT_SEARCH,
-  C63_RD_T_LEFT2_SEARCH,
-  C63_RD_T_COUNT
-};
+ * the zero vector, and the searched vector of the block to its left (a
+ * reused vector is often that one). */
+enum { C63_RD_T_INTRA, C63_RD_T_SEARCH, C63_RD_T_ZERO, C63_RD_T_LEFT_SEARCH, C63_RD_T_COUNT };
 
 /* What a decision needs of one trial (16 bytes: one load on the GPU). */
 typedef struct c63_rd_sum {
@@ -193,21 +186,16 @@ C63_RD_FN int c63_rd_vector_inside(int w, int h, int mx, int my, c63_mv v)
 }
 
 /* The vector slot k (not C63_RD_T_INTRA) of the block in column bx tries:
- * own, its search's choice; own1 and own2, those of the blocks one and two
- * to its left (bx >= 1, bx >= 2). Each vector is tried once; returns 0
- * where the slot tries none. */
-C63_RD_FN int c63_rd_trial_vector(int k, int bx, c63_mv own, c63_mv own1, c63_mv own2, int w, int h,
-                                  int mx, int my, c63_mv *mv)
+ * own, its search's choice; own1, that of the block to its left (bx >= 1).
+ * Each vector is tried once; returns 0 where the slot tries none. */
+C63_RD_FN int c63_rd_trial_vector(int k, int bx, c63_mv own, c63_mv own1, int w, int h, int mx,
+                                  int my, c63_mv *mv)
 {
   c63_mv v = {0, 0, 1, 0};
   if (k == C63_RD_T_SEARCH) v = own;
   if (k == C63_RD_T_LEFT_SEARCH) {
     if (bx < 1) return 0;
     v = own1;
-  }
-  if (k == C63_RD_T_LEFT2_SEARCH) {
-    if (bx < 2 || c63_rd_same_vector(own2, own1)) return 0;
-    v = own2;
   }
   v.use_mv = 1;
   v.pad_ = 0;
@@ -226,8 +214,6 @@ C63_RD_FN int c63_rd_find_slot(const c63_rd_searched *s, const c63_rd_sum t[C63_
   if (!v.x && !v.y) return C63_RD_T_ZERO;
   if (t[C63_RD_T_LEFT_SEARCH].valid && c63_rd_same_vector(v, t[C63_RD_T_LEFT_SEARCH].mv))
     return C63_RD_T_LEFT_SEARCH;
-  if (t[C63_RD_T_LEFT2_SEARCH].valid && c63_rd_same_vector(v, t[C63_RD_T_LEFT2_SEARCH].mv))
-    return C63_RD_T_LEFT2_SEARCH;
   return -1;
 }
 

@@ -77,23 +77,23 @@ static void try_block(const c63_rd_frame *f, int c, const c63_rd_quantiser *pq, 
 }
 
 /* Try slot s of the block at (bx, by) of plane c, if it holds a vector
- * (c63_rd_trial_vector); own[0..2]: the search's choices of the block and
- * of the two to its left. */
+ * (c63_rd_trial_vector); own[0..1]: the search's choices of the block and
+ * of the one to its left. */
 static void try_slot(const c63_rd_frame *f, int c, const c63_rd_quantiser *pq, int bx, int by,
-                     const c63_mv own[3], int s, block_trials *t)
+                     const c63_mv own[2], int s, block_trials *t)
 {
   const int w = f->g->pad_w[c], mx = bx * 8, my = by * 8;
   c63_mv mv;
   t->sum[s].valid = 0;
-  if (!c63_rd_trial_vector(s, bx, own[0], own[1], own[2], w, f->g->pad_h[c], mx, my, &mv)) return;
+  if (!c63_rd_trial_vector(s, bx, own[0], own[1], w, f->g->pad_h[c], mx, my, &mv)) return;
   try_block(f, c, pq, f->cur[c] + (size_t)my * w + mx,
             f->ref[c] + (size_t)(my + mv.y) * w + mx + mv.x, w, mv, t, s);
 }
 
-/* searched: the search's choices of the two blocks to the left in this
- * block row ([0]: one to the left), which this block's replaces. */
+/* searched: the search's choice of the block to the left in this block
+ * row, which this block's replaces. */
 static void code_block(const c63_rd_frame *f, int c, const c63_rd_quantiser *pq, int bx, int by,
-                       int *prev_dc, uint16_t *sads, c63_mv searched[2])
+                       int *prev_dc, uint16_t *sads, c63_mv *searched)
 {
   const int w = f->g->pad_w[c];
   const size_t idx = (size_t)by * f->g->blocks_w[c] + bx, off = (size_t)by * 8 * w + bx * 8;
@@ -110,23 +110,20 @@ static void code_block(const c63_rd_frame *f, int c, const c63_rd_quantiser *pq,
       f->dsp->sad_window(f->cur[c], f->ref[c], w, p.mx, p.my, p.x0, p.y0, p.x1, p.y1, sads);
     c63_rd_searched s;
     c63_rd_search_best(sads, p.x0, p.y0, p.x1, p.y1, p.mx, p.my, &f->lambda, &s);
-    const c63_mv own[3] = {s.mv, bx >= 1 ? searched[0] : no_mv, bx >= 2 ? searched[1] : no_mv};
-    searched[1] = searched[0];
-    searched[0] = s.mv;
+    const c63_mv own[2] = {s.mv, bx >= 1 ? *searched : no_mv};
+    *searched = s.mv;
     /* The trials the decision can look at: the searched and the zero
-     * vector, and the left neighbour's final vector where a trial of the
-     * blocks to the left's searched vectors holds it (the others stay
-     * invalid; c63_rd_decide never reads them). */
+     * vector, and the left neighbour's final vector where it is that
+     * block's searched vector (otherwise the slot stays invalid;
+     * c63_rd_decide never reads it). The GPU, which cannot know the left
+     * neighbour's choice beforehand, tries that slot wherever it holds a
+     * vector: the same decisions either way. */
     const c63_mv *left = bx ? &f->mvs[c][idx - 1] : NULL;
     try_slot(f, c, pq, bx, by, own, C63_RD_T_SEARCH, &t);
     try_slot(f, c, pq, bx, by, own, C63_RD_T_ZERO, &t);
-    t.sum[C63_RD_T_LEFT_SEARCH].valid = t.sum[C63_RD_T_LEFT2_SEARCH].valid = 0;
-    if (left && left->use_mv) {
-      if (bx >= 1 && c63_rd_same_vector(*left, own[1]))
-        try_slot(f, c, pq, bx, by, own, C63_RD_T_LEFT_SEARCH, &t);
-      else if (bx >= 2 && c63_rd_same_vector(*left, own[2]))
-        try_slot(f, c, pq, bx, by, own, C63_RD_T_LEFT2_SEARCH, &t);
-    }
+    t.sum[C63_RD_T_LEFT_SEARCH].valid = 0;
+    if (left && left->use_mv && bx >= 1 && c63_rd_same_vector(*left, own[1]))
+      try_slot(f, c, pq, bx, by, own, C63_RD_T_LEFT_SEARCH, &t);
     const c63_huff_enc *tabs = c63_huff_enc_tables();
     best = c63_rd_decide(&p, &s, t.sum, left != NULL, left ? *left : no_mv, *prev_dc, f->lambda.ssd,
                          f->lambda.sad_16, tabs[C63_HUFF_MV].len,
@@ -156,9 +153,9 @@ void c63_rd_code_mcu_row(const c63_rd_frame *f, int my)
    * It only enters the estimate of the first block's bits, never the
    * stream (the entropy coder predicts from the decided values). */
   int prev_dc[3] = {0, 0, 0};
-  /* The search's choices of the last two blocks of each block row: luma
-   * has two in an MCU row (by & 1), chroma one. */
-  c63_mv searched[3][2][2];
+  /* The search's choice of the last block of each block row: luma has two
+   * in an MCU row (by & 1), chroma one. */
+  c63_mv searched[3][2];
   memset(searched, 0, sizeof searched);
   c63_rd_quantiser pq[3];
   for (int c = 0; c < 3; c++)
@@ -168,6 +165,6 @@ void c63_rd_code_mcu_row(const c63_rd_frame *f, int my)
     for (int k = 0; k < 6; k++) {
       int c, bx, by;
       c63_mcu_block(mx, my, k, &c, &bx, &by);
-      code_block(f, c, &pq[c], bx, by, &prev_dc[c], sads, searched[c][by & 1]);
+      code_block(f, c, &pq[c], bx, by, &prev_dc[c], sads, &searched[c][by & 1]);
     }
 }

@@ -15,8 +15,8 @@
  *      its block: transformed (the rd transform, in integers), quantised as
  *      trials are, reconstructed by the decoder's arithmetic, with its
  *      squared error, AC bits and SAD: intra, the searched vector, the zero
- *      vector and the searched vectors of the blocks one and two to the
- *      left (c63_rd_trial_vector);
+ *      vector and the searched vector of the block to the left
+ *      (c63_rd_trial_vector);
  *   3. the decisions, by c63_rd_decide, as the CPU makes them in coding
  *      order: a table per unit of an MCU row (an MCU of luma, a block of
  *      chroma) of its choices for every state the blocks before it may
@@ -156,11 +156,10 @@ __global__ void __launch_bounds__(kListThreads)
   const c63_cu_block bp = c63_cu_locate(P, in ? gb : 0);
   const c63_cu_plane &pl = P.p[bp.plane];
   const c63_mv none = {0, 0, 0, 0};
-  c63_mv own = none, own1 = none, own2 = none;
+  c63_mv own = none, own1 = none;
   if (in) {
     own = search[gb].mv;
     if (bp.bx >= 1) own1 = search[gb - 1].mv;
-    if (bp.bx >= 2) own2 = search[gb - 2].mv;
   }
   const int mx = bp.bx * 8, my = bp.by * 8;
   /* each slot's vector (intra's none), and which slots hold a trial */
@@ -171,7 +170,7 @@ __global__ void __launch_bounds__(kListThreads)
   for (int kind = C63_RD_T_SEARCH; kind < C63_RD_T_COUNT; kind++) {
     mv[kind] = none;
     if (!in) continue;
-    if (c63_rd_trial_vector(kind, bp.bx, own, own1, own2, pl.w, pl.h, mx, my, &mv[kind]))
+    if (c63_rd_trial_vector(kind, bp.bx, own, own1, pl.w, pl.h, mx, my, &mv[kind]))
       valid |= 1u << kind;
   }
   int at, total;

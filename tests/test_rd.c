@@ -414,7 +414,6 @@ static void test_choose_vector(void)
     t[C63_RD_T_SEARCH].mv = s.mv;
     t[C63_RD_T_LEFT_SEARCH].mv = left;
     t[C63_RD_T_LEFT_SEARCH].sad = sads[(my + left.y - y0) * 32 + mx + left.x - x0];
-    t[C63_RD_T_LEFT2_SEARCH].valid = 0;
     const c63_rd_place p = {128, 128, mx, my, x0, y0, x1, y1};
     ok &=
         c63_rd_decide(&p, &s, t, 1, left, 0, 1e6f, 1 << 16, mv_len, dc_len) == C63_RD_T_LEFT_SEARCH;
