@@ -397,16 +397,41 @@ __device__ __forceinline__ int luma_state_after(uint32_t e)
 /* The pass along each row: a CTA per (MCU row, plane). Its threads load
  * the row's tables into shared memory, many loads in flight (a warp alone,
  * its lanes' loads one latency after another, took most of the pass's 11
- * us), then one thread follows them from the row's start, and every
- * thread writes the choices of its units. */
+ * us), then follow them in three short walks instead of one long one: the
+ * row is cut into segments, and
+ *  1. a thread per (segment, state it may be entered in) follows its
+ *     segment from that state, for the state it leaves;
+ *  2. one thread goes from segment to segment through those, from the
+ *     row's start, for the state each segment is entered in;
+ *  3. a thread per segment follows it again from that state, for the
+ *     state of each unit;
+ * about 3 sqrt(units) steps in series instead of one a unit (120 at
+ * 1080p). Then every thread writes the choices of its units. */
 constexpr int kResolveThreads = 256;
+
+/* Segments a row of units is cut into: about sqrt(2 units), which makes
+ * the walks' steps in series (2 units / segments + segments) fewest, with
+ * a thread per (segment, state). */
+__device__ __forceinline__ int resolve_segments(int units, int states)
+{
+  int n = 1;
+  while ((n + 1) * (n + 1) <= 2 * units)
+    n++;
+  return min(n, kResolveThreads / states);
+}
+
+/* The tables are loaded in 8-byte words: a row's starts on one. */
+static_assert(C63_RD_T_COUNT * sizeof(uint16_t) % sizeof(uint2) == 0,
+              "a chroma unit's entries are whole 8-byte words");
 
 __global__ void __launch_bounds__(kResolveThreads)
     resolve_kernel(c63_cu_planes P, const uint16_t *__restrict__ table,
                    uint8_t *__restrict__ choice)
 {
-  __shared__ uint16_t row[kMaxRowUnits * kLumaStates];
+  __shared__ __align__(8) uint16_t row[kMaxRowUnits * kLumaStates];
   __shared__ uint8_t state[kMaxRowUnits];
+  __shared__ uint8_t leaves[kResolveThreads]; /* [segment][entry state] */
+  __shared__ uint8_t entered[kResolveThreads];
   wait_for_previous();
   const int mcus_w = P.p[0].bw / 2, mcus_h = P.p[0].bh / 2, tid = threadIdx.x;
   const int c = blockIdx.x % 3, r = blockIdx.x / 3;
@@ -414,17 +439,39 @@ __global__ void __launch_bounds__(kResolveThreads)
   const uint16_t *src = c ? table + (size_t)mcus_h * mcus_w * kLumaStates +
                                 ((size_t)(c - 1) * mcus_h + r) * mcus_w * C63_RD_T_COUNT
                           : table + (size_t)r * mcus_w * kLumaStates;
-  const int n = mcus_w * states;
+  const int words = mcus_w * states / 4;
 #pragma unroll 4
-  for (int i = tid; i < n; i += kResolveThreads)
-    row[i] = src[i];
+  for (int i = tid; i < words; i += kResolveThreads)
+    reinterpret_cast<uint2 *>(row)[i] = reinterpret_cast<const uint2 *>(src)[i];
+  __syncthreads();
+  /* the state after unit u, entered in state s */
+  auto after = [&](int u, int s) {
+    const uint32_t e = row[u * states + s];
+    return c ? (int)e : luma_state_after(e);
+  };
+  const int segs = resolve_segments(mcus_w, states), len = (mcus_w + segs - 1) / segs;
+  if (tid < segs * states) {
+    const int g = tid / states, end = min(mcus_w, (g + 1) * len);
+    int s = tid % states;
+    for (int u = g * len; u < end; u++)
+      s = after(u, s);
+    leaves[tid] = (uint8_t)s;
+  }
   __syncthreads();
   if (tid == 0) {
-    int s = 0;
-    for (int u = 0; u < mcus_w; u++) {
+    int s = 0; /* the row's start: no left neighbour, DC 0 */
+    for (int g = 0; g < segs; g++) {
+      entered[g] = (uint8_t)s;
+      s = leaves[g * states + s];
+    }
+  }
+  __syncthreads();
+  if (tid < segs) {
+    const int end = min(mcus_w, (tid + 1) * len);
+    int s = entered[tid];
+    for (int u = tid * len; u < end; u++) {
       state[u] = (uint8_t)s;
-      const uint32_t e = row[u * states + s];
-      s = c ? (int)e : luma_state_after(e);
+      s = after(u, s);
     }
   }
   __syncthreads();
