@@ -50,6 +50,43 @@ __device__ __forceinline__ c63_cu_block c63_cu_locate(const c63_cu_planes &P, in
 /* The planes of a geometry back to back (Y, U, V), blocks numbered through
  * them in the same order; quantisers and ranges left zero. Returns the
  * frame's padded size in bytes. */
+/* Programmatic dependent launch (sm_90 on). c63_cu_launch_after with early
+ * set launches a kernel that may start before the stream's kernel before
+ * it has ended: its CTAs are placed once every CTA of that one has started
+ * (or called c63_cu_let_next_launch), and it waits in
+ * c63_cu_wait_for_previous until that one has ended and its writes are
+ * visible. Both device calls do nothing in a kernel launched otherwise. */
+__device__ __forceinline__ void c63_cu_let_next_launch()
+{
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+
+__device__ __forceinline__ void c63_cu_wait_for_previous()
+{
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+template <typename... Params, typename... Args>
+cudaError_t c63_cu_launch_after(bool early, void (*kernel)(Params...), dim3 grid, dim3 block,
+                                size_t shmem, cudaStream_t s, Args... args)
+{
+  cudaLaunchAttribute a;
+  a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  a.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t c = {};
+  c.gridDim = grid;
+  c.blockDim = block;
+  c.dynamicSmemBytes = shmem;
+  c.stream = s;
+  c.attrs = &a;
+  c.numAttrs = early ? 1 : 0;
+  return cudaLaunchKernelEx(&c, kernel, static_cast<Params>(args)...);
+}
+
 size_t c63_cu_planes_init(const struct c63_geometry *g, c63_cu_planes *P);
 
 /* Make the backend's context current on the calling thread: the caller's
@@ -114,10 +151,13 @@ cudaError_t c63_cu_motion_search_pair(const uint8_t *cur, const uint8_t *ref, co
  * a and b (U and V) together: for every block the vector of least 16 * SAD
  * + sad_16 * bits over the reference's window, with its cost and raster
  * index, into out (indexed by global block). mv_len: a device copy of the
- * vector table's code lengths (256 entries). */
+ * vector table's code lengths (256 entries). beside (sm_90): launched to
+ * run beside the rd search before it in s, whose results it does not
+ * read; it still ends after it. */
 cudaError_t c63_cu_rd_motion_search(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &a,
                                     const c63_cu_plane *b, const uint8_t *mv_len, int sad_16,
-                                    struct c63_rd_searched *out, cudaStream_t s);
+                                    struct c63_rd_searched *out, cudaStream_t s,
+                                    bool beside = false);
 
 /* pred = ref displaced by each block's vector, zero for use_mv = 0. */
 cudaError_t c63_cu_motion_compensate(const uint8_t *ref, const c63_mv *mvs, const c63_cu_planes &pl,

@@ -117,7 +117,22 @@ struct me_rd {
   int bits;   /* index bits of a key */
   int stride; /* 2 * range */
   c63_rd_searched *out;
+  int beside; /* launched to run beside the kernel before it (below) */
 };
+
+/* The rd mode's chroma search needs nothing of the luma search before it,
+ * so on sm_90 it is launched to run beside it (programmatic launch: its
+ * CTAs are placed once every luma CTA has started, and fill the luma
+ * search's last wave). Every rd search lets the next kernel be placed so
+ * (c63_cu_let_next_launch); the chroma search's last CTA then waits for
+ * the luma search before it ends, so that the kernels after it, which wait
+ * for it to end, see both. Launched normally (exact mode; luma), this
+ * waits for nothing. */
+__device__ __forceinline__ void end_after_previous()
+{
+  if (blockIdx.x == gridDim.x - 1 && blockIdx.y == gridDim.y - 1 && threadIdx.x == 0)
+    c63_cu_wait_for_previous();
+}
 
 /* Shape of a strip's shared memory, the same on host and device. */
 struct window_shape {
@@ -263,6 +278,7 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
    * range indexing it (the same for every block) */
   __shared__ K col_key[MODE == kExact ? 1 : 2 * C63_MAX_SEARCH_RANGE];
 
+  if constexpr (MODE != kExact) c63_cu_let_next_launch();
   const int tpb_log2 = TL ? TL : tpb_log2_arg;
   const int plane_threads = TL ? plane_threads_for(TL) : (int)blockDim.x / N;
   const int sub = N == 1 ? 0 : (int)threadIdx.x >= plane_threads;
@@ -293,6 +309,7 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
       else
         rd_out(rd, mp, sub, blockIdx.y * pl.bw + bx0 + b)[0] = {INT_MAX, 0, {0, 0, 1, 0}};
     }
+    if constexpr (MODE != kExact) end_after_previous();
     return;
   }
   cur += pix_off;
@@ -484,6 +501,7 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
       }
     }
   }
+  if constexpr (MODE != kExact) end_after_previous();
 }
 
 /* Shared memory of a launch with N planes. */
@@ -542,8 +560,13 @@ cudaError_t launch_copies(const uint8_t *cur, const uint8_t *ref, const me_plane
   const int strip = strip_length<G, N, COPIES, MODE, TL>(pl, range, threads);
   const window_shape ws = max_window(range, G, strip, COPIES);
   const dim3 grid((pl.bw + strip - 1) / strip, pl.bh);
-  me_kernel<G, N, COPIES, MODE, TL><<<grid, threads, me_shmem(range, G, strip, COPIES, N), s>>>(
-      cur, ref, mp, strip, tpb_log2, ws, mvs, rd);
+  const size_t shmem = me_shmem(range, G, strip, COPIES, N);
+  /* the rd mode's chroma search beside the luma search (end_after_previous) */
+  if (MODE != kExact && rd.beside)
+    return c63_cu_launch_after(true, me_kernel<G, N, COPIES, MODE, TL>, grid, dim3(threads), shmem,
+                               s, cur, ref, mp, strip, tpb_log2, ws, mvs, rd);
+  me_kernel<G, N, COPIES, MODE, TL>
+      <<<grid, threads, shmem, s>>>(cur, ref, mp, strip, tpb_log2, ws, mvs, rd);
   return cudaGetLastError();
 }
 
@@ -636,12 +659,12 @@ cudaError_t c63_cu_motion_search_pair(const uint8_t *cur, const uint8_t *ref, co
 
 cudaError_t c63_cu_rd_motion_search(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &a,
                                     const c63_cu_plane *b, const uint8_t *mv_len, int sad_16,
-                                    c63_rd_searched *out, cudaStream_t s)
+                                    c63_rd_searched *out, cudaStream_t s, bool beside)
 {
   if (b && !same_geometry(a, *b)) {
-    cudaError_t err = c63_cu_rd_motion_search(cur, ref, a, nullptr, mv_len, sad_16, out, s);
+    cudaError_t err = c63_cu_rd_motion_search(cur, ref, a, nullptr, mv_len, sad_16, out, s, beside);
     return err == cudaSuccess
-               ? c63_cu_rd_motion_search(cur, ref, *b, nullptr, mv_len, sad_16, out, s)
+               ? c63_cu_rd_motion_search(cur, ref, *b, nullptr, mv_len, sad_16, out, s, false)
                : err;
   }
   const int range = a.range < 0 ? 0 : a.range;
@@ -651,6 +674,7 @@ cudaError_t c63_cu_rd_motion_search(const uint8_t *cur, const uint8_t *ref, cons
   rd.sad_16 = sad_16;
   rd.stride = 2 * range;
   rd.out = out;
+  rd.beside = beside;
   /* Index bits: every dy * stride + dx below stride^2. The largest cost:
    * 16 * 64 * 255 plus the bits of the longest vector of the range. */
   rd.bits = 0;

@@ -27,7 +27,8 @@
  *      reconstruction (the decoder's arithmetic) for the next frame's
  *      reference, by the 8 threads of its block.
  *
- * The kernels after the search are launched early on sm_90 (launch_after).
+ * The kernels after the search are launched early on sm_90
+ * (c63_cu_launch_after).
  * Keyframes have one candidate per block (intra) and need only 4, which
  * transforms each block itself. The per-block arithmetic shared with the
  * CPU is in c63/rd_block.h; the reconstruction (c63_cuda_dct.cuh) follows
@@ -55,34 +56,12 @@ namespace
  *
  * Each kernel of a frame reads what the one before it wrote, on one
  * stream. On sm_90 a kernel may be launched before the one before it ends
- * (programmatic dependent launch): its CTAs are placed while the other's
- * last ones run, and wait in wait_for_previous() until it has finished and
- * its writes are visible. That hides most of the gap between the kernels,
+ * (c63_cu_launch_after): its CTAs are placed while the other's last ones
+ * run, and wait in c63_cu_wait_for_previous() until it has finished and its
+ * writes are visible. That hides most of the gap between the kernels,
  * which a frame of seven short kernels felt (a one-CTA kernel more cost 2%
  * of the frame rate, H100). Every kernel so launched calls
- * wait_for_previous() before it touches global memory. */
-__device__ __forceinline__ void wait_for_previous()
-{
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-template <typename... Params, typename... Args>
-cudaError_t launch_after(bool early, void (*kernel)(Params...), unsigned grid, unsigned block,
-                         cudaStream_t s, Args... args)
-{
-  cudaLaunchAttribute a;
-  a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  a.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t c = {};
-  c.gridDim = dim3(grid);
-  c.blockDim = dim3(block);
-  c.stream = s;
-  c.attrs = &a;
-  c.numAttrs = early ? 1 : 0;
-  return cudaLaunchKernelEx(&c, kernel, static_cast<Params>(args)...);
-}
+ * c63_cu_wait_for_previous() before it touches global memory. */
 
 /* A frame's trials: C63_RD_T_COUNT slots of every block (c63/rd_block.h),
  * their summaries block by block (slot k of block gb at gb *
@@ -133,7 +112,7 @@ __global__ void __launch_bounds__(kListThreads)
                 rd_item *__restrict__ list, uint32_t *__restrict__ count,
                 const rd_tables *__restrict__ T, trial_tables *__restrict__ tables)
 {
-  wait_for_previous();
+  c63_cu_wait_for_previous();
   /* the frame's tables for the kernels after this one, by its last CTA
    * (the others have more blocks to list) */
   if (blockIdx.x == gridDim.x - 1) build_trial_tables(*tables, P, *T);
@@ -199,7 +178,7 @@ __global__ void __launch_bounds__(kTrialThreads, kTrialCtas)
 {
   __shared__ trial_tables tb;
   __shared__ trial_buf buf[kTrialsPerCta];
-  wait_for_previous();
+  c63_cu_wait_for_previous();
   const int n = (int)*count;
   /* a CTA past the list's end leaves at once, before any barrier */
   if ((int)blockIdx.x * kTrialsPerCta >= n) return;
@@ -308,7 +287,7 @@ __global__ void __launch_bounds__(kTableThreads)
   __shared__ uint8_t lens[kLenTables][kLenCopy];
   /* [MCU][choice of (0,0) or (0,1)]: the choice of (1,0) or (1,1) */
   __shared__ uint8_t right[2][kTableMcus][C63_RD_T_COUNT];
-  wait_for_previous();
+  c63_cu_wait_for_previous();
   if (threadIdx.x < kLenCopy) {
     lens[kLenMv][threadIdx.x] = f.T->len[C63_HUFF_MV][threadIdx.x];
     lens[kLenDc0][threadIdx.x] = f.T->len[C63_HUFF_DC0][threadIdx.x];
@@ -432,7 +411,7 @@ __global__ void __launch_bounds__(kResolveThreads)
   __shared__ uint8_t state[kMaxRowUnits];
   __shared__ uint8_t leaves[kResolveThreads]; /* [segment][entry state] */
   __shared__ uint8_t entered[kResolveThreads];
-  wait_for_previous();
+  c63_cu_wait_for_previous();
   const int mcus_w = P.p[0].bw / 2, mcus_h = P.p[0].bh / 2, tid = threadIdx.x;
   const int c = blockIdx.x % 3, r = blockIdx.x / 3;
   const int states = c ? C63_RD_T_COUNT : kLumaStates;
@@ -504,7 +483,7 @@ __global__ void __launch_bounds__(8 * kCodeBlocks)
 {
   __shared__ trial_tables tb;
   __shared__ code_ws ws[kCodeBlocks];
-  wait_for_previous();
+  c63_cu_wait_for_previous();
   /* the trials kernel has read the count of the list: zero for the next
    * frame's list */
   if (count && blockIdx.x == 0 && threadIdx.x == 0) *count = 0;
@@ -621,8 +600,8 @@ cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref
     cudaError_t err =
         c63_cu_rd_motion_search(cur, ref, P.p[0], nullptr, mv_len, lambda_sad_16, rd->search, s);
     if (err == cudaSuccess && P.n == 3)
-      err =
-          c63_cu_rd_motion_search(cur, ref, P.p[1], &P.p[2], mv_len, lambda_sad_16, rd->search, s);
+      err = c63_cu_rd_motion_search(cur, ref, P.p[1], &P.p[2], mv_len, lambda_sad_16, rd->search, s,
+                                    rd->early_launch);
     if (err != cudaSuccess) return err;
   }
   /* The count of the list is 0 here: zeroed at creation, and again by
@@ -630,30 +609,32 @@ cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref
   const bool early = rd->early_launch;
   cudaError_t err = cudaSuccess;
   if (delta)
-    err =
-        launch_after(early, list_kernel, (nb + kListThreads - 1) / kListThreads, kListThreads, s, P,
-                     rd->search, rd->trials, rd->list, rd->count, rd->tables, rd->frame_tables);
+    err = c63_cu_launch_after(early, list_kernel, (nb + kListThreads - 1) / kListThreads,
+                              kListThreads, 0, s, P, rd->search, rd->trials, rd->list, rd->count,
+                              rd->tables, rd->frame_tables);
   /* as many trials as the list may hold; CTAs past its length return at
    * once (keyframes have none: the coding kernel transforms each block) */
   const long trials = (long)nb * C63_RD_T_COUNT;
   if (delta && err == cudaSuccess)
-    err = launch_after(early, trials_kernel,
-                       (unsigned)((trials + kTrialsPerCta - 1) / kTrialsPerCta), kTrialThreads, s,
-                       cur, ref, P, rd->frame_tables, rd->trials, rd->list, rd->count);
+    err = c63_cu_launch_after(
+        early, trials_kernel, (unsigned)((trials + kTrialsPerCta - 1) / kTrialsPerCta),
+        kTrialThreads, 0, s, cur, ref, P, rd->frame_tables, rd->trials, rd->list, rd->count);
   if (delta && err == cudaSuccess) {
     const int mcus_h = P.p[0].bh / 2;
     const int mcus = mcus_h * (P.p[0].bw / 2);
     const int ctas =
         table_luma_ctas(mcus) + (mcus * 2 * C63_RD_T_COUNT + kTableThreads - 1) / kTableThreads;
-    err = launch_after(early, table_kernel, (unsigned)ctas, kTableThreads, s, f, P, rd->table);
+    err = c63_cu_launch_after(early, table_kernel, (unsigned)ctas, kTableThreads, 0, s, f, P,
+                              rd->table);
     if (err == cudaSuccess)
-      err = launch_after(early, resolve_kernel, 3 * mcus_h, kResolveThreads, s, P, rd->table,
-                         rd->choice);
+      err = c63_cu_launch_after(early, resolve_kernel, 3 * mcus_h, kResolveThreads, 0, s, P,
+                                rd->table, rd->choice);
   }
   if (err == cudaSuccess)
-    err = launch_after(early, code_kernel, (nb + kCodeBlocks - 1) / kCodeBlocks, 8 * kCodeBlocks, s,
-                       cur, ref, P, rd->frame_tables, lambda_ssd, rd->trials,
-                       delta ? rd->choice : nullptr, coeffs, mvs, recon, rd->count);
+    err = c63_cu_launch_after(early, code_kernel, (nb + kCodeBlocks - 1) / kCodeBlocks,
+                              8 * kCodeBlocks, 0, s, cur, ref, P, rd->frame_tables, lambda_ssd,
+                              rd->trials, delta ? rd->choice : nullptr, coeffs, mvs, recon,
+                              rd->count);
   if (err != cudaSuccess) return err;
   return cudaGetLastError();
 }
