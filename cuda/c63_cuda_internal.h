@@ -47,9 +47,6 @@ __device__ __forceinline__ c63_cu_block c63_cu_locate(const c63_cu_planes &P, in
   return {p, b - by * P.p[p].bw, by};
 }
 
-/* The planes of a geometry back to back (Y, U, V), blocks numbered through
- * them in the same order; quantisers and ranges left zero. Returns the
- * frame's padded size in bytes. */
 /* Programmatic dependent launch (sm_90 on). c63_cu_launch_after with early
  * set launches a kernel that may start before the stream's kernel before
  * it has ended: its CTAs are placed once every CTA of that one has started
@@ -87,6 +84,9 @@ cudaError_t c63_cu_launch_after(bool early, void (*kernel)(Params...), dim3 grid
   return cudaLaunchKernelEx(&c, kernel, static_cast<Params>(args)...);
 }
 
+/* The planes of a geometry back to back (Y, U, V), blocks numbered through
+ * them in the same order; quantisers and ranges left zero. Returns the
+ * frame's padded size in bytes. */
 size_t c63_cu_planes_init(const struct c63_geometry *g, c63_cu_planes *P);
 
 /* Make the backend's context current on the calling thread: the caller's
