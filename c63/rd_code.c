@@ -122,7 +122,7 @@ static void code_block(const c63_rd_frame *f, int c, const c63_rd_quantiser *pq,
     try_slot(f, c, pq, bx, by, own, C63_RD_T_SEARCH, &t);
     try_slot(f, c, pq, bx, by, own, C63_RD_T_ZERO, &t);
     t.sum[C63_RD_T_LEFT_SEARCH].valid = 0;
-    if (left && left->use_mv && bx >= 1 && c63_rd_same_vector(*left, own[1]))
+    if (left && left->use_mv && c63_rd_same_vector(*left, own[1]))
       try_slot(f, c, pq, bx, by, own, C63_RD_T_LEFT_SEARCH, &t);
     const c63_huff_enc *tabs = c63_huff_enc_tables();
     best = c63_rd_decide(&p, &s, t.sum, left != NULL, left ? *left : no_mv, *prev_dc, f->lambda.ssd,

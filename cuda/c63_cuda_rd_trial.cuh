@@ -305,6 +305,14 @@ __device__ __forceinline__ int node_pos(uint32_t link)
 {
   return (int)(link & 0xff);
 }
+__device__ __forceinline__ int node_from(uint32_t link)
+{
+  return (int)(link >> 8 & 0xff);
+}
+__device__ __forceinline__ int16_t node_level(uint32_t link)
+{
+  return (int16_t)(link >> 16);
+}
 
 /* The least (c, order) over the 8 threads of a block: the first in the
  * sequential order among equal costs, as a loop with a strict < keeps
@@ -435,8 +443,8 @@ __device__ void group_trellis(code_ws &ws, const uint8_t *quant, const uint8_t *
   if (any && r == 0)
     for (int k = last; k > 0;) {
       const uint32_t l = ws.node.link[k];
-      ws.coef[node_pos(l)] = (int16_t)(l >> 16);
-      k = (int)(l >> 8 & 0xff);
+      ws.coef[node_pos(l)] = node_level(l);
+      k = node_from(l);
     }
   __syncwarp();
 }
