@@ -1,5 +1,5 @@
 /* The format's float transform on the GPU, a 1-D pass of 8 values a call:
- * the reference's cosine table as constant-bank operands (the unrolled
+ * the reference's cosine table as immediate operands (dct_k; the unrolled
  * loops index it at compile time), each product and sum one IEEE single-precision
  * operation in the C oracle's order (c63/dsp_c.c; __fmul_rn/__fadd_rn,
  * which nvcc never contracts into an FMA). Shared by the exact mode's
@@ -14,8 +14,12 @@
 namespace
 {
 
-/* c63_dct_lookup: the reference's 6-decimal float literals, row j. */
-__constant__ float kDct[64] = {
+/* c63_dct_lookup: the reference's 6-decimal float literals, row j. Kept to
+ * check dct_k against, at compile time. */
+struct dct_table {
+  float v[64];
+};
+constexpr dct_table kDctLiterals = {{
     1.0f, 0.980785f,  0.923880f,  0.831470f,  0.707107f,  0.555570f,  0.382683f,  0.195090f,
     1.0f, 0.831470f,  0.382683f,  -0.195090f, -0.707107f, -0.980785f, -0.923880f, -0.555570f,
     1.0f, 0.555570f,  -0.382683f, -0.980785f, -0.707107f, 0.195090f,  0.923880f,  0.831470f,
@@ -24,7 +28,40 @@ __constant__ float kDct[64] = {
     1.0f, -0.555570f, -0.382683f, 0.980785f,  -0.707107f, -0.195090f, 0.923880f,  -0.831470f,
     1.0f, -0.831470f, 0.382683f,  0.195090f,  -0.707107f, 0.980785f,  -0.923880f, 0.555570f,
     1.0f, -0.980785f, 0.923880f,  -0.831470f, 0.707107f,  -0.555570f, 0.382683f,  -0.195090f,
-};
+}};
+
+/* c63_dct_lookup[j][i], which is cos((2j + 1) i pi / 16) to 6 decimals:
+ * the literal for m = (2j + 1) i folded into 0..8 (cos m pi / 16). A
+ * function of the indices rather than a __constant__ array: the unrolled
+ * passes call it with constants, so each product takes its factor as an
+ * immediate operand. From the array, ptxas loaded every factor into a
+ * uniform register first, an instruction per product (of the rd trials'
+ * 1700, 134). */
+__host__ __device__ constexpr float dct_k(int j, int i)
+{
+  int m = (2 * j + 1) * i % 32;
+  if (m > 16) m = 32 - m;
+  const bool negative = m > 8;
+  if (negative) m = 16 - m;
+  const float c = m == 0   ? 1.0f
+                  : m == 1 ? 0.980785f
+                  : m == 2 ? 0.923880f
+                  : m == 3 ? 0.831470f
+                  : m == 4 ? 0.707107f
+                  : m == 5 ? 0.555570f
+                  : m == 6 ? 0.382683f
+                  : m == 7 ? 0.195090f
+                           : 0.0f;
+  return negative ? -c : c;
+}
+
+constexpr bool dct_k_matches_literals()
+{
+  for (int n = 0; n < 64; n++)
+    if (dct_k(n / 8, n % 8) != kDctLiterals.v[n]) return false;
+  return true;
+}
+static_assert(dct_k_matches_literals(), "dct_k is the reference's table");
 
 /* Zig-zag index of the coefficient at row v, column u: diagonals s = u + v
  * from the top left, odd ones walked downwards, even ones upwards; the
@@ -94,10 +131,10 @@ template <bool kInverse> __device__ __forceinline__ void pass_1d(const float in[
 {
 #pragma unroll
   for (int i = 0; i < 8; i++) {
-    float acc = __fmul_rn(in[0], kInverse ? kDct[i * 8] : kDct[i]);
+    float acc = __fmul_rn(in[0], kInverse ? dct_k(i, 0) : dct_k(0, i));
 #pragma unroll
     for (int j = 1; j < 8; j++)
-      acc = __fadd_rn(acc, __fmul_rn(in[j], kInverse ? kDct[i * 8 + j] : kDct[j * 8 + i]));
+      acc = __fadd_rn(acc, __fmul_rn(in[j], kInverse ? dct_k(i, j) : dct_k(j, i)));
     out[i] = acc;
   }
 }
@@ -116,7 +153,7 @@ __device__ __forceinline__ void idct_pass_sparse(const float in[8], float out[8]
     if (__any_sync(0xffffffffu, in[j] != 0.0f))
 #pragma unroll
       for (int i = 0; i < 8; i++)
-        out[i] = __fadd_rn(out[i], __fmul_rn(in[j], kDct[i * 8 + j]));
+        out[i] = __fadd_rn(out[i], __fmul_rn(in[j], dct_k(i, j)));
 }
 
 /* x * a(u) * a(v) in the oracle's order, a(0) = 1 / sqrt(2), a(k) = 1:

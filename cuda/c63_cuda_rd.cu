@@ -116,10 +116,11 @@ __global__ void __launch_bounds__(kListThreads)
   /* the frame's tables for the kernels after this one, by its last CTA
    * (the others have more blocks to list) */
   if (blockIdx.x == gridDim.x - 1) build_trial_tables(*tables, P, *T);
-  using scan = cub::BlockScan<int, kListThreads>;
+  using scan = cub::BlockScan<unsigned long long, kListThreads>;
   __shared__ typename scan::TempStorage temp;
   __shared__ uint32_t base;
   __shared__ rd_item staged[kListThreads * C63_RD_T_COUNT];
+  static_assert(kListThreads < 1 << 16, "a kind's count fits 16 bits");
   static_assert(sizeof(c63_rd_sum) * C63_RD_T_COUNT % sizeof(uint4) == 0,
                 "a block's summaries are whole 16-byte words");
   {
@@ -152,12 +153,23 @@ __global__ void __launch_bounds__(kListThreads)
     if (c63_rd_trial_vector(kind, bp.bx, own, own1, pl.w, pl.h, mx, my, &mv[kind]))
       valid |= 1u << kind;
   }
-  int at, total;
-  scan(temp).ExclusiveSum(__popc(valid), at, total);
+  /* The CTA's part of the list kind by kind: a warp's four trials are
+   * then mostly of one kind, so its votes skip more (an intra trial has
+   * levels in most columns, which the vector trials beside it would
+   * otherwise share; docs/rd.md). One scan of the counts, 16 bits a
+   * kind. */
+  unsigned long long mine = 0, before, totals;
+#pragma unroll
+  for (int kind = 0; kind < C63_RD_T_COUNT; kind++)
+    mine |= (unsigned long long)(valid >> kind & 1) << (16 * kind);
+  scan(temp).ExclusiveSum(mine, before, totals);
+  int total = 0;
 #pragma unroll
   for (int kind = 0; kind < C63_RD_T_COUNT; kind++) {
+    const int at = total + (int)(before >> (16 * kind) & 0xffff);
+    total += (int)(totals >> (16 * kind) & 0xffff);
     if (!(valid >> kind & 1)) continue;
-    staged[at++] = rd_item{
+    staged[at] = rd_item{
         gb, (int16_t)bp.bx, (int16_t)bp.by, mv[kind], (uint8_t)bp.plane, (uint8_t)kind, {0, 0}};
   }
   if (threadIdx.x == 0) base = atomicAdd(count, (uint32_t)total);
