@@ -224,6 +224,42 @@ typedef struct c63_rd_place {
   int x0, y0, x1, y1; /* its search window, [x0, x1) x [y0, y1) */
 } c63_rd_place;
 
+/* The rd mode's chroma search: no full search of the window, but the
+ * vectors the searches of the co-located luma blocks (the MCU's four, in
+ * coding order) chose, halved toward zero, and the zero vector, each where
+ * it lies in the window (c63_me_window). Candidate k (0..4) of the block
+ * at p; 0 where it has none. Candidates may repeat: a repeat has the same
+ * cost and raster index, and c63_rd_chroma_consider keeps the first. */
+C63_RD_FN int c63_rd_chroma_candidate(const c63_mv luma[4], int k, const c63_rd_place *p, c63_mv *v)
+{
+  c63_mv c = {0, 0, 1, 0};
+  if (k < 4) {
+    c.x = (int8_t)(luma[k].x / 2);
+    c.y = (int8_t)(luma[k].y / 2);
+  }
+  const int x = p->mx + c.x, y = p->my + c.y;
+  if (x < p->x0 || x >= p->x1 || y < p->y0 || y >= p->y1) return 0;
+  *v = c;
+  return 1;
+}
+
+/* Candidate v with SAD sad against the best so far (start: cost INT32_MAX,
+ * index 0, the zero vector): the search's cost, 16 * SAD + sad_16 * bits,
+ * and its raster index in the window, the least cost and then the first
+ * index winning, as c63_rd_search_best chooses. */
+C63_RD_FN void c63_rd_chroma_consider(int sad, c63_mv v, const c63_rd_place *p, int sad_16,
+                                      const uint8_t *mv_len, c63_rd_searched *best)
+{
+  const int cost =
+      16 * sad + sad_16 * (2 + c63_rd_value_bits(mv_len, v.y) + c63_rd_value_bits(mv_len, v.x));
+  const int index = (p->my + v.y - p->y0) * (p->x1 - p->x0) + (p->mx + v.x - p->x0);
+  if (cost < best->cost || (cost == best->cost && index < best->index)) {
+    best->cost = cost;
+    best->index = index;
+    best->mv = v;
+  }
+}
+
 /* One inter candidate of c63_rd_decide, vector v, against the best so
  * far: the first of equal costs, but intra only when strictly cheaper. */
 C63_RD_FN void c63_rd_consider(const c63_rd_searched *s, const c63_rd_sum t[C63_RD_T_COUNT],

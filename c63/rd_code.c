@@ -2,6 +2,8 @@
  * decided by the rules of rd.h and rd_block.h, which the GPU shares
  * (cuda/c63_cuda_rd.cu).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "c63.h"
@@ -90,10 +92,35 @@ static void try_slot(const c63_rd_frame *f, int c, const c63_rd_quantiser *pq, i
             f->ref[c] + (size_t)(my + mv.y) * w + mx + mv.x, w, mv, t, s);
 }
 
+/* The chroma search of the block at p of plane c (c63_rd_chroma_candidate):
+ * luma holds the search's choices of the MCU's luma blocks. */
+static void chroma_search(const c63_rd_frame *f, int c, const c63_rd_place *p, const c63_mv luma[4],
+                          c63_rd_searched *s)
+{
+  const int w = p->w;
+  const uint8_t *cur = f->cur[c] + (size_t)p->my * w + p->mx;
+  const uint8_t *mv_len = c63_huff_enc_tables()[C63_HUFF_MV].len;
+  s->cost = INT32_MAX;
+  s->index = 0;
+  s->mv = (c63_mv){0, 0, 1, 0};
+  for (int k = 0; k < 5; k++) {
+    c63_mv v;
+    if (!c63_rd_chroma_candidate(luma, k, p, &v)) continue;
+    const uint8_t *ref = f->ref[c] + (size_t)(p->my + v.y) * w + p->mx + v.x;
+    int sad = 0;
+    for (int j = 0; j < 8; j++)
+      for (int i = 0; i < 8; i++)
+        sad += abs(cur[j * w + i] - ref[j * w + i]);
+    c63_rd_chroma_consider(sad, v, p, f->lambda.sad_16, mv_len, s);
+  }
+}
+
 /* searched: the search's choice of the block to the left in this block
- * row, which this block's replaces. */
+ * row, which this block's replaces; luma: the search's choices of the
+ * current MCU's luma blocks, which a luma block fills in and a chroma
+ * block reads. */
 static void code_block(const c63_rd_frame *f, int c, const c63_rd_quantiser *pq, int bx, int by,
-                       int *prev_dc, uint16_t *sads, c63_mv *searched)
+                       int *prev_dc, uint16_t *sads, c63_mv *searched, c63_mv luma[4])
 {
   const int w = f->g->pad_w[c];
   const size_t idx = (size_t)by * f->g->blocks_w[c] + bx, off = (size_t)by * 8 * w + bx * 8;
@@ -106,10 +133,15 @@ static void code_block(const c63_rd_frame *f, int c, const c63_rd_quantiser *pq,
     c63_rd_place p = {w, f->g->pad_h[c], bx * 8, by * 8, 0, 0, 0, 0};
     const int range = c ? f->search_range / 2 : f->search_range;
     c63_me_window(p.mx, p.my, p.w, p.h, range, &p.x0, &p.y0, &p.x1, &p.y1);
-    if (p.x1 > p.x0 && p.y1 > p.y0)
-      f->dsp->sad_window(f->cur[c], f->ref[c], w, p.mx, p.my, p.x0, p.y0, p.x1, p.y1, sads);
     c63_rd_searched s;
-    c63_rd_search_best(sads, p.x0, p.y0, p.x1, p.y1, p.mx, p.my, &f->lambda, &s);
+    if (c) {
+      chroma_search(f, c, &p, luma, &s);
+    } else {
+      if (p.x1 > p.x0 && p.y1 > p.y0)
+        f->dsp->sad_window(f->cur[c], f->ref[c], w, p.mx, p.my, p.x0, p.y0, p.x1, p.y1, sads);
+      c63_rd_search_best(sads, p.x0, p.y0, p.x1, p.y1, p.mx, p.my, &f->lambda, &s);
+    }
+    if (!c) luma[(by & 1) * 2 + (bx & 1)] = s.mv;
     const c63_mv own[2] = {s.mv, bx >= 1 ? *searched : no_mv};
     *searched = s.mv;
     /* The trials the decision can look at: the searched and the zero
@@ -156,6 +188,8 @@ void c63_rd_code_mcu_row(const c63_rd_frame *f, int my)
   /* The search's choice of the last block of each block row: luma has two
    * in an MCU row (by & 1), chroma one. */
   c63_mv searched[3][2];
+  /* the searches' choices of the current MCU's luma blocks */
+  c63_mv luma[4];
   memset(searched, 0, sizeof searched);
   c63_rd_quantiser pq[3];
   for (int c = 0; c < 3; c++)
@@ -165,6 +199,6 @@ void c63_rd_code_mcu_row(const c63_rd_frame *f, int my)
     for (int k = 0; k < 6; k++) {
       int c, bx, by;
       c63_mcu_block(mx, my, k, &c, &bx, &by);
-      code_block(f, c, &pq[c], bx, by, &prev_dc[c], sads, &searched[c][by & 1]);
+      code_block(f, c, &pq[c], bx, by, &prev_dc[c], sads, &searched[c][by & 1], luma);
     }
 }

@@ -147,17 +147,14 @@ cudaError_t c63_cu_motion_search(const uint8_t *cur, const uint8_t *ref, const c
 cudaError_t c63_cu_motion_search_pair(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &a,
                                       const c63_cu_plane &b, c63_mv *mvs, cudaStream_t s);
 
-/* The rd mode's search (c63/rd.c, c63_rd_search_best) of plane a, or of
- * a and b (U and V) together: for every block the vector of least 16 * SAD
- * + sad_16 * bits over the reference's window, with its cost and raster
- * index, into out (indexed by global block). mv_len: a device copy of the
- * vector table's code lengths (256 entries). beside (sm_90): launched to
- * run beside the rd search before it in s, whose results it does not
- * read; it still ends after it. */
-cudaError_t c63_cu_rd_motion_search(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &a,
-                                    const c63_cu_plane *b, const uint8_t *mv_len, int sad_16,
-                                    struct c63_rd_searched *out, cudaStream_t s,
-                                    bool beside = false);
+/* The rd mode's luma search (c63/rd.c, c63_rd_search_best) of plane pl:
+ * for every block the vector of least 16 * SAD + sad_16 * bits over the
+ * reference's window, with its cost and raster index, into out (indexed by
+ * global block). mv_len: a device copy of the vector table's code lengths
+ * (256 entries). Its CTAs let the next kernel launch early (sm_90). */
+cudaError_t c63_cu_rd_motion_search(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &pl,
+                                    const uint8_t *mv_len, int sad_16, struct c63_rd_searched *out,
+                                    cudaStream_t s);
 
 /* pred = ref displaced by each block's vector, zero for use_mv = 0. */
 cudaError_t c63_cu_motion_compensate(const uint8_t *ref, const c63_mv *mvs, const c63_cu_planes &pl,

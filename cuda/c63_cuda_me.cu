@@ -117,22 +117,7 @@ struct me_rd {
   int bits;   /* index bits of a key */
   int stride; /* 2 * range */
   c63_rd_searched *out;
-  int beside; /* launched to run beside the kernel before it (below) */
 };
-
-/* The rd mode's chroma search needs nothing of the luma search before it,
- * so on sm_90 it is launched to run beside it (programmatic launch: its
- * CTAs are placed once every luma CTA has started, and fill the luma
- * search's last wave). Every rd search lets the next kernel be placed so
- * (c63_cu_let_next_launch); the chroma search's last CTA then waits for
- * the luma search before it ends, so that the kernels after it, which wait
- * for it to end, see both. Launched normally (exact mode; luma), this
- * waits for nothing. */
-__device__ __forceinline__ void end_after_previous()
-{
-  if (blockIdx.x == gridDim.x - 1 && blockIdx.y == gridDim.y - 1 && threadIdx.x == 0)
-    c63_cu_wait_for_previous();
-}
 
 /* Shape of a strip's shared memory, the same on host and device. */
 struct window_shape {
@@ -309,7 +294,6 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
       else
         rd_out(rd, mp, sub, blockIdx.y * pl.bw + bx0 + b)[0] = {INT_MAX, 0, {0, 0, 1, 0}};
     }
-    if constexpr (MODE != kExact) end_after_previous();
     return;
   }
   cur += pix_off;
@@ -501,7 +485,6 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
       }
     }
   }
-  if constexpr (MODE != kExact) end_after_previous();
 }
 
 /* Shared memory of a launch with N planes. */
@@ -561,10 +544,6 @@ cudaError_t launch_copies(const uint8_t *cur, const uint8_t *ref, const me_plane
   const window_shape ws = max_window(range, G, strip, COPIES);
   const dim3 grid((pl.bw + strip - 1) / strip, pl.bh);
   const size_t shmem = me_shmem(range, G, strip, COPIES, N);
-  /* the rd mode's chroma search beside the luma search (end_after_previous) */
-  if (MODE != kExact && rd.beside)
-    return c63_cu_launch_after(true, me_kernel<G, N, COPIES, MODE, TL>, grid, dim3(threads), shmem,
-                               s, cur, ref, mp, strip, tpb_log2, ws, mvs, rd);
   me_kernel<G, N, COPIES, MODE, TL>
       <<<grid, threads, shmem, s>>>(cur, ref, mp, strip, tpb_log2, ws, mvs, rd);
   return cudaGetLastError();
@@ -657,24 +636,17 @@ cudaError_t c63_cu_motion_search_pair(const uint8_t *cur, const uint8_t *ref, co
   return search<2, kExact>(cur, ref, make_planes(a, &b), mvs, me_rd{}, s);
 }
 
-cudaError_t c63_cu_rd_motion_search(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &a,
-                                    const c63_cu_plane *b, const uint8_t *mv_len, int sad_16,
-                                    c63_rd_searched *out, cudaStream_t s, bool beside)
+cudaError_t c63_cu_rd_motion_search(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &pl,
+                                    const uint8_t *mv_len, int sad_16, c63_rd_searched *out,
+                                    cudaStream_t s)
 {
-  if (b && !same_geometry(a, *b)) {
-    cudaError_t err = c63_cu_rd_motion_search(cur, ref, a, nullptr, mv_len, sad_16, out, s, beside);
-    return err == cudaSuccess
-               ? c63_cu_rd_motion_search(cur, ref, *b, nullptr, mv_len, sad_16, out, s, false)
-               : err;
-  }
-  const int range = a.range < 0 ? 0 : a.range;
+  const int range = pl.range < 0 ? 0 : pl.range;
   if (range > 64) return cudaErrorInvalidValue;
   me_rd rd;
   rd.mv_len = mv_len;
   rd.sad_16 = sad_16;
   rd.stride = 2 * range;
   rd.out = out;
-  rd.beside = beside;
   /* Index bits: every dy * stride + dx below stride^2. The largest cost:
    * 16 * 64 * 255 plus the bits of the longest vector of the range. */
   rd.bits = 0;
@@ -687,12 +659,8 @@ cudaError_t c63_cu_rd_motion_search(const uint8_t *cur, const uint8_t *ref, cons
     vbits = b > vbits ? b : vbits;
   }
   const long long max_cost = 16LL * 64 * 255 + (long long)sad_16 * (2 + 2 * vbits);
-  const me_planes mp = make_planes(a, b);
-  if (max_cost < (1LL << (32 - rd.bits))) {
-    return b ? search<2, kRd32>(cur, ref, mp, nullptr, rd, s)
-             : search<1, kRd32>(cur, ref, mp, nullptr, rd, s);
-  }
+  const me_planes mp = make_planes(pl, nullptr);
+  if (max_cost < (1LL << (32 - rd.bits))) return search<1, kRd32>(cur, ref, mp, nullptr, rd, s);
   rd.bits = 32;
-  return b ? search<2, kRd64>(cur, ref, mp, nullptr, rd, s)
-           : search<1, kRd64>(cur, ref, mp, nullptr, rd, s);
+  return search<1, kRd64>(cur, ref, mp, nullptr, rd, s);
 }

@@ -10,7 +10,8 @@
  *      reference's window, as c63_rd_search_best finds it (the left
  *      neighbour not counted; its cost and raster index are kept for
  *      c63_rd_decide): the exact mode's search kernel with the rd keys
- *      (c63_cuda_me.cu);
+ *      (c63_cuda_me.cu) for luma; chroma among the vectors the luma
+ *      search chose (c63_rd_chroma_candidate);
  *   2. trials: every coding a decision may need, each by the 8 threads of
  *      its block: transformed (the rd transform, in integers), quantised as
  *      trials are, reconstructed by the decoder's arithmetic, with its
@@ -36,6 +37,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <cub/block/block_scan.cuh>
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +75,65 @@ struct rd_trials {
   size_t stride;
 };
 
+/* Code lengths of the DC and vector tables the chroma search and the decisions keep in shared
+ * memory: sizes 0..16 are all a value can have. */
+constexpr int kLenCopy = 32;
+
+/* ---- 1b. The chroma search ---- */
+
+/* c63_rd_chroma_candidate's candidates of each chroma block (U's blocks,
+ * then V's) once the luma search is in, by the block's 8 threads, a row
+ * each: SADs of at most five 8x8 blocks instead of a search of the
+ * window. */
+constexpr int kChromaSearchThreads = 128;
+
+__global__ void __launch_bounds__(kChromaSearchThreads)
+    chroma_search_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref,
+                         c63_cu_planes P, const rd_tables *__restrict__ T, int sad_16,
+                         c63_rd_searched *__restrict__ search)
+{
+  __shared__ uint8_t mv_len[kLenCopy];
+  if (threadIdx.x < kLenCopy) mv_len[threadIdx.x] = T->len[C63_HUFF_MV][threadIdx.x];
+  __syncthreads();
+  c63_cu_wait_for_previous();
+  const int mcus_w = P.p[0].bw / 2, mcus = mcus_w * (P.p[0].bh / 2);
+  const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x) >> 3, r = threadIdx.x & 7;
+  /* a warp's blocks go in step (they share its shuffles) */
+  if ((int)((blockIdx.x * blockDim.x + (threadIdx.x & ~31u)) >> 3) >= 2 * mcus) return;
+  const bool active = i < 2 * mcus;
+  const int j = (active ? i : 0) % mcus, bx = j % mcus_w, by = j / mcus_w;
+  const c63_cu_plane &pl = P.p[1 + (active ? i : 0) / mcus], &luma_pl = P.p[0];
+  const int top = luma_pl.blk_off + 2 * by * luma_pl.bw + 2 * bx;
+  const c63_mv luma[4] = {search[top].mv, search[top + 1].mv, search[top + luma_pl.bw].mv,
+                          search[top + luma_pl.bw + 1].mv};
+  c63_rd_place p;
+  p.w = pl.w;
+  p.h = pl.h;
+  p.mx = bx * 8;
+  p.my = by * 8;
+  p.x0 = max(p.mx - pl.range, 0);
+  p.y0 = max(p.my - pl.range, 0);
+  p.x1 = min(p.mx + pl.range, pl.w - 8);
+  p.y1 = min(p.my + pl.range, pl.h - 8);
+  const uint2 row =
+      *reinterpret_cast<const uint2 *>(cur + pl.pix_off + (size_t)(p.my + r) * pl.w + p.mx);
+  c63_rd_searched best = {INT_MAX, 0, {0, 0, 1, 0}};
+#pragma unroll
+  for (int k = 0; k < 5; k++) {
+    c63_mv v = {0, 0, 1, 0};
+    const bool has = c63_rd_chroma_candidate(luma, k, &p, &v);
+    unsigned sad = 0;
+    if (has) {
+      const uint2 q =
+          load_row_unaligned(ref + pl.pix_off + (size_t)(p.my + v.y + r) * pl.w + p.mx + v.x);
+      sad = __vsadu4(row.x, q.x) + __vsadu4(row.y, q.y);
+    }
+    sad = group_sum(sad);
+    if (has) c63_rd_chroma_consider((int)sad, v, &p, sad_16, mv_len, &best);
+  }
+  if (active && r == 0) search[pl.blk_off + by * pl.bw + bx] = best;
+}
+
 /* ---- 2. Trials ---- */
 
 /* The frame's trial_tables, by one CTA. */
@@ -81,10 +142,6 @@ __global__ void __launch_bounds__(256)
 {
   build_trial_tables(*out, P, *T);
 }
-
-/* Code lengths of the DC and vector tables the decisions keep in shared
- * memory: sizes 0..16 are all a value can have. */
-constexpr int kLenCopy = 32;
 
 /* A listed trial: its block, where the block lies, its slot and vector
  * (16 bytes, one load). */
@@ -610,10 +667,15 @@ cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref
   if (delta) {
     const uint8_t *mv_len = rd->tables->len[C63_HUFF_MV];
     cudaError_t err =
-        c63_cu_rd_motion_search(cur, ref, P.p[0], nullptr, mv_len, lambda_sad_16, rd->search, s);
-    if (err == cudaSuccess && P.n == 3)
-      err = c63_cu_rd_motion_search(cur, ref, P.p[1], &P.p[2], mv_len, lambda_sad_16, rd->search, s,
-                                    rd->early_launch);
+        c63_cu_rd_motion_search(cur, ref, P.p[0], mv_len, lambda_sad_16, rd->search, s);
+    /* chroma: from the luma search's vectors */
+    if (err == cudaSuccess && P.n == 3) {
+      const int mcus = (P.p[0].bw / 2) * (P.p[0].bh / 2);
+      err = c63_cu_launch_after(rd->early_launch, chroma_search_kernel,
+                                (16 * mcus + kChromaSearchThreads - 1) / kChromaSearchThreads,
+                                kChromaSearchThreads, 0, s, cur, ref, P, rd->tables, lambda_sad_16,
+                                rd->search);
+    }
     if (err != cudaSuccess) return err;
   }
   /* The count of the list is 0 here: zeroed at creation, and again by
