@@ -192,9 +192,12 @@ __device__ __forceinline__ void block_trial(const trial_tables &tb, trial_buf &b
     else
       packed[v >> 1] = yv & 0xffff;
     const int zq = tb.zq[plane][v * 8 + r], z = zq & 0xff;
+    /* the DC (z = 0) is at (0, 0): for v > 0 known at compile time,
+     * without a test of z */
+    const bool dc = v == 0 && r == 0;
     l[v] = c63_rd_quantise_level(yv, zq >> 8, tb.recip[plane][v * 8 + r],
-                                 z ? C63_RD_TRIAL_ROUND_AC : C63_RD_ROUND_NEAREST,
-                                 z ? ac_limit : INT16_MAX);
+                                 dc ? C63_RD_ROUND_NEAREST : C63_RD_TRIAL_ROUND_AC,
+                                 dc ? INT16_MAX : ac_limit);
     if (l[v]) nz |= 1ull << z;
     /* the decoder's input to its inverse transform, row v: b.f[v][u] (+0
      * for a zero level; most rows of the warp's blocks are all zero) */
@@ -213,7 +216,8 @@ __device__ __forceinline__ void block_trial(const trial_tables &tb, trial_buf &b
 #pragma unroll
   for (int v = 0; v < 8; v++) {
     const int z = tb.zq[plane][v * 8 + r] & 0xff;
-    if (__any_sync(kFull, z && l[v]) && z && l[v]) {
+    const bool ac = v != 0 || r != 0;
+    if (__any_sync(kFull, ac && l[v]) && ac && l[v]) {
       const int prev = 63 - __clzll((long long)(m & ((1ull << z) - 1)));
       const int run = z - prev - 1, s = c63_bit_width(l[v]);
       bits += (run >> 4) * ac_len[0xf0] + ac_len[(run & 15) << 4 | s] + s;
@@ -480,7 +484,8 @@ __device__ __forceinline__ void block_code(const trial_tables &tb, code_ws &ws, 
     const int yv = yc[v];
     const int zq = tb.zq[plane][v * 8 + r], z = zq & 0xff;
     ws.coef[z] = (int16_t)c63_rd_quantise_level(yv, zq >> 8, tb.recip[plane][v * 8 + r],
-                                                C63_RD_ROUND_NEAREST, z ? ac_limit : INT16_MAX);
+                                                C63_RD_ROUND_NEAREST,
+                                                v == 0 && r == 0 ? INT16_MAX : ac_limit);
     ws.dct[z] = (float)yv / 2.0f; /* the trellis takes 4 times orthonormal */
   }
   __syncwarp();
