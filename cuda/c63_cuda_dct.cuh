@@ -35,8 +35,9 @@ constexpr dct_table kDctLiterals = {{
  * function of the indices rather than a __constant__ array: the unrolled
  * passes call it with constants, so each product takes its factor as an
  * immediate operand. From the array, ptxas loaded every factor into a
- * uniform register first, an instruction per product (of the rd trials'
- * 1700, 134). */
+ * uniform register first, an instruction per product (the rd mode's
+ * kernels: 7384 instructions of SASS, 309 of them such loads; now 6904 and
+ * 53). */
 __host__ __device__ constexpr float dct_k(int j, int i)
 {
   int m = (2 * j + 1) * i % 32;
