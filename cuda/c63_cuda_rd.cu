@@ -75,8 +75,8 @@ struct rd_trials {
   size_t stride;
 };
 
-/* Code lengths of the DC and vector tables the chroma search and the decisions keep in shared
- * memory: sizes 0..16 are all a value can have. */
+/* Code lengths of the DC and vector tables that the chroma search and the
+ * decisions keep in shared memory: sizes 0..16 are all a value can have. */
 constexpr int kLenCopy = 32;
 
 /* ---- 1b. The chroma search ---- */
