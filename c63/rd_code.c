@@ -107,11 +107,7 @@ static void chroma_search(const c63_rd_frame *f, int c, const c63_rd_place *p, c
     c63_mv v;
     if (!c63_rd_chroma_candidate(luma, k, p, &v)) continue;
     const uint8_t *ref = f->ref[c] + (size_t)(p->my + v.y) * w + p->mx + v.x;
-    int sad = 0;
-    for (int j = 0; j < 8; j++)
-      for (int i = 0; i < 8; i++)
-        sad += abs(cur[j * w + i] - ref[j * w + i]);
-    c63_rd_chroma_consider(sad, v, p, f->lambda.sad_16, mv_len, s);
+    c63_rd_chroma_consider(c63_sad_8x8(cur, w, ref, w), v, p, f->lambda.sad_16, mv_len, s);
   }
 }
 
@@ -140,8 +136,8 @@ static void code_block(const c63_rd_frame *f, int c, const c63_rd_quantiser *pq,
       if (p.x1 > p.x0 && p.y1 > p.y0)
         f->dsp->sad_window(f->cur[c], f->ref[c], w, p.mx, p.my, p.x0, p.y0, p.x1, p.y1, sads);
       c63_rd_search_best(sads, p.x0, p.y0, p.x1, p.y1, p.mx, p.my, &f->lambda, &s);
+      luma[(by & 1) * 2 + (bx & 1)] = s.mv;
     }
-    if (!c) luma[(by & 1) * 2 + (bx & 1)] = s.mv;
     const c63_mv own[2] = {s.mv, bx >= 1 ? *searched : no_mv};
     *searched = s.mv;
     /* The trials the decision can look at: the searched and the zero

@@ -79,6 +79,22 @@ struct rd_trials {
  * decisions keep in shared memory: sizes 0..16 are all a value can have. */
 constexpr int kLenCopy = 32;
 
+/* Block (bx, by) of plane pl and its search window, the reference's
+ * (c63_me_window), for the chroma search and the decisions. */
+__device__ __forceinline__ c63_rd_place block_place(const c63_cu_plane &pl, int bx, int by)
+{
+  c63_rd_place p;
+  p.w = pl.w;
+  p.h = pl.h;
+  p.mx = bx * 8;
+  p.my = by * 8;
+  p.x0 = max(p.mx - pl.range, 0);
+  p.y0 = max(p.my - pl.range, 0);
+  p.x1 = min(p.mx + pl.range, pl.w - 8);
+  p.y1 = min(p.my + pl.range, pl.h - 8);
+  return p;
+}
+
 /* ---- 1b. The chroma search ---- */
 
 /* c63_rd_chroma_candidate's candidates of each chroma block (U's blocks,
@@ -106,15 +122,7 @@ __global__ void __launch_bounds__(kChromaSearchThreads)
   const int top = luma_pl.blk_off + 2 * by * luma_pl.bw + 2 * bx;
   const c63_mv luma[4] = {search[top].mv, search[top + 1].mv, search[top + luma_pl.bw].mv,
                           search[top + luma_pl.bw + 1].mv};
-  c63_rd_place p;
-  p.w = pl.w;
-  p.h = pl.h;
-  p.mx = bx * 8;
-  p.my = by * 8;
-  p.x0 = max(p.mx - pl.range, 0);
-  p.y0 = max(p.my - pl.range, 0);
-  p.x1 = min(p.mx + pl.range, pl.w - 8);
-  p.y1 = min(p.my + pl.range, pl.h - 8);
+  const c63_rd_place p = block_place(pl, bx, by);
   const uint2 row =
       *reinterpret_cast<const uint2 *>(cur + pl.pix_off + (size_t)(p.my + r) * pl.w + p.mx);
   c63_rd_searched best = {INT_MAX, 0, {0, 0, 1, 0}};
@@ -302,16 +310,7 @@ __device__ __forceinline__ int decide_block(const rd_frame &f, const c63_cu_plan
                                             int bx, int by, c63_mv left, int prev_dc, int gb,
                                             const uint8_t (*lens)[kLenCopy])
 {
-  c63_rd_place p;
-  p.w = pl.w;
-  p.h = pl.h;
-  p.mx = bx * 8;
-  p.my = by * 8;
-  /* the reference's window (c63_me_window) */
-  p.x0 = p.mx - pl.range > 0 ? p.mx - pl.range : 0;
-  p.y0 = p.my - pl.range > 0 ? p.my - pl.range : 0;
-  p.x1 = p.mx + pl.range < pl.w - 8 ? p.mx + pl.range : pl.w - 8;
-  p.y1 = p.my + pl.range < pl.h - 8 ? p.my + pl.range : pl.h - 8;
+  const c63_rd_place p = block_place(pl, bx, by);
   return c63_rd_decide(&p, &f.search[gb], block_sums(f.tr, gb), bx > 0, left, prev_dc, f.lambda,
                        f.sad_16, lens[kLenMv], lens[chroma ? kLenDc1 : kLenDc0]);
 }
