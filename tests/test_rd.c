@@ -429,6 +429,47 @@ static void test_choose_vector(void)
   TU_CHECK(ok, "the vector choice does not follow its costs");
 }
 
+/* The chroma search's candidates: the luma vectors halved toward zero and
+ * the zero vector, only inside the window (whose right and bottom ends are
+ * excluded), the least cost winning and the first in raster order on a
+ * tie. */
+static void test_chroma_candidates(void)
+{
+  const uint8_t *mv_len = c63_huff_enc_tables()[C63_HUFF_MV].len;
+  const c63_mv luma[4] = {{-3, 5, 1, 0}, {3, -5, 1, 0}, {-10, 0, 1, 0}, {1, 1, 1, 0}};
+  /* block (2, 2) of a 64x64 plane, range 4: window [12, 20) x [12, 20) */
+  c63_rd_place p = {64, 64, 16, 16, 12, 12, 20, 20};
+  c63_mv v;
+  int ok = 1;
+  ok &= c63_rd_chroma_candidate(luma, 0, &p, &v) && v.x == -1 && v.y == 2 && v.use_mv;
+  ok &= c63_rd_chroma_candidate(luma, 1, &p, &v) && v.x == 1 && v.y == -2;
+  ok &= !c63_rd_chroma_candidate(luma, 2, &p, &v); /* x 16 - 5: left of the window */
+  ok &= c63_rd_chroma_candidate(luma, 3, &p, &v) && v.x == 0 && v.y == 0;
+  ok &= c63_rd_chroma_candidate(luma, 4, &p, &v) && v.x == 0 && v.y == 0 && v.use_mv;
+  /* the last column: the window ends at the block, without it */
+  const c63_rd_place last = {64, 64, 56, 16, 52, 12, 56, 20};
+  ok &= !c63_rd_chroma_candidate(luma, 4, &last, &v);
+  ok &= c63_rd_chroma_candidate(luma, 0, &last, &v) && v.x == -1 && v.y == 2;
+
+  /* no bits counted: the least SAD, then the first in raster order */
+  c63_rd_searched best = {INT32_MAX, 0, {0, 0, 1, 0}};
+  const c63_mv a = {1, -2, 1, 0}, b = {-1, 2, 1, 0}, z = {0, 0, 1, 0};
+  c63_rd_chroma_consider(50, b, &p, 0, mv_len, &best);
+  c63_rd_chroma_consider(50, a, &p, 0, mv_len, &best);
+  ok &= best.mv.x == 1 && best.mv.y == -2 && best.cost == 800 &&
+        best.index == (16 - 2 - 12) * 8 + (16 + 1 - 12);
+  c63_rd_chroma_consider(49, z, &p, 0, mv_len, &best);
+  ok &= best.mv.x == 0 && best.mv.y == 0 && best.cost == 16 * 49;
+  /* with bits: the zero vector's fewer bits beat one more of SAD */
+  best = (c63_rd_searched){INT32_MAX, 0, {0, 0, 1, 0}};
+  c63_rd_chroma_consider(10, a, &p, 64, mv_len, &best);
+  c63_rd_chroma_consider(11, z, &p, 64, mv_len, &best);
+  ok &= best.mv.x == 0 && best.mv.y == 0 &&
+        best.cost == 16 * 11 + 64 * (2 + 2 * c63_rd_value_bits(mv_len, 0));
+  printf("  chroma search candidates and choice: %s\n", ok ? "ok" : "WRONG");
+  TU_CHECK(ok, "the chroma search's candidates or choice are wrong");
+}
+
 /* The optimised window of SADs equals the C version, windows at the edges
  * of the plane included. */
 static void test_sad_window(void)
@@ -474,6 +515,7 @@ int main(void)
   test_rd_transform();
   test_trellis();
   test_choose_vector();
+  test_chroma_candidates();
   test_sad_window();
   return tu_finish("rd");
 }
