@@ -1,6 +1,6 @@
 /* Encoder parameters and pictures: invalid values are rejected with a
  * message naming the problem, valid extremes are accepted (the rd mode
- * included; rd on CUDA is C63_ERR_UNSUPPORTED); keyframe
+ * included, on either backend); keyframe
  * placement follows the keyframe interval; quality changes apply from the
  * next picture; below quality 5 the quantiser entries saturate at 255.
  * SPDX-License-Identifier: LGPL-2.1-or-later */

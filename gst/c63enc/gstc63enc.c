@@ -854,7 +854,8 @@ static void gst_c63_enc_class_init(GstC63EncClass *klass)
                         "How the encoder chooses what it codes: exact, the reference encoder's "
                         "stream byte for byte; rd, fewer bits for the same quality (vectors "
                         "chosen by their cost in bits, intra or inter per block, trellis "
-                        "quantisation; any Codec63 decoder plays it; c63enc only for now). "
+                        "quantisation; any Codec63 decoder plays it; c63enc and c63cudaenc give "
+                        "the same bytes). "
                         "Changeable in the NULL or READY state only (default exact)",
                         GST_TYPE_C63_ENC_MODE, C63_MODE_EXACT, flags | GST_PARAM_MUTABLE_READY));
 
