@@ -2,10 +2,10 @@
  * threads at once (frame_writer.c uses it for c63-dec's pictures).
  *
  * Why: write() into one file takes the inode's lock, so the kernel fills
- * the file's new pages one writer at a time; 1080p I420 into tmpfs stopped
- * at 375-1014 pictures a second on the H100 host. Pages faulted in through a
- * mapping are allocated and filled without that lock, in parallel: eight
- * threads wrote 1390-1480 a second on the same host (docs/performance.md).
+ * the file's new pages one writer at a time, which bounds a fast decoder
+ * to what one writer reaches. Pages faulted in through a mapping are
+ * allocated and filled without that lock, in parallel (the figures:
+ * docs/performance.md, "Decoder").
  *
  * A page that cannot be allocated (a full file system) raises SIGBUS in the
  * copying thread instead of returning ENOSPC; the copy is guarded so that
