@@ -576,8 +576,8 @@ else
   U=
 fi
 if [ -n "$U" ] && as_user "$DEC" --version >/dev/null 2>&1; then
-  as_user sh -c 'echo old >"$1" && chmod 444 "$1" && mkdir "$2" && chmod 555 "$2"' sh \
-    "$U/ro.yuv" "$U/rodir"
+  as_user sh -c 'echo old >"$1" && chmod 444 "$1" && mkdir "$2" && echo old >"$2/w.yuv" &&
+    chmod 555 "$2"' sh "$U/ro.yuv" "$U/rodir"
   expect_error "cannot open $U/ro.yuv: Permission denied" as_user "$DEC" "$s" "$U/ro.yuv"
   [ $rc -eq 1 ] || fail "a read-only output: exit status $rc, expected 1"
   expect_error "cannot open $U/ro.yuv: Permission denied" as_user "$ENC" -w 176 -h 144 \
@@ -585,6 +585,9 @@ if [ -n "$U" ] && as_user "$DEC" --version >/dev/null 2>&1; then
   same "$U/ro.yuv" "$O/old.ref" "a read-only output stays as it was"
   expect_error "cannot create $U/rodir/x.yuv: directory $U/rodir is not writable: Permission denied" \
     as_user "$DEC" "$s" "$U/rodir/x.yuv"
+  expect_error "cannot replace $U/rodir/w.yuv: directory $U/rodir is not writable" \
+    as_user "$DEC" "$s" "$U/rodir/w.yuv"
+  same "$U/rodir/w.yuv" "$O/old.ref" "a file in a read-only directory stays as it was"
   left=$(ls -A "$U" "$U/rodir" | grep '^\.') && fail "temporary files left behind: $left" ||
     echo "ok: no temporary files left by the refused outputs"
 else

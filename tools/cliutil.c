@@ -320,13 +320,15 @@ static char *temp_name(const char *final, size_t dir_len)
 
 /* Why the temporary could not be created. A directory that may not be
  * written is named: the output itself may not even exist. */
-static void report_create_error(const cli_output *o, const char *prog, size_t dir_len, int err)
+static void report_create_error(const cli_output *o, const char *prog, size_t dir_len, int err,
+                                int replacing)
 {
   if (err == EACCES || err == EPERM || err == EROFS) {
     /* the directory without its final slash ("/" stays "/") */
     const int n = dir_len > 1 ? (int)dir_len - 1 : (int)dir_len;
-    fprintf(stderr, "%s: cannot create %s: directory %.*s is not writable: %s\n", prog, o->path,
-            n > 0 ? n : 1, n > 0 ? o->final_path : ".", strerror(err));
+    fprintf(stderr, "%s: cannot %s %s: directory %.*s is not writable: %s\n", prog,
+            replacing ? "replace" : "create", o->path, n > 0 ? n : 1, n > 0 ? o->final_path : ".",
+            strerror(err));
     return;
   }
   fprintf(stderr, "%s: cannot open %s: %s\n", prog, o->path, strerror(err));
@@ -363,7 +365,7 @@ static int open_temporary(cli_output *o, const char *prog, const struct stat *ol
   /* registered, so that a signal that ends the run removes it */
   fd = temp_cleanup_create(o->tmp_path, prog, o->path, &slot);
   if (fd < 0) {
-    report_create_error(o, prog, dir_len, errno);
+    report_create_error(o, prog, dir_len, errno, old != NULL);
     free(o->tmp_path);
     o->tmp_path = NULL;
     return 1;
