@@ -342,8 +342,7 @@ static int keep_owner(int fd, const struct stat *old)
 {
   if (old->st_uid == geteuid() && old->st_gid == getegid()) return 0;
   if (fchown(fd, old->st_uid, old->st_gid) == 0) return 0;
-  fchown(fd, (uid_t)-1, old->st_gid);
-  return -1;
+  return fchown(fd, (uid_t)-1, old->st_gid) == 0 && old->st_uid == geteuid() ? 0 : -1;
 }
 
 /* A regular file, or a new one: written under a temporary name in its
@@ -371,7 +370,9 @@ static int open_temporary(cli_output *o, const char *prog, const struct stat *ol
     return 1;
   }
   o->cleanup_id = slot + 1;
-  /* The owner first: chown clears the set-user-ID bits the mode may set. */
+  /* mkstemp made it 0600: give it the mode fopen would have kept or
+   * given. The owner first: chown clears the set-user-ID bits the mode may
+   * set. */
   if (old != NULL) keep_owner(fd, old);
   if (fchmod(fd, new_file_mode(old)) != 0 || (o->f = fdopen(fd, "wb")) == NULL) {
     fprintf(stderr, "%s: cannot open %s: %s\n", prog, o->path, strerror(errno));
@@ -470,14 +471,14 @@ int cli_output_commit(cli_output *o, const char *prog)
     failed = 1;
     err = errno;
   }
-  /* After the rename: a signal before it still finds the temporary. */
-  temp_cleanup_forget(o->cleanup_id - 1);
-  o->cleanup_id = 0;
   if (failed) {
     cli_output_report(o, prog, err);
     cli_output_abort(o);
     return -1;
   }
+  /* After the rename: a signal before it still finds the temporary. */
+  temp_cleanup_forget(o->cleanup_id - 1);
+  o->cleanup_id = 0;
   free(o->tmp_path);
   free(o->final_path);
   o->tmp_path = o->final_path = NULL;
