@@ -421,7 +421,7 @@ for tool in enc dec dec-mapped; do
   same "$O/old.$tool" "$O/old.ref" "c63-$tool: the old output survives a write error"
   # The file size limit itself (SIGXFSZ not ignored): a message, and the
   # temporary removed, the old file untouched, ended by the signal
-  (ulimit -c 0 && ulimit -f 200 && exec "$@") 2>"$T/err"
+  (ulimit -c 0 && ulimit -f 200 && exec env --default-signal=XFSZ "$@") 2>"$T/err"
   rc=$?
   if [ $rc -gt 128 ] && [ "$(kill -l $rc)" = XFSZ ] &&
     grep -q "writing $O/old.$tool: the file size limit (ulimit -f) was reached" "$T/err"; then
@@ -433,7 +433,8 @@ for tool in enc dec dec-mapped; do
 done
 # c63-dec's writers grow the file ahead of the pictures, but never past the
 # limit: pictures that fit are written (4 MB under a limit of 10 MB or more)
-(ulimit -f 20000 && exec "$DEC" --quiet --writers 4 "$s" "$O/limit.yuv") 2>"$T/err" ||
+(ulimit -f 20000 && exec env --default-signal=XFSZ "$DEC" --quiet --writers 4 "$s" "$O/limit.yuv") \
+  2>"$T/err" ||
   fail "c63-dec --writers 4 under a file size limit: $(cat "$T/err")"
 same "$O/limit.yuv" "$T/dec-ref.yuv" "c63-dec --writers 4 under a file size limit the output fits"
 # A full file system under c63-dec, with write() and through mappings
@@ -505,7 +506,8 @@ rc=$?
 # The input is a FIFO the test keeps open, so the tool is blocked mid-run,
 # its temporary there (c63-dec's writers grow it ahead), when the signal
 # comes. A command run in the background ignores SIGINT in a shell without
-# job control (and keeps what it ignores): env restores the default.
+# job control, and the test may run with others ignored (nohup): the tools
+# keep what they inherit ignored, so env restores every default.
 mkfifo "$T/fifo"
 temp_of_sig_out() {
   ls -A "$O" | grep '^\.sig\.out\.'
@@ -521,7 +523,7 @@ for tool in enc dec dec-mapped; do
     # read and write: the open does not wait for a reader; 64 KiB fit the
     # pipe, so the write never waits either
     exec 3<>"$T/fifo"
-    (ulimit -c 0 && exec env --default-signal=INT "$@") 2>"$T/err" &
+    (ulimit -c 0 && exec env --default-signal "$@") 2>"$T/err" &
     pid=$!
     if [ $tool = enc ]; then head -c 65536 "$YUV/pan_176x144.yuv"; else head -c 65536 "$s"; fi >&3
     n=0
