@@ -565,11 +565,15 @@ fi
 
 # Outputs the user may not write are refused, as a shell redirect refuses
 # them, and an unwritable directory is named. Root may write anything: as
-# root, these run as user 65534 (nobody).
+# root, these run without the capabilities that override file permissions
+# (where they can be dropped), else as user 65534 (nobody).
 U=$T/user
 mkdir "$U"
+no_override="--bounding-set=-dac_override,-dac_read_search"
 if [ "$(id -u)" -ne 0 ]; then
   as_user() { "$@"; }
+elif setpriv $no_override true 2>/dev/null; then
+  as_user() { setpriv $no_override "$@"; }
 elif setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
   as_user() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
   chmod 711 "$T"
