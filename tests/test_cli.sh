@@ -40,6 +40,11 @@ expect_error() {
   rc=$?
   if [ $rc -eq 0 ]; then
     fail "expected failure: $*"
+  elif grep -q -e "Sanitizer" -e "runtime error:" "$T/err"; then
+    # a sanitizer build (meson test --setup=asan): a leak or undefined
+    # behaviour on the way out fails too, whatever was said before
+    fail "'$*' fails with a sanitizer report:"
+    cat "$T/err"
   elif ! grep -q -e "$pattern" "$T/err"; then
     fail "stderr of '$*' lacks '$pattern':"
     cat "$T/err"
@@ -268,6 +273,14 @@ expect_usage "size 7x144 is outside" "$ENC" -w 7 -h 144 -o "$T/x.c63" "$YUV/pan_
 expect_usage "quality 51 is outside" "$ENC" -w 176 -h 144 -q 51 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
 expect_usage "search range 65 is outside" "$ENC" -w 176 -h 144 -r 65 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
 expect_usage "not a whole number" "$ENC" -w abc -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+# a number too large for any option, or 0, is out of range, with the range
+expect_usage "bitrate 4294967296 is out of range (1..1000000)" "$ENC" -b 4294967296 -w 176 -h 144 \
+  -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_usage "width 99999999999 is out of range (8..8192)" "$ENC" -w 99999999999 -h 144 \
+  -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_usage "size 0x144 is outside 8..8192" "$ENC" -w 0 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
+expect_usage "-f 99999999999 is out of range" "$ENC" -f 99999999999 -w 176 -h 144 -o "$T/x.c63" \
+  "$YUV/pan_176x144.yuv"
 expect_usage "unknown option --bogus" "$ENC" --bogus -w 176 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
 expect_usage "unknown rate control 'vbr'" "$ENC" --rate-control vbr -b 500 -w 176 -h 144 \
   -o "$T/x.c63" "$YUV/pan_176x144.yuv"
@@ -406,7 +419,24 @@ for tool in enc dec dec-mapped; do
     fail "c63-$tool write error ($rc): $(cat "$T/err")"
   fi
   same "$O/old.$tool" "$O/old.ref" "c63-$tool: the old output survives a write error"
+  # The file size limit itself (SIGXFSZ not ignored): a message, and the
+  # temporary removed, the old file untouched, ended by the signal
+  (ulimit -c 0 && ulimit -f 200 && exec env --default-signal=XFSZ "$@") 2>"$T/err"
+  rc=$?
+  if [ $rc -gt 128 ] && [ "$(kill -l $rc)" = XFSZ ] &&
+    grep -q "writing $O/old.$tool: the file size limit (ulimit -f) was reached" "$T/err"; then
+    echo "ok: c63-$tool at the file size limit: $(cat "$T/err")"
+  else
+    fail "c63-$tool at the file size limit ($rc): $(cat "$T/err")"
+  fi
+  same "$O/old.$tool" "$O/old.ref" "c63-$tool: the old output survives the file size limit"
 done
+# c63-dec's writers grow the file ahead of the pictures, but never past the
+# limit: pictures that fit are written (4 MB under a limit of 10 MB or more)
+(ulimit -f 20000 && exec env --default-signal=XFSZ "$DEC" --quiet --writers 4 "$s" "$O/limit.yuv") \
+  2>"$T/err" ||
+  fail "c63-dec --writers 4 under a file size limit: $(cat "$T/err")"
+same "$O/limit.yuv" "$T/dec-ref.yuv" "c63-dec --writers 4 under a file size limit the output fits"
 # A full file system under c63-dec, with write() and through mappings
 # (--writers 4, tools/mapped_output.c), where a page that cannot be had
 # raises SIGBUS: the same one message either way, not a crash. Needs a
@@ -444,6 +474,140 @@ same "$O/target.c63" "$CONF/pan_176x144.c63" "the link's target gets the stream"
 (umask 022 && "$DEC" "$O/in.c63" "$O/new.yuv") 2>"$T/err" || fail "c63-dec: $(cat "$T/err")"
 m=$(stat -c %a "$O/new.yuv")
 [ "$m" = 644 ] && echo "ok: a new output has mode 644 under umask 022" || fail "new output mode $m"
+# an output of no frames (-f 0) is an error that leaves the old output alone
+echo old >"$O/f0.c63"
+expect_error "-f 0: no frame to encode" "$ENC" -f 0 -w 176 -h 144 -o "$O/f0.c63" \
+  "$YUV/pan_176x144.yuv"
+[ $rc -eq 1 ] || fail "-f 0: exit status $rc, expected 1"
+expect_error "-f 0: no frame to encode" "$ENC" -f 0 -w 176 -h 144 -o "$O/f0.c63" /dev/null
+same "$O/f0.c63" "$O/old.ref" "c63-enc -f 0 leaves the old output alone"
+
+# --- closed standard descriptors get /dev/null, so that no file the tool
+# opens takes them: a message to standard error never lands in the output ---
+"$ENC" --allow-partial -w 176 -h 144 -o "$O/closed.c63" - <"$T/partial.yuv" 2>&-
+rc=$?
+[ $rc -eq 0 ] && same "$O/closed.c63" "$CONF/pan_176x144.c63" "c63-enc - 2>&-: the reference bytes" ||
+  fail "c63-enc --allow-partial - 2>&-: exit status $rc"
+"$ENC" -w 176 -h 144 -o "$O/closed.c63" - <"$YUV/pan_176x144.yuv" 1>&- 2>"$T/err"
+rc=$?
+[ $rc -eq 0 ] && same "$O/closed.c63" "$CONF/pan_176x144.c63" "c63-enc - 1>&-: the reference bytes" ||
+  fail "c63-enc - 1>&-: exit status $rc: $(cat "$T/err")"
+"$DEC" "$T/junk.c63" "$O/junk-ref.yuv" 2>/dev/null
+"$DEC" - "$O/closed.yuv" <"$T/junk.c63" 2>&-
+rc=$?
+[ $rc -eq 1 ] && same "$O/closed.yuv" "$O/junk-ref.yuv" "c63-dec - 2>&-: the pictures alone" ||
+  fail "c63-dec - 2>&- of a stream with junk: exit status $rc, expected 1"
+"$DEC" "$T/junk.c63" "$O/closed.yuv" 0<&- 1>&- 2>&-
+rc=$?
+[ $rc -eq 1 ] && same "$O/closed.yuv" "$O/junk-ref.yuv" "c63-dec 0<&- 1>&- 2>&-: the pictures alone" ||
+  fail "c63-dec 0<&- 1>&- 2>&- of a stream with junk: exit status $rc, expected 1"
+
+# --- a signal that ends a run removes its temporary; the old output stays ---
+# The input is a FIFO the test keeps open, so the tool is blocked mid-run,
+# its temporary there (c63-dec's writers grow it ahead), when the signal
+# comes. A command run in the background ignores SIGINT in a shell without
+# job control, and the test may run with others ignored (nohup): the tools
+# keep what they inherit ignored, so env restores every default.
+mkfifo "$T/fifo"
+temp_of_sig_out() {
+  ls -A "$O" | grep '^\.sig\.out\.'
+}
+for tool in enc dec dec-mapped; do
+  for sig in INT TERM HUP PIPE XFSZ; do
+    echo old >"$O/sig.out"
+    case $tool in
+    enc) set -- "$ENC" -w 176 -h 144 -o "$O/sig.out" "$T/fifo" ;;
+    dec) set -- "$DEC" "$T/fifo" "$O/sig.out" ;;
+    *) set -- "$DEC" --writers 4 "$T/fifo" "$O/sig.out" ;;
+    esac
+    # read and write: the open does not wait for a reader; 64 KiB fit the
+    # pipe, so the write never waits either
+    exec 3<>"$T/fifo"
+    (ulimit -c 0 && exec env --default-signal "$@") 2>"$T/err" &
+    pid=$!
+    if [ $tool = enc ]; then head -c 65536 "$YUV/pan_176x144.yuv"; else head -c 65536 "$s"; fi >&3
+    n=0
+    while [ -z "$(temp_of_sig_out)" ] && kill -0 $pid 2>/dev/null && [ $n -lt 1200 ]; do
+      sleep 0.1
+      n=$((n + 1))
+    done
+    kill -s $sig $pid
+    wait $pid
+    rc=$?
+    exec 3>&-
+    what="c63-$tool ended by SIG$sig"
+    if [ $rc -gt 128 ] && [ "$(kill -l $rc)" = $sig ] && [ -z "$(temp_of_sig_out)" ] &&
+      { [ $sig != XFSZ ] || grep -q "sig.out: the file size limit (ulimit -f) was reached" "$T/err"; }; then
+      echo "ok: $what: no temporary left"
+    else
+      fail "$what ($rc): $(temp_of_sig_out) $(cat "$T/err")"
+    fi
+    same "$O/sig.out" "$O/old.ref" "$what: the old output stays"
+  done
+done
+# a replaced file keeps its mode (0600 stays private, whatever the umask
+# gives new files), and as root its owner and group too
+echo old >"$O/private.yuv"
+chmod 600 "$O/private.yuv"
+(umask 022 && "$DEC" "$s" "$O/private.yuv") 2>"$T/err" || fail "c63-dec over a 0600 file: $(cat "$T/err")"
+m=$(stat -c %a "$O/private.yuv")
+[ "$m" = 600 ] && echo "ok: a replaced output keeps mode 600" || fail "a 0600 output became $m"
+same "$O/private.yuv" "$T/dec-ref.yuv" "the 0600 output is replaced"
+if [ "$(id -u)" -eq 0 ]; then
+  echo old >"$O/theirs.yuv"
+  chown 65534:65534 "$O/theirs.yuv"
+  chmod 640 "$O/theirs.yuv"
+  "$DEC" "$s" "$O/theirs.yuv" 2>"$T/err" || fail "c63-dec over another user's file: $(cat "$T/err")"
+  o=$(stat -c '%u:%g %a' "$O/theirs.yuv")
+  [ "$o" = "65534:65534 640" ] && echo "ok: root replacing another user's output keeps $o" ||
+    fail "root replacing a 65534:65534 640 output made it $o"
+fi
+
+# Outputs the user may not write are refused, as a shell redirect refuses
+# them, and an unwritable directory is named. Root may write anything: as
+# root, these run without the capabilities that override file permissions
+# (where they can be dropped), else as user 65534 (nobody).
+U=$T/user
+mkdir "$U"
+no_override="--bounding-set=-dac_override,-dac_read_search"
+if [ "$(id -u)" -ne 0 ]; then
+  as_user() { "$@"; }
+elif setpriv $no_override true 2>/dev/null; then
+  as_user() { setpriv $no_override "$@"; }
+elif setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
+  as_user() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+  chmod 711 "$T"
+  chown 65534:65534 "$U"
+else
+  U=
+fi
+if [ -n "$U" ] && as_user "$DEC" --version >/dev/null 2>&1; then
+  as_user sh -c 'echo old >"$1" && chmod 444 "$1" && mkdir "$2" && echo old >"$2/w.yuv" &&
+    chmod 555 "$2"' sh "$U/ro.yuv" "$U/rodir"
+  expect_error "cannot open $U/ro.yuv: Permission denied" as_user "$DEC" "$s" "$U/ro.yuv"
+  [ $rc -eq 1 ] || fail "a read-only output: exit status $rc, expected 1"
+  expect_error "cannot open $U/ro.yuv: Permission denied" as_user "$ENC" -w 176 -h 144 \
+    -o "$U/ro.yuv" "$YUV/pan_176x144.yuv"
+  same "$U/ro.yuv" "$O/old.ref" "a read-only output stays as it was"
+  expect_error "cannot create $U/rodir/x.yuv: directory $U/rodir is not writable: Permission denied" \
+    as_user "$DEC" "$s" "$U/rodir/x.yuv"
+  expect_error "cannot replace $U/rodir/w.yuv: directory $U/rodir is not writable" \
+    as_user "$DEC" "$s" "$U/rodir/w.yuv"
+  same "$U/rodir/w.yuv" "$O/old.ref" "a file in a read-only directory stays as it was"
+  left=$(ls -A "$U" "$U/rodir" | grep '^\.') && fail "temporary files left behind: $left" ||
+    echo "ok: no temporary files left by the refused outputs"
+else
+  echo "skip: no other user to run the read-only output checks as"
+fi
+
+# names up to the 255-byte limit: the temporary's name, longer, is cut to fit
+for n in 248 255; do
+  name=$(printf "%0${n}d" 0)
+  "$DEC" --quiet "$s" "$O/$name" 2>"$T/err" || fail "c63-dec to a $n-byte name: $(cat "$T/err")"
+  same "$O/$name" "$T/dec-ref.yuv" "c63-dec writes an output with a $n-byte name"
+  rm -f "$O/$name"
+done
+expect_error "File name too long" "$DEC" "$s" "$O/$(printf "%0256d" 0)"
 # every failed run above removed its temporary file
 left=$(ls -A "$O" | grep '^\.') && fail "temporary files left behind: $left" ||
   echo "ok: no temporary files left behind"

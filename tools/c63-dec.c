@@ -38,7 +38,8 @@ static void usage(FILE *out)
           "The output holds every frame that decoded, also when others were corrupt\n"
           "(as a player would show them). On I/O errors, or when no frame decoded at\n"
           "all, no output file is left (it is written under a temporary name and\n"
-          "renamed at the end).\n"
+          "renamed at the end), and an old one is left as it was; so too when a\n"
+          "signal (SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ) ends the run.\n"
           "\n"
           "Exit status: 0 when the whole stream decoded cleanly, 1 when frames\n"
           "were corrupt or missing (an empty stream included) or on I/O errors, 2 on\n"
@@ -255,6 +256,7 @@ int main(int argc, char **argv)
   unsigned long long skipped = 0, total_skipped = 0;
   char msg[256];
 
+  if (cli_open_std_fds() != 0) return 1;
   memset(&r, 0, sizeof r);
   memset(&out, 0, sizeof out);
   memset(&st, 0, sizeof st);
@@ -313,16 +315,18 @@ int main(int argc, char **argv)
   in_path = argv[optind];
   out_path = argv[optind + 1];
 
-  msg[0] = '\0';
-  if (c63_decoder_new_with_params(&params, &dec, msg, sizeof msg) != C63_OK) {
-    fprintf(stderr, "%s: cannot create the decoder: %s\n", prog, msg[0] ? msg : "out of memory");
-    return 1;
-  }
   r.f = cli_open(prog, in_path, "rb", stdin);
   if (r.f == NULL) goto done;
+  /* The output before the decoder, whose threads would otherwise be there
+   * when its temporary is created (cli_output_open). */
   ret = cli_output_open(&out, prog, out_path, r.f, in_path);
   if (ret != 0) {
     status = ret;
+    goto done;
+  }
+  msg[0] = '\0';
+  if (c63_decoder_new_with_params(&params, &dec, msg, sizeof msg) != C63_OK) {
+    fprintf(stderr, "%s: cannot create the decoder: %s\n", prog, msg[0] ? msg : "out of memory");
     goto done;
   }
   st.dec = dec;

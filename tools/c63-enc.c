@@ -30,7 +30,7 @@ static void usage(FILE *out)
           "  -w, --width W            picture width, %d..%d (required)\n"
           "  -h, --height H           picture height, %d..%d (required)\n"
           "  -o, --output FILE        output stream (required)\n"
-          "  -f, --frames N           encode at most N frames (default: all)\n"
+          "  -f, --frames N           encode at most N frames, N >= 1 (default: all)\n"
           "  -q, --quality Q          quality %d..%d, higher is finer (default %d)\n"
           "  -k, --keyframe-interval K  keyframe every K frames; 1 = all keyframes,\n"
           "                           0 = only the first (default %d)\n"
@@ -55,8 +55,10 @@ static void usage(FILE *out)
           "      --help               show this text\n"
           "\n"
           "The output only appears when encoding succeeded: it is written under a\n"
-          "temporary name and renamed. An input without a complete frame, or one that\n"
-          "ends with a partial frame (unless --allow-partial), is an error. Exit\n"
+          "temporary name and renamed. An input without a complete frame, -f 0, or\n"
+          "an input that ends with a partial frame (unless --allow-partial), is an\n"
+          "error that leaves an old output as it was. A signal that ends the run\n"
+          "(SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ) removes the temporary. Exit\n"
           "status: 0 on success, 1 on errors, 2 on bad arguments (the output being the\n"
           "input included).\n",
           prog, C63_MIN_SIZE, C63_MAX_SIZE, C63_MIN_SIZE, C63_MAX_SIZE, C63_MIN_QUALITY,
@@ -166,6 +168,7 @@ int main(int argc, char **argv)
   c63_enc_params params;
   const char *out_path = NULL, *in_path;
   int max_frames = -1, quiet = 0, allow_partial = 0, opt, status = 1, ret;
+  int have_width = 0, have_height = 0;
   char msg[256];
   c63_encoder *enc = NULL;
   FILE *in = NULL;
@@ -176,6 +179,7 @@ int main(int argc, char **argv)
   enc_stats st = {0};
   double t0, elapsed;
 
+  if (cli_open_std_fds() != 0) return 1;
   memset(&out, 0, sizeof out);
   c63_enc_params_init(&params);
   opterr = 0; /* we print our own messages */
@@ -183,11 +187,15 @@ int main(int argc, char **argv)
   while ((opt = getopt_long(argc, argv, ":" CLI_ENC_OPTSTRING "o:f:", long_opts, NULL)) != -1) {
     int r = cli_enc_option(opt, optarg, &params, msg, sizeof msg);
     if (r < 0) return bad_usage("%s", msg);
+    have_width |= opt == 'w';
+    have_height |= opt == 'h';
     if (r > 0) continue;
     switch (opt) {
     case 'f':
-      if (cli_parse_int(optarg, &max_frames) != 0)
-        return bad_usage("'%s' is not a whole number", optarg);
+      ret = cli_parse_int(optarg, &max_frames);
+      if (ret == CLI_OUT_OF_RANGE)
+        return bad_usage("-f %s is out of range (0..2147483647)", optarg);
+      if (ret != 0) return bad_usage("'%s' is not a whole number", optarg);
       if (max_frames < 0) return bad_usage("-f FRAMES must not be negative (got %s)", optarg);
       break;
     case 'o':
@@ -211,21 +219,22 @@ int main(int argc, char **argv)
   if (optind != argc - 1)
     return bad_usage("%s", optind >= argc ? "missing input file" : "more than one input file");
   in_path = argv[optind];
-  if (params.width == 0 || params.height == 0)
-    return bad_usage("%s", "-w WIDTH and -h HEIGHT are required");
+  if (!have_width || !have_height) return bad_usage("%s", "-w WIDTH and -h HEIGHT are required");
   if (out_path == NULL) return bad_usage("%s", "-o OUTPUT is required");
   if (c63_enc_params_validate(&params, msg, sizeof msg) != C63_OK) return bad_usage("%s", msg);
 
-  if (c63_encoder_new(&params, &enc, msg, sizeof msg) != C63_OK) {
-    fprintf(stderr, "%s: cannot create the encoder: %s\n", prog, msg);
-    return 1;
-  }
   frame_size = cli_i420_size(params.width, params.height);
   in = cli_open(prog, in_path, "rb", stdin);
   if (in == NULL) goto done;
+  /* The output before the encoder, whose threads would otherwise be
+   * there when its temporary is created (cli_output_open). */
   ret = cli_output_open(&out, prog, out_path, in, in_path);
   if (ret != 0) {
     status = ret;
+    goto done;
+  }
+  if (c63_encoder_new(&params, &enc, msg, sizeof msg) != C63_OK) {
+    fprintf(stderr, "%s: cannot create the encoder: %s\n", prog, msg);
     goto done;
   }
   /* Frames are read ahead in a thread of their own, into buffers the GPU
@@ -274,11 +283,14 @@ int main(int argc, char **argv)
   ret = send_picture(enc, NULL, &out, &st);
   elapsed = cli_now() - t0;
   if (ret != 0) goto done;
-  /* An empty stream is never what was meant (an empty file, /dev/null);
-   * -f 0 asks for it, though. */
-  if (st.frames == 0 && max_frames != 0) {
-    fprintf(stderr, "%s: no complete frame in %s (a frame of %dx%d is %zu bytes)\n", prog, in_path,
-            params.width, params.height, frame_size);
+  /* An empty stream is never what was meant (an empty file, /dev/null,
+   * -f 0): it would replace an old output with nothing. */
+  if (st.frames == 0) {
+    if (max_frames == 0)
+      fprintf(stderr, "%s: -f 0: no frame to encode, %s left as it was\n", prog, out.path);
+    else
+      fprintf(stderr, "%s: no complete frame in %s (a frame of %dx%d is %zu bytes)\n", prog,
+              in_path, params.width, params.height, frame_size);
     goto done;
   }
   if (cli_output_commit(&out, prog) != 0) goto done;

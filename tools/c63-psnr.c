@@ -45,6 +45,7 @@ int main(int argc, char **argv)
   double sum_psnr_y = 0, sse_total[3] = {0, 0, 0};
   long frames = 0;
 
+  if (cli_open_std_fds() != 0) return 1;
   if (cli_version(prog, argc, argv)) return 0;
   for (int i = 1; i < argc; i++) {
     if ((strcmp(argv[i], "-w") == 0 || strcmp(argv[i], "-h") == 0) && i + 1 < argc) {

@@ -268,6 +268,7 @@ int main(int argc, char **argv)
   const char *spec_a = NULL, *spec_b = NULL, *input = NULL, *scene = "pan";
   rd_point pa[MAX_Q], pb[MAX_Q];
 
+  if (cli_open_std_fds() != 0) return 1;
   if (cli_version(prog, argc, argv)) return 0;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

@@ -32,6 +32,7 @@ int main(int argc, char **argv)
   uint8_t *frame;
   size_t fsize;
 
+  if (cli_open_std_fds() != 0) return 1;
   if (cli_version(prog, argc, argv)) return 0;
   for (int i = 1; i < argc; i++) {
     int *target = NULL;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "c63.h"
+#include "temp_cleanup.h"
 
 int cli_parse_int(const char *s, int *out)
 {
@@ -23,8 +24,23 @@ int cli_parse_int(const char *s, int *out)
   if (s == NULL || *s == '\0') return -1;
   errno = 0;
   v = strtol(s, &end, 10);
-  if (errno != 0 || *end != '\0' || v < INT_MIN || v > INT_MAX) return -1;
+  if (end == s || *end != '\0') return -1;
+  if (errno == ERANGE || v < INT_MIN || v > INT_MAX) return CLI_OUT_OF_RANGE;
   *out = (int)v;
+  return 0;
+}
+
+int cli_open_std_fds(void)
+{
+  for (int fd = 0; fd <= 2; fd++) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    /* The lowest free descriptor: fd itself, as those below it are open. */
+    const int got = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (got != fd) {
+      if (got >= 0) close(got);
+      return -1;
+    }
+  }
   return 0;
 }
 
@@ -111,6 +127,33 @@ static int name_option(const char *arg, const char *what, const char *name0, con
   return -1;
 }
 
+/* The values c63_enc_params_validate accepts for each numeric option, to
+ * name them when the number given does not even fit an int. */
+typedef struct enc_option_range {
+  int opt;
+  const char *name;
+  int lo, hi;
+} enc_option_range;
+
+static const enc_option_range enc_ranges[] = {
+    {'w', "--width", C63_MIN_SIZE, C63_MAX_SIZE},
+    {'h', "--height", C63_MIN_SIZE, C63_MAX_SIZE},
+    {'q', "--quality", C63_MIN_QUALITY, C63_MAX_QUALITY},
+    {'k', "--keyframe-interval", 0, INT_MAX},
+    {'r', "--search-range", C63_MIN_SEARCH_RANGE, C63_MAX_SEARCH_RANGE},
+    {'t', "--threads", 0, 256},
+    {'D', "--device", 0, INT_MAX},
+    {'U', "--buffer", 1, 60000},
+    {'b', "--bitrate", 1, 1000000},
+};
+
+static const enc_option_range *enc_range(int opt)
+{
+  for (size_t i = 0; i < sizeof enc_ranges / sizeof enc_ranges[0]; i++)
+    if (enc_ranges[i].opt == opt) return &enc_ranges[i];
+  return NULL;
+}
+
 int cli_enc_option(int opt, const char *arg, c63_enc_params *p, char *err, size_t err_size)
 {
   int *target;
@@ -191,7 +234,14 @@ int cli_enc_option(int opt, const char *arg, c63_enc_params *p, char *err, size_
   default:
     return 0;
   }
-  if (cli_parse_int(arg, target) != 0) {
+  const int r = cli_parse_int(arg, target);
+  const enc_option_range *range = enc_range(opt);
+  if (r == CLI_OUT_OF_RANGE && range != NULL) {
+    snprintf(err, err_size, "%s %s is out of range (%d..%d)", range->name, arg, range->lo,
+             range->hi);
+    return -1;
+  }
+  if (r != 0) {
     snprintf(err, err_size, "'%s' is not a whole number", arg);
     return -1;
   }
@@ -220,34 +270,136 @@ static mode_t new_file_mode(const struct stat *old)
   return 0666 & ~mask;
 }
 
+/* A standard output that is also the input (e.g. "c63-dec f.c63 - >>
+ * f.c63" would read its own output) is refused: 2 after a message. */
+static int open_standard_output(cli_output *o, const char *prog, FILE *in, const char *in_path)
+{
+  struct stat out_st, in_st;
+
+  if (fstat(STDOUT_FILENO, &out_st) == 0 && S_ISREG(out_st.st_mode) &&
+      fstat(fileno(in), &in_st) == 0 && out_st.st_dev == in_st.st_dev &&
+      out_st.st_ino == in_st.st_ino) {
+    fprintf(stderr, "%s: the output (standard output) is the input %s\n", prog, in_path);
+    return 2;
+  }
+  o->path = "standard output";
+  o->f = stdout;
+  return 0;
+}
+
+/* The temporary's name for final: ".NAME.XXXXXX" in final's directory,
+ * NAME cut short where the whole would pass the directory's name length
+ * limit (the X's keep it unique). NULL when out of memory. */
+static char *temp_name(const char *final, size_t dir_len)
+{
+  static const char suffix[] = ".XXXXXX";
+  const char *base = final + dir_len;
+  size_t base_len = strlen(base);
+  char *dir = dir_len > 0 ? malloc(dir_len + 1) : NULL;
+  long name_max = -1;
+
+  if (dir != NULL) {
+    memcpy(dir, final, dir_len);
+    dir[dir_len] = '\0';
+    name_max = pathconf(dir, _PC_NAME_MAX);
+    free(dir);
+  } else if (dir_len == 0) {
+    name_max = pathconf(".", _PC_NAME_MAX);
+  }
+  if (name_max <= 0) name_max = NAME_MAX;
+  if (base_len + sizeof suffix > (size_t)name_max) /* 1 + base + ".XXXXXX" */
+    base_len = (size_t)name_max > sizeof suffix ? (size_t)name_max - sizeof suffix : 1;
+  char *tmp = malloc(dir_len + 1 + base_len + sizeof suffix);
+  if (tmp == NULL) return NULL;
+  memcpy(tmp, final, dir_len);
+  tmp[dir_len] = '.';
+  memcpy(tmp + dir_len + 1, base, base_len);
+  memcpy(tmp + dir_len + 1 + base_len, suffix, sizeof suffix);
+  return tmp;
+}
+
+/* Why the temporary could not be created. A directory that may not be
+ * written is named: the output itself may not even exist. */
+static void report_create_error(const cli_output *o, const char *prog, size_t dir_len, int err,
+                                int replacing)
+{
+  if (err == EACCES || err == EPERM || err == EROFS) {
+    /* the directory without its final slash ("/" stays "/") */
+    const int n = dir_len > 1 ? (int)dir_len - 1 : (int)dir_len;
+    fprintf(stderr, "%s: cannot %s %s: directory %.*s is not writable: %s\n", prog,
+            replacing ? "replace" : "create", o->path, n > 0 ? n : 1, n > 0 ? o->final_path : ".",
+            strerror(err));
+    return;
+  }
+  fprintf(stderr, "%s: cannot open %s: %s\n", prog, o->path, strerror(err));
+}
+
+/* Give the temporary fd an old file's owner and group, as a shell
+ * redirect keeps them. Only root may give a file away: for another user
+ * the file becomes theirs (as an editor's save makes it), in the old
+ * group where they are a member of it. 0 when both were kept. */
+static int keep_owner(int fd, const struct stat *old)
+{
+  if (old->st_uid == geteuid() && old->st_gid == getegid()) return 0;
+  if (fchown(fd, old->st_uid, old->st_gid) == 0) return 0;
+  return fchown(fd, (uid_t)-1, old->st_gid) == 0 && old->st_uid == geteuid() ? 0 : -1;
+}
+
+/* A regular file, or a new one: written under a temporary name in its
+ * directory (rename is only atomic within one file system) and renamed
+ * onto the output on success, so a failed run never leaves a file that
+ * looks complete and never touches the old one. Returns 0, or 1 after a
+ * message. */
+static int open_temporary(cli_output *o, const char *prog, const struct stat *old)
+{
+  const char *slash = strrchr(o->final_path, '/');
+  const size_t dir_len = slash ? (size_t)(slash - o->final_path) + 1 : 0;
+  int fd, slot;
+
+  o->tmp_path = temp_name(o->final_path, dir_len);
+  if (o->tmp_path == NULL) {
+    fprintf(stderr, "%s: out of memory\n", prog);
+    return 1;
+  }
+  /* registered, so that a signal that ends the run removes it */
+  fd = temp_cleanup_create(o->tmp_path, prog, o->path, &slot);
+  if (fd < 0) {
+    report_create_error(o, prog, dir_len, errno, old != NULL);
+    free(o->tmp_path);
+    o->tmp_path = NULL;
+    return 1;
+  }
+  o->cleanup_id = slot + 1;
+  /* mkstemp made it 0600: give it the mode fopen would have kept or
+   * given. The owner first: chown clears the set-user-ID bits the mode may
+   * set. */
+  if (old != NULL) keep_owner(fd, old);
+  if (fchmod(fd, new_file_mode(old)) != 0 || (o->f = fdopen(fd, "wb")) == NULL) {
+    fprintf(stderr, "%s: cannot open %s: %s\n", prog, o->path, strerror(errno));
+    close(fd);
+    return 1;
+  }
+  return 0;
+}
+
 int cli_output_open(cli_output *o, const char *prog, const char *path, FILE *in,
                     const char *in_path)
 {
   struct stat out_st, in_st;
-  int have_out, fd;
-  const char *target = path, *slash, *base;
+  int have_out;
   char *resolved = NULL;
-  size_t dir_len;
 
   memset(o, 0, sizeof *o);
   o->path = path;
-  if (strcmp(path, "-") == 0) {
-    /* Standard output streams; still refuse a regular file that is also
-     * the input (e.g. "c63-dec f.c63 - >> f.c63" would read its own output). */
-    if (fstat(STDOUT_FILENO, &out_st) == 0 && S_ISREG(out_st.st_mode) &&
-        fstat(fileno(in), &in_st) == 0 && out_st.st_dev == in_st.st_dev &&
-        out_st.st_ino == in_st.st_ino) {
-      fprintf(stderr, "%s: the output (standard output) is the input %s\n", prog, in_path);
-      return 2;
-    }
-    o->path = "standard output";
-    o->f = stdout;
-    return 0;
-  }
+  if (strcmp(path, "-") == 0) return open_standard_output(o, prog, in, in_path);
 
   /* stat follows links, so a symbolic or hard link to the input is the
    * input too: writing it would destroy what is being read. */
   have_out = stat(path, &out_st) == 0;
+  if (!have_out && errno != ENOENT) { /* a name too long, a directory not searchable... */
+    fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, strerror(errno));
+    return 1;
+  }
   if (have_out && fstat(fileno(in), &in_st) == 0 && out_st.st_dev == in_st.st_dev &&
       out_st.st_ino == in_st.st_ino) {
     fprintf(stderr, "%s: the output %s is the input %s\n", prog, path, in_path);
@@ -265,47 +417,24 @@ int cli_output_open(cli_output *o, const char *prog, const char *path, FILE *in,
     }
     return 0;
   }
-
-  /* A regular file, or a new one: write to a temporary name in the same
-   * directory (rename is only atomic within one file system) and rename it
-   * onto the output on success, so a failed run never leaves a file that
-   * looks complete and never touches the old one. A symbolic link keeps
-   * pointing where it did: the file it names is the one replaced. */
-  if (have_out) {
-    resolved = realpath(path, NULL);
-    if (resolved != NULL) target = resolved;
+  /* A file the user may not write (chmod a-w) is refused, as a shell
+   * redirect would refuse it, although its directory would let a rename
+   * replace it. The effective IDs decide, as they do for open. */
+  if (have_out && faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) != 0) {
+    fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, strerror(errno));
+    return 1;
   }
-  o->final_path = dup_string(target);
+
+  /* A symbolic link keeps pointing where it did: the file it names is the
+   * one replaced. */
+  if (have_out) resolved = realpath(path, NULL);
+  o->final_path = dup_string(resolved != NULL ? resolved : path);
   free(resolved);
   if (o->final_path == NULL) {
     fprintf(stderr, "%s: out of memory\n", prog);
     return 1;
   }
-  slash = strrchr(o->final_path, '/');
-  base = slash ? slash + 1 : o->final_path;
-  dir_len = slash ? (size_t)(slash - o->final_path) + 1 : 0;
-  o->tmp_path = malloc(dir_len + 1 + strlen(base) + sizeof ".XXXXXX");
-  if (o->tmp_path == NULL) {
-    fprintf(stderr, "%s: out of memory\n", prog);
-    cli_output_abort(o);
-    return 1;
-  }
-  memcpy(o->tmp_path, o->final_path, dir_len);
-  sprintf(o->tmp_path + dir_len, ".%s.XXXXXX", base);
-  fd = mkstemp(o->tmp_path);
-  if (fd < 0) {
-    /* Name the output, not the temporary: that is what the user gave. */
-    fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, strerror(errno));
-    free(o->tmp_path);
-    o->tmp_path = NULL;
-    cli_output_abort(o);
-    return 1;
-  }
-  /* mkstemp makes the file 0600; give it the mode fopen would have. */
-  if (fchmod(fd, new_file_mode(have_out ? &out_st : NULL)) != 0 ||
-      (o->f = fdopen(fd, "wb")) == NULL) {
-    fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, strerror(errno));
-    close(fd);
+  if (open_temporary(o, prog, have_out ? &out_st : NULL) != 0) {
     cli_output_abort(o);
     return 1;
   }
@@ -347,6 +476,9 @@ int cli_output_commit(cli_output *o, const char *prog)
     cli_output_abort(o);
     return -1;
   }
+  /* After the rename: a signal before it still finds the temporary. */
+  temp_cleanup_forget(o->cleanup_id - 1);
+  o->cleanup_id = 0;
   free(o->tmp_path);
   free(o->final_path);
   o->tmp_path = o->final_path = NULL;
@@ -358,6 +490,8 @@ void cli_output_abort(cli_output *o)
   if (o->f != NULL && o->f != stdout) fclose(o->f);
   o->f = NULL;
   if (o->tmp_path != NULL) unlink(o->tmp_path);
+  temp_cleanup_forget(o->cleanup_id - 1);
+  o->cleanup_id = 0;
   free(o->tmp_path);
   free(o->final_path);
   o->tmp_path = o->final_path = NULL;

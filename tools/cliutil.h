@@ -30,12 +30,21 @@
  * Ranges are left to c63_enc_params_validate. */
 int cli_enc_option(int opt, const char *arg, c63_enc_params *p, char *err, size_t err_size);
 
+/* Open /dev/null on any of file descriptors 0, 1 and 2 that is closed, so
+ * that the files a tool opens never get them: a message to standard error
+ * would otherwise land inside the output (a tool started with 2>&-). Call
+ * first in main, before anything is opened. Returns 0, or -1 when
+ * /dev/null cannot be opened (the tool then exits with 1, silently). */
+int cli_open_std_fds(void);
+
 /* When argv holds --version (before any "--"), print "PROG (gst-c63)
  * VERSION" and return 1: the tool then exits with 0. */
 int cli_version(const char *prog, int argc, char **argv);
 
 /* Parse a whole decimal integer into *out. Returns 0 on success, -1 when s is
- * empty, has trailing characters or does not fit an int. */
+ * empty or has trailing characters, CLI_OUT_OF_RANGE when it is a whole
+ * number that does not fit an int. */
+#define CLI_OUT_OF_RANGE (-2)
 int cli_parse_int(const char *s, int *out);
 
 /* Open path, or return the standard stream when path is "-". On failure
@@ -49,20 +58,25 @@ int cli_close(const char *prog, const char *path, FILE *f);
 /* An output file that only appears when the run succeeds. A regular file
  * (or a new one) is written under a temporary name in its directory and
  * renamed onto the output by cli_output_commit; cli_output_abort removes
- * the temporary, leaving an old output untouched. "-" (standard output),
- * devices and FIFOs are written directly, as a stream. */
+ * the temporary, leaving an old output untouched, and so does a signal
+ * that ends the program (temp_cleanup.h). An old file keeps its mode (and
+ * owner and group, where the user may set them); one the user may not
+ * write is refused. "-" (standard output), devices and FIFOs are written
+ * directly, as a stream. */
 typedef struct cli_output {
   FILE *f;          /* write here (or with cli_output_write) */
   const char *path; /* the name given, for messages */
   char *final_path; /* where the temporary goes (a symbolic link's target) */
   char *tmp_path;   /* the temporary file, NULL when writing directly */
   int reported;     /* a write error was already reported */
+  int cleanup_id;   /* temp_cleanup.h's slot + 1; 0: none */
 } cli_output;
 
 /* Open the output path for a tool reading in (in_path, for messages).
  * Returns 0; 2 after a message when the output is the input itself (same
  * device and inode: the same name, a symbolic or a hard link), which would
- * destroy it; 1 after a message when it cannot be created. */
+ * destroy it; 1 after a message when it cannot be created. Call it before
+ * the tool starts threads (temp_cleanup_create says why). */
 int cli_output_open(cli_output *o, const char *prog, const char *path, FILE *in,
                     const char *in_path);
 

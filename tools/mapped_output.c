@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,8 +34,9 @@ struct mapped_output {
   int fd;
   long page;
   pthread_mutex_t lock;
-  uint64_t size; /* the file's size now */
-  window *live;  /* mapped windows not yet full */
+  uint64_t size;     /* the file's size now */
+  uint64_t max_size; /* the file size limit (ulimit -f) */
+  window *live;      /* mapped windows not yet full */
 };
 
 /* SIGBUS while a thread copies into a mapping: that copy fails. Any other
@@ -94,6 +96,10 @@ mapped_output *mapped_output_new(int fd)
   if (!m) return NULL;
   m->fd = fd;
   m->page = page;
+  struct rlimit fsize;
+  m->max_size = UINT64_MAX;
+  if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY)
+    m->max_size = (uint64_t)fsize.rlim_cur;
   pthread_mutex_init(&m->lock, NULL);
   hold_handler();
   return m;
@@ -114,13 +120,16 @@ static __attribute__((noinline)) int guarded_copy(uint8_t *dst, const void *src,
   return 0;
 }
 
-/* Grow the file to hold end bytes, well ahead. 0 or an errno value. */
+/* Grow the file to hold end bytes, well ahead, but not past the file size
+ * limit: growing past it raises SIGXFSZ, which would end a run whose
+ * pictures fit. 0 or an errno value. */
 static int grow(mapped_output *m, uint64_t end)
 {
   int err = 0;
   pthread_mutex_lock(&m->lock);
   if (m->size < end) {
-    const uint64_t want = end + GROW_STEP;
+    uint64_t want = end + GROW_STEP;
+    if (want > m->max_size) want = m->max_size > end ? m->max_size : end;
     if (ftruncate(m->fd, (off_t)want) == 0)
       m->size = want;
     else if (ftruncate(m->fd, (off_t)end) == 0) /* near a size limit */

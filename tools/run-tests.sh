@@ -1,21 +1,22 @@
 #!/bin/sh
-# Configure (first time), build and run every test with `meson test`.
+# Configure (first time), build and run every test with `meson test`; then,
+# for a full run (no arguments), the unit and CLI tests again under ASan and
+# UBSan in a second build directory (`meson test --setup=asan`).
 # Usage: tools/run-tests.sh [extra meson test arguments]
-# BUILD=dir selects the build directory (default: build).
+# BUILD=dir selects the build directory (default: build); ASAN_BUILD=dir the
+# sanitizer one (default: build-asan); ASAN=0 leaves the sanitizer run out.
 # SPDX-License-Identifier: LGPL-2.1-or-later
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
+ASAN_BUILD=${ASAN_BUILD:-build-asan}
+ASAN=${ASAN:-1}
+[ $# -eq 0 ] || ASAN=0
 
-if [ ! -f "$BUILD/build.ninja" ]; then
-  meson setup "$BUILD"
-fi
-ninja -C "$BUILD"
-status=0
-meson test -C "$BUILD" --print-errorlogs "$@" || status=$?
 # meson shows a skipped test as "exit status 77" only: print each one's
 # reason (the SKIP line the test wrote), e.g. that no CUDA device is there.
-python3 - "$BUILD/meson-logs/testlog.json" <<'PY' || true
+report_skips() {
+  python3 - "$1" <<'PY' || true
 import json, sys
 for line in open(sys.argv[1]):
     t = json.loads(line)
@@ -23,4 +24,24 @@ for line in open(sys.argv[1]):
         why = [l for l in (t.get("stdout") or "").splitlines() if "SKIP" in l]
         print("skipped %s: %s" % (t["name"], why[0] if why else "(no reason printed)"))
 PY
+}
+
+if [ ! -f "$BUILD/build.ninja" ]; then
+  meson setup "$BUILD"
+fi
+ninja -C "$BUILD"
+status=0
+meson test -C "$BUILD" --print-errorlogs "$@" || status=$?
+report_skips "$BUILD/meson-logs/testlog.json"
+
+# The sanitizers need no CUDA (nvcc does not take -fsanitize) nor the
+# plugin: only the library, the tools and the tests run are built.
+if [ "$ASAN" != 0 ]; then
+  if [ ! -f "$ASAN_BUILD/build.ninja" ]; then
+    meson setup "$ASAN_BUILD" -Db_sanitize=address,undefined -Dcuda=disabled -Dgst=disabled
+  fi
+  meson test -C "$ASAN_BUILD" --setup=asan --suite unit --suite cli --print-errorlogs ||
+    status=$?
+  report_skips "$ASAN_BUILD/meson-logs/testlog-asan.json"
+fi
 exit $status
