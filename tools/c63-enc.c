@@ -76,8 +76,9 @@ static int bad_usage(const char *fmt, const char *arg)
 
 typedef struct enc_stats {
   long frames, keyframes;
-  int reach;         /* the last c63_encoder_target_reach that was not 0 */
-  double reach_kbps; /* its frames' bitrate */
+  int reach;           /* the last c63_encoder_target_reach that was not 0 */
+  double reach_kbps;   /* its frames' bitrate */
+  long long overflows; /* cbr: frames over the buffer (c63_rate_status) */
   unsigned long long bytes;
 } enc_stats;
 
@@ -96,6 +97,12 @@ static void report_bitrate(const c63_enc_params *p, const enc_stats *st)
             prog, C63_TARGET_REACH_FRAMES, st->reach < 0 ? C63_MIN_QUALITY : C63_MAX_QUALITY,
             st->reach < 0 ? "coarsest" : "finest", st->reach_kbps,
             st->reach < 0 && p->mode == C63_MODE_EXACT ? "; -m rd reaches lower bitrates" : "");
+  if (st->overflows)
+    fprintf(stderr,
+            "%s: warning: %lld frames overflowed the buffer of %d ms even at quality %d, the "
+            "coarsest: give a larger --buffer or bitrate%s\n",
+            prog, st->overflows, p->buffer_ms, C63_MIN_QUALITY,
+            p->mode == C63_MODE_EXACT ? ", or -m rd, which codes smaller frames" : "");
 }
 
 /* Write every packet the encoder has ready. Returns 0, or 1 on failure. */
@@ -117,11 +124,13 @@ static int drain_packets(c63_encoder *enc, cli_output *out, enc_stats *st, int *
     if (cli_output_write(out, prog, pkt.data, pkt.size) != 0) return 1;
     st->frames++;
     st->keyframes += pkt.keyframe != 0;
-    int reach = 0;
-    double kbps = 0;
-    if (c63_encoder_target_reach(enc, &reach, &kbps) == C63_OK && reach) {
-      st->reach = reach;
-      st->reach_kbps = kbps;
+    c63_rate_status rs;
+    if (c63_encoder_rate_status(enc, &rs) == C63_OK) {
+      if (rs.reach) {
+        st->reach = rs.reach;
+        st->reach_kbps = rs.reach_kbps;
+      }
+      st->overflows = rs.overflows;
     }
     st->bytes += pkt.size;
   }
