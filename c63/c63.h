@@ -117,7 +117,10 @@ typedef enum c63_rate_control {
    * about 25 frames. */
   C63_RC_ABR = 1,
   /* Constant bitrate: as ABR, and no frame overflows a decoder buffer of
-   * buffer_ms at the bitrate (a leaky bucket, kept about half full). */
+   * buffer_ms at the bitrate (a leaky bucket, kept about half full) where
+   * quality 1 fits, from the first frame: a frame that overflows is coded
+   * again lower (so one frame is in flight at a time), and one that
+   * overflows even at quality 1 is counted (c63_rate_status). */
   C63_RC_CBR = 2,
 } c63_rate_control;
 
