@@ -87,9 +87,19 @@ typedef struct enc_stats {
  * quality (c63_encoder_target_reach). */
 static void report_bitrate(const c63_enc_params *p, const enc_stats *st)
 {
-  fprintf(stderr, "%s: %.1f kbit/s at %d/%d fps (target %d)\n", prog,
-          8.0 * (double)st->bytes * p->fps_num / p->fps_den / (double)st->frames / 1000.0,
-          p->fps_num, p->fps_den, p->bitrate);
+  const double kbps =
+      8.0 * (double)st->bytes * p->fps_num / p->fps_den / (double)st->frames / 1000.0;
+  const double frame_ms = 1000.0 * p->fps_den / p->fps_num;
+  fprintf(stderr, "%s: %.1f kbit/s at %d/%d fps (target %d)\n", prog, kbps, p->fps_num, p->fps_den,
+          p->bitrate);
+  /* a buffer shorter than a frame caps every frame near its share, so
+   * what a small frame leaves unspent is lost */
+  if (p->rate_control == C63_RC_CBR && !st->reach && kbps < 0.95 * p->bitrate &&
+      p->buffer_ms < frame_ms)
+    fprintf(stderr,
+            "%s: warning: under the target: a buffer of %d ms, shorter than a frame (%.0f ms), "
+            "lets no frame make up for a smaller one before it; give a larger --buffer\n",
+            prog, p->buffer_ms, frame_ms);
   if (st->reach)
     fprintf(stderr,
             "%s: warning: the target is out of reach: %d frames in a row at quality %d, the %s, "
