@@ -340,6 +340,42 @@ GST_START_TEST(test_enc_cbr_overflow_warning)
 }
 GST_END_TEST;
 
+/* keyframe-interval=1 with abr: every frame a keyframe, and still each
+ * target followed (within 10%) without a warning: two targets, two
+ * bitrates. */
+GST_START_TEST(test_enc_keyframes_only_abr)
+{
+  enum { FRAMES = 100 };
+  static const gchar *const q25_all_key[] = {"quality=25", "keyframe-interval=1", NULL};
+  gsize sizes[FRAMES];
+  GstBus *bus;
+  GstHarness *hh = start(q25_all_key, &bus);
+  guint n, count;
+
+  push(hh, 0, FRAMES);
+  pull(hh, sizes, FRAMES);
+  stop(hh, bus);
+  const double q25 = kbit_per_s(sizes, 0, FRAMES);
+  for (n = 0; n < 2; n++) {
+    const guint target = (guint)(q25 * (n ? 0.6 : 1.3));
+    gchar *bitrate = g_strdup_printf("bitrate=%u", target);
+    const gchar *abr[] = {"rate-control=abr", "keyframe-interval=1", bitrate, NULL};
+    gchar *w;
+
+    hh = start(abr, &bus);
+    push(hh, 0, FRAMES);
+    pull(hh, sizes, FRAMES);
+    const double got = kbit_per_s(sizes, 0, FRAMES);
+    fail_unless(got > 0.9 * target && got < 1.1 * target, "%u kbit/s: %.1f", target, got);
+    w = warnings(bus, &count);
+    fail_unless(count == 0, "%u kbit/s: %s", target, w);
+    g_free(w);
+    stop(hh, bus);
+    g_free(bitrate);
+  }
+}
+GST_END_TEST;
+
 static Suite *c63enc_props_suite(void)
 {
   Suite *s = suite_create("c63enc-props");
@@ -351,6 +387,7 @@ static Suite *c63enc_props_suite(void)
   tcase_add_test(tc, test_enc_buffer_size_while_playing);
   tcase_add_test(tc, test_enc_properties_while_playing);
   tcase_add_test(tc, test_enc_cbr_overflow_warning);
+  tcase_add_test(tc, test_enc_keyframes_only_abr);
   return s;
 }
 
