@@ -97,12 +97,12 @@ typedef struct c63_backend_ops {
    * the sums and, with reset, starts them again. */
   void (*set_timing)(c63_backend *be, int on);
   void (*get_stats)(c63_backend *be, c63_stage_stats *out, int reset);
+  /* The encoding modes (c63_mode) it implements, bit 1 << mode each. */
+  unsigned modes;
   /* Optional: with nothing in flight, forget the frame collected last, so
    * that the next submit predicts from the reference before it (a frame
    * coded again at another quality). */
   void (*rewind)(c63_backend *be);
-  /* The encoding modes (c63_mode) it implements, bit 1 << mode each. */
-  unsigned modes;
 } c63_backend_ops;
 
 /* The backends built into libc63, declared by the core (as FFmpeg declares

@@ -234,7 +234,7 @@ static int replay_buffer(const frame_info *fi, int n, int bitrate, int buffer_ms
  * fits (at 1200 kbit/s it always does here), in exact and rd mode; where
  * quality 1 does not fit (exact, 600 kbit/s), only frames coded at quality
  * 1 overflow, and each is reported. */
-static void check_cbr_buffer(void)
+static void check_cbr_buffer(c63_backend_kind backend)
 {
   static const int buffers[] = {100, 200, 250, 1000};
   static frame_info fi[CUT_FRAMES];
@@ -255,7 +255,7 @@ static void check_cbr_buffer(void)
       if (tight && mode == C63_MODE_RD) continue;
       const int bitrate = tight ? 600 : 1200, buffer_ms = tight ? 100 : buffers[b];
       const char *name = mode == C63_MODE_RD ? "rd" : "exact";
-      params(&p, C63_BACKEND_CPU, C63_RC_CBR, bitrate);
+      params(&p, backend, C63_RC_CBR, bitrate);
       p.keyframe_interval = CUT_FRAMES / 2; /* a keyframe on the cut */
       p.buffer_ms = buffer_ms;
       p.mode = (c63_enc_mode)mode;
@@ -266,10 +266,10 @@ static void check_cbr_buffer(void)
       int at_q1;
       double peak;
       const int over = replay_buffer(fi, n, bitrate, buffer_ms, q1, &at_q1, &peak);
-      printf("  scene cut, cbr %-5s %4d kbit/s, %4d ms: %d overflows (%d at quality 1, %lld "
+      printf("  scene cut, %s, cbr %-5s %4d kbit/s, %4d ms: %d overflows (%d at quality 1, %lld "
              "reported), peak %.0f%%, %lld frames coded again\n",
-             name, bitrate, buffer_ms, over, at_q1, (long long)st.overflows, 100 * peak,
-             (long long)st.recoded);
+             backend == C63_BACKEND_CUDA ? "cuda" : "cpu", name, bitrate, buffer_ms, over, at_q1,
+             (long long)st.overflows, 100 * peak, (long long)st.recoded);
       TU_CHECK(over == at_q1, "cbr %s %d ms: %d frames overflow, %d of them at quality 1", name,
                buffer_ms, over, at_q1);
       TU_CHECK(over == st.overflows, "cbr %s %d ms: %d frames overflow, %lld reported", name,
@@ -451,7 +451,8 @@ int main(void)
   check_change(clip);
   check_last_quality(clip);
   check_keyframes_only(clip);
-  check_cbr_buffer();
+  check_cbr_buffer(C63_BACKEND_CPU);
+  if (c63_backend_available(C63_BACKEND_CUDA, 0, NULL, 0)) check_cbr_buffer(C63_BACKEND_CUDA);
   check_settings();
   free(clip);
   return tu_finish("test_ratectl");
