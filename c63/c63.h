@@ -206,10 +206,8 @@ typedef struct c63_rate_status {
   int reach;         /* c63_encoder_target_reach's answer for that target */
   double reach_kbps; /* where reach is not 0: those frames' bitrate */
   /* CBR: frames coded again at a lower quality because they overflowed
-   * the buffer, and frames that overflowed it all the same: coded at
-   * quality 1, the coarsest, already (or, on a backend that cannot code a
-   * delta frame again, at the quality predicted to fit). Counted since the
-   * encoder was created. */
+   * the buffer, and frames that overflowed it all the same, coded at
+   * quality 1, the coarsest. Counted since the encoder was created. */
   int64_t recoded, overflows;
 } c63_rate_status;
 /* Fill *st; C63_ERR_INVALID_ARG when enc or st is NULL. */
