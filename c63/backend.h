@@ -99,6 +99,10 @@ typedef struct c63_backend_ops {
   void (*get_stats)(c63_backend *be, c63_stage_stats *out, int reset);
   /* The encoding modes (c63_mode) it implements, bit 1 << mode each. */
   unsigned modes;
+  /* Optional: with nothing in flight, forget the frame collected last, so
+   * that the next submit predicts from the reference before it (a frame
+   * coded again at another quality). */
+  void (*rewind)(c63_backend *be);
 } c63_backend_ops;
 
 /* The backends built into libc63, declared by the core (as FFmpeg declares

@@ -210,6 +210,12 @@ static int cpu_collect(c63_backend *be, c63_frame_job *job, char *msg, size_t ms
   return C63_OK;
 }
 
+/* The reconstruction before the last frame is still in the other slot. */
+static void cpu_rewind(c63_backend *be)
+{
+  be->ref = !be->ref;
+}
+
 /* The CPU is always there. */
 static int cpu_probe(int device_id, char *msg, size_t msg_size)
 {
@@ -226,6 +232,7 @@ const uint8_t *c63_backend_cpu_reference(const c63_backend *be, int c)
 const c63_backend_ops c63_backend_cpu = {
     .name = "cpu",
     .max_in_flight = 1,
+    .rewind = cpu_rewind,
     .create = cpu_create,
     .destroy = cpu_destroy,
     .submit = cpu_submit,

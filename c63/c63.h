@@ -117,7 +117,10 @@ typedef enum c63_rate_control {
    * about 25 frames. */
   C63_RC_ABR = 1,
   /* Constant bitrate: as ABR, and no frame overflows a decoder buffer of
-   * buffer_ms at the bitrate (a leaky bucket, kept about half full). */
+   * buffer_ms at the bitrate (a leaky bucket, kept about half full) where
+   * quality 1 fits, from the first frame: a frame that overflows is coded
+   * again lower (so one frame is in flight at a time), and one that
+   * overflows even at quality 1 is counted (c63_rate_status). */
   C63_RC_CBR = 2,
 } c63_rate_control;
 
@@ -171,6 +174,10 @@ int c63_encoder_set_search_range(c63_encoder *enc, int search_range);
 /* A new target bitrate (kbit/s) for ABR or CBR, from the next picture sent;
  * C63_ERR_INVALID_ARG in constant-quality mode or outside 1..1000000. */
 int c63_encoder_set_bitrate(c63_encoder *enc, int bitrate);
+/* A new decoder buffer (buffer_ms) for CBR, from the next picture sent (the
+ * bits in the old one kept, up to the new size); C63_ERR_INVALID_ARG
+ * outside CBR or outside 1..60000. */
+int c63_encoder_set_buffer(c63_encoder *enc, int buffer_ms);
 /* The quality (1..50) the frame of the last packet received was coded at:
  * the rate controller's choice with ABR or CBR, else the quality set; 0
  * before the first packet, C63_ERR_INVALID_ARG when enc is NULL. */
@@ -190,6 +197,21 @@ int c63_encoder_last_quality(const c63_encoder *enc);
  * bitrate. Judged afresh after c63_encoder_set_bitrate.
  * C63_ERR_INVALID_ARG when enc or reach is NULL. */
 int c63_encoder_target_reach(const c63_encoder *enc, int *reach, double *kbps);
+
+/* What rate control reports, as of the last packet received. */
+typedef struct c63_rate_status {
+  int bitrate;       /* kbit/s: the target the judgement below is of (0 in
+                        constant-quality mode) */
+  int buffer_ms;     /* CBR: the buffer the counts below are of (else 0) */
+  int reach;         /* c63_encoder_target_reach's answer for that target */
+  double reach_kbps; /* where reach is not 0: those frames' bitrate */
+  /* CBR: frames coded again at a lower quality because they overflowed
+   * the buffer, and frames that overflowed it all the same, coded at
+   * quality 1, the coarsest. Counted since the encoder was created. */
+  int64_t recoded, overflows;
+} c63_rate_status;
+/* Fill *st; C63_ERR_INVALID_ARG when enc or st is NULL. */
+int c63_encoder_rate_status(const c63_encoder *enc, c63_rate_status *st);
 
 /* Send a picture (the encoder copies what it needs before returning), or
  * NULL to drain. Returns C63_ERR_AGAIN when packets must be received first. */

@@ -22,8 +22,8 @@
 typedef struct queued_frame {
   c63_frame_job job;
   int64_t user, number;
-  int quality;      /* the frame's, for rate control */
-  double predicted; /* its size as rate control predicted it, in bits */
+  c63_ratectl_frame rc; /* rate control's choice for it */
+  int collected;        /* collected at submit (CBR), waiting to be received */
 } queued_frame;
 
 struct c63_encoder {
@@ -183,6 +183,9 @@ int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_
   c63_geometry_init(&enc->g, p->width, p->height);
   enc->ops = c63_backend_lookup(p->backend);
   enc->depth = enc->ops->max_in_flight < MAX_IN_FLIGHT ? enc->ops->max_in_flight : MAX_IN_FLIGHT;
+  /* CBR judges each frame's coded size before the next is sent, so that an
+   * overflowing frame can be coded again (submit_frame). */
+  if (p->rate_control == C63_RC_CBR) enc->depth = 1;
   enc->quality = p->quality;
   c63_make_quant_tables(enc->quality, enc->quant);
   c63_ratectl_init(&enc->rc, p);
@@ -232,7 +235,7 @@ int c63_encoder_set_quality(c63_encoder *enc, int quality)
     return C63_ERR_INVALID_ARG;
   }
   use_quality(enc, quality);
-  enc->rc.quality = quality; /* with rate control: where it goes on from */
+  c63_ratectl_set_quality(&enc->rc, quality); /* with rate control: where it goes on from */
   return C63_OK;
 }
 
@@ -254,6 +257,22 @@ int c63_encoder_set_bitrate(c63_encoder *enc, int bitrate)
   return C63_OK;
 }
 
+int c63_encoder_set_buffer(c63_encoder *enc, int buffer_ms)
+{
+  if (!enc) return C63_ERR_INVALID_ARG;
+  if (enc->p.rate_control != C63_RC_CBR) {
+    set_msg(enc->err, sizeof(enc->err), "a buffer is only for constant bitrate (cbr)");
+    return C63_ERR_INVALID_ARG;
+  }
+  c63_enc_params p = enc->p;
+  p.buffer_ms = buffer_ms;
+  int r = c63_enc_params_validate(&p, enc->err, sizeof(enc->err));
+  if (r != C63_OK || buffer_ms == enc->p.buffer_ms) return r;
+  enc->p = p;
+  c63_ratectl_set_buffer(&enc->rc, buffer_ms);
+  return C63_OK;
+}
+
 int c63_encoder_set_keyframe_interval(c63_encoder *enc, int keyframe_interval)
 {
   if (!enc) return C63_ERR_INVALID_ARG;
@@ -272,6 +291,28 @@ int c63_encoder_set_search_range(c63_encoder *enc, int search_range)
   int r = c63_enc_params_validate(&p, enc->err, sizeof(enc->err));
   if (r == C63_OK) enc->p = p;
   return r;
+}
+
+/* Submit q's job. In CBR collect it at once, and while it overflows the
+ * buffer code it again at the lower quality rate control gives (a delta
+ * frame from the same reference, which the backend rewinds to). */
+static int submit_frame(c63_encoder *enc, queued_frame *q)
+{
+  for (;;) {
+    int r = enc->ops->submit(enc->be, &q->job, enc->err, sizeof(enc->err));
+    if (r || enc->p.rate_control != C63_RC_CBR) return r;
+    if ((r = enc->ops->collect(enc->be, &q->job, enc->err, sizeof(enc->err)))) return r;
+    q->collected = 1;
+    const double bits =
+        8.0 * (double)(C63_FRAME_HEADER_BYTES + q->job.payload_size + C63_FRAME_TRAILER_BYTES);
+    /* a keyframe needs no reference: coding it again replaces it */
+    const int can_redo = q->job.keyframe || enc->ops->rewind;
+    const int lower = c63_ratectl_retry(&enc->rc, &q->rc, bits, can_redo);
+    if (!lower) return C63_OK;
+    if (enc->ops->rewind) enc->ops->rewind(enc->be);
+    use_quality(enc, lower);
+    memcpy(q->job.quant, enc->quant, sizeof(enc->quant));
+  }
 }
 
 int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic)
@@ -307,9 +348,9 @@ int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic)
 
   queued_frame *q = &enc->queue[(enc->head + enc->count) % MAX_IN_FLIGHT];
   memset(q, 0, sizeof(*q));
-  if (enc->p.rate_control != C63_RC_QUALITY)
-    use_quality(enc, c63_ratectl_choose(&enc->rc, keyframe, &q->predicted));
-  q->quality = enc->quality;
+  c63_ratectl_choose(&enc->rc, keyframe, &q->rc);
+  if (enc->p.rate_control != C63_RC_QUALITY) use_quality(enc, q->rc.quality);
+  q->rc.quality = enc->quality;
   for (int c = 0; c < 3; c++) {
     q->job.src[c] = nv12 && c == 2 ? NULL : pic->data[c];
     q->job.src_stride[c] = nv12 && c == 2 ? 0 : pic->stride[c];
@@ -322,7 +363,7 @@ int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic)
   q->user = pic->user;
   q->number = enc->frames_sent;
 
-  int r = enc->ops->submit(enc->be, &q->job, enc->err, sizeof(enc->err));
+  int r = submit_frame(enc, q);
   if (r) return r;
   enc->count++;
   enc->frames_sent++;
@@ -349,7 +390,7 @@ int c63_encoder_receive_packet(c63_encoder *enc, c63_packet *pkt)
   queued_frame *q = &enc->queue[enc->head];
   enc->head = (enc->head + 1) % MAX_IN_FLIGHT;
   enc->count--;
-  int r = enc->ops->collect(enc->be, &q->job, enc->err, sizeof(enc->err));
+  int r = q->collected ? C63_OK : enc->ops->collect(enc->be, &q->job, enc->err, sizeof(enc->err));
   if (r) return r;
 
   /* The backend left room around the payload: complete the frame there. */
@@ -370,10 +411,8 @@ int c63_encoder_receive_packet(c63_encoder *enc, c63_packet *pkt)
   pkt->keyframe = q->job.keyframe;
   pkt->user = q->user;
   pkt->frame_number = q->number;
-  enc->last_quality = q->quality;
-  if (enc->p.rate_control != C63_RC_QUALITY)
-    c63_ratectl_update(&enc->rc, q->job.keyframe, q->quality, q->predicted,
-                       8.0 * (double)pkt->size);
+  enc->last_quality = q->rc.quality;
+  c63_ratectl_update(&enc->rc, &q->rc, 8.0 * (double)pkt->size);
   return C63_OK;
 }
 
@@ -387,6 +426,19 @@ int c63_encoder_target_reach(const c63_encoder *enc, int *reach, double *kbps)
 {
   if (!enc || !reach) return C63_ERR_INVALID_ARG;
   *reach = c63_ratectl_reach(&enc->rc, kbps);
+  return C63_OK;
+}
+
+int c63_encoder_rate_status(const c63_encoder *enc, c63_rate_status *st)
+{
+  if (!enc || !st) return C63_ERR_INVALID_ARG;
+  memset(st, 0, sizeof(*st));
+  if (enc->p.rate_control == C63_RC_QUALITY) return C63_OK;
+  st->bitrate = enc->rc.bitrate;
+  st->buffer_ms = enc->p.rate_control == C63_RC_CBR ? enc->rc.buffer_ms : 0;
+  st->reach = c63_ratectl_reach(&enc->rc, &st->reach_kbps);
+  st->recoded = enc->rc.recoded;
+  st->overflows = enc->rc.overflows;
   return C63_OK;
 }
 

@@ -259,8 +259,7 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
   what = "allocating device buffers";
   for (int i = 0; i < 2 && err == cudaSuccess; i++) {
     err = cudaMalloc(&be->d_rec[i], be->frame_bytes + C63_CU_REF_TAIL);
-    if (err == cudaSuccess)
-      err = cudaMemset(be->d_rec[i] + be->frame_bytes, 0, C63_CU_REF_TAIL);
+    if (err == cudaSuccess) err = cudaMemset(be->d_rec[i] + be->frame_bytes, 0, C63_CU_REF_TAIL);
   }
   if (err == cudaSuccess) {
     what = "allocating the entropy coder's device buffers";
@@ -568,6 +567,13 @@ int cu_probe(int device_id, char *msg, size_t msg_size)
   return n > 0;
 }
 
+/* With nothing in flight the reconstruction before the last frame is
+ * still in the other slot (a keyframe coded again needs none). */
+void cu_rewind(c63_backend *be)
+{
+  be->rec ^= 1;
+}
+
 void cu_set_timing(c63_backend *be, int on)
 {
   be->timing = on != 0;
@@ -594,6 +600,7 @@ extern "C" const c63_backend_ops c63_backend_cuda = {
     cu_set_timing,
     cu_get_stats,
     1u << C63_MODE_EXACT | 1u << C63_MODE_RD,
+    cu_rewind,
 };
 
 extern "C" int c63_cuda_pin(void *ptr, size_t size, char *msg, size_t msg_size)

@@ -319,6 +319,34 @@ if "$ENC" -b 1000000 -w 176 -h 144 -o "$T/rc.c63" "$YUV/pan_176x144.yuv" 2>"$T/e
 else
   fail "c63-enc -b 1000000: $(cat "$T/err")"
 fi
+# every frame a keyframe (-k 1): each target reached, within 5%
+for b in 300 500; do
+  if "$ENC" -k 1 -b $b -w 176 -h 144 -o "$T/k$b.c63" "$YUV/pan_176x144.yuv" 2>"$T/err"; then
+    got=$(sed -n "s/.* \([0-9.]*\) kbit\/s at 25\/1 fps (target $b)/\1/p" "$T/err")
+    if [ -n "$got" ] && awk -v g="$got" -v b=$b 'BEGIN { exit !(g > 0.95 * b && g < 1.05 * b) }'; then
+      echo "ok: c63-enc -k 1 -b $b: $got kbit/s"
+    else
+      fail "c63-enc -k 1 -b $b: $(cat "$T/err")"
+    fi
+  else
+    fail "c63-enc -k 1 -b $b: $(cat "$T/err")"
+  fi
+done
+# cbr: frames over the buffer even at quality 1 are reported
+if "$ENC" --rate-control cbr -b 1 --buffer 100 -w 176 -h 144 -o "$T/rc.c63" \
+  "$YUV/pan_176x144.yuv" 2>"$T/err" &&
+  grep -q "warning: [0-9]* frames overflowed the buffer of 100 ms even at quality 1" "$T/err"; then
+  echo "ok: c63-enc --rate-control cbr -b 1 --buffer 100 reports the overflows"
+else
+  fail "c63-enc --rate-control cbr -b 1 --buffer 100: $(cat "$T/err")"
+fi
+# a buffer shorter than a frame falls short of the target, and says why
+if "$ENC" --rate-control cbr -b 500 --buffer 1 -w 176 -h 144 -o "$T/rc.c63" \
+  "$YUV/pan_176x144.yuv" 2>"$T/err" && grep -q "warning: under the target: .*shorter than a frame" "$T/err"; then
+  echo "ok: c63-enc --rate-control cbr --buffer 1 says why it is under the target"
+else
+  fail "c63-enc --rate-control cbr -b 500 --buffer 1: $(cat "$T/err")"
+fi
 expect_usage "unknown backend" "$ENC" --backend gpu -w 176 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
 expect_usage "unknown mode 'fast'" "$ENC" -m fast -w 176 -h 144 -o "$T/x.c63" "$YUV/pan_176x144.yuv"
 expect_usage "needs a value" "$ENC" -w 176 -h 144 "$YUV/pan_176x144.yuv" -o

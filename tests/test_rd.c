@@ -9,7 +9,8 @@
  *  - the stream does not depend on the number of threads;
  *  - the bit counts the decisions rest on (rd.h) are the bits the entropy
  *    coder writes; trellis quantisation never costs more than the format's
- *    plain quantisation, and spends fewer bits as lambda grows.
+ *    plain quantisation, and spends fewer bits as lambda grows;
+ *  - the block decision counts every trial's bits, its DC's included.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <math.h>
 #include <stdlib.h>
@@ -429,6 +430,70 @@ static void test_choose_vector(void)
   TU_CHECK(ok, "the vector choice does not follow its costs");
 }
 
+/* The decision with trials whose quantised DCs differ: a DC far from the
+ * block before costs bits, which count for every trial, inter ones too.
+ * (a) intra with the DC of the block before against the searched vector
+ * with a DC far from it, the vector's SSD lower by less than its extra
+ * bits cost: intra wins, and would lose were the inter DC's bits left
+ * out; (b) the zero vector with the near DC against the searched vector
+ * with the far one, the zero vector's SSD higher by less than the DC bits
+ * it saves: the zero vector wins. */
+static void test_decide_dc(void)
+{
+  uint64_t st = 0xdc;
+  const uint8_t *mv_len = c63_huff_enc_tables()[C63_HUFF_MV].len;
+  const uint8_t *dc_len = c63_huff_enc_tables()[C63_HUFF_DC0].len;
+  const float lambda = 64.0f;
+  const c63_mv no_mv = {0, 0, 0, 0}, zv = {0, 0, 1, 0};
+  int ok_a = 1, ok_b = 1;
+  for (int i = 0; i < 200; i++) {
+    const int prev = (int)rand_range(&st, -500, 500);
+    const int far = prev + (i & 1 ? 1 : -1) * (int)rand_range(&st, 64, 1000);
+    c63_rd_searched s = {
+        0, 0, {(int8_t)rand_range(&st, 1, 15), (int8_t)rand_range(&st, -15, 15), 1, 0}};
+    const c63_rd_place p = {128, 128, 64, 64, 48, 48, 80, 80};
+    c63_rd_sum t[C63_RD_T_COUNT];
+    memset(t, 0, sizeof t);
+    for (int k = 0; k < C63_RD_T_COUNT; k++) {
+      t[k].ssd = 1 << 20; /* out of the running unless set below */
+      t[k].ac_bits = (int16_t)rand_range(&st, 0, 100);
+      t[k].dc = (int16_t)prev;
+      t[k].valid = k != C63_RD_T_LEFT_SEARCH;
+    }
+    t[C63_RD_T_SEARCH].mv = s.mv;
+    t[C63_RD_T_ZERO].mv = zv;
+    const int near_bits = c63_rd_dc_bits(dc_len, prev, prev);
+    const int far_bits = c63_rd_dc_bits(dc_len, far, prev);
+    const int search_mv = c63_rd_mv_bits_of(mv_len, s.mv, 0, no_mv);
+    const int zero_mv = c63_rd_mv_bits_of(mv_len, zv, 0, no_mv);
+    const int intra_mv = c63_rd_mv_bits_of(mv_len, no_mv, 0, no_mv);
+
+    /* (a): the searched vector's SSD lower by half its extra bits' cost
+     * beyond the DC's, plus half the DC's */
+    t[C63_RD_T_INTRA].ssd = 100000;
+    t[C63_RD_T_SEARCH].dc = (int16_t)far;
+    t[C63_RD_T_SEARCH].ac_bits = t[C63_RD_T_INTRA].ac_bits;
+    const float extra = (float)(search_mv - intra_mv + far_bits - near_bits);
+    t[C63_RD_T_SEARCH].ssd = 100000 - (int)(lambda * (extra - (far_bits - near_bits) / 2.0f));
+    ok_a &=
+        c63_rd_decide(&p, &s, t, 0, no_mv, prev, lambda, 1 << 10, mv_len, dc_len) == C63_RD_T_INTRA;
+
+    /* (b): intra out; the zero vector's SSD higher by half the bits it
+     * saves */
+    t[C63_RD_T_INTRA].ssd = 1 << 20;
+    t[C63_RD_T_ZERO].ac_bits = t[C63_RD_T_SEARCH].ac_bits;
+    const float saved = (float)(search_mv - zero_mv + far_bits - near_bits);
+    t[C63_RD_T_ZERO].ssd = t[C63_RD_T_SEARCH].ssd + (int)(lambda * saved / 2);
+    ok_b &= saved > 0 && c63_rd_decide(&p, &s, t, 0, no_mv, prev, lambda, 1 << 10, mv_len,
+                                       dc_len) == C63_RD_T_ZERO;
+  }
+  printf("  decisions with differing DCs: intra against a far inter DC %s, zero vector with the "
+         "near DC %s\n",
+         ok_a ? "ok" : "WRONG", ok_b ? "ok" : "WRONG");
+  TU_CHECK(ok_a, "an inter trial's DC bits are not counted against intra");
+  TU_CHECK(ok_b, "the inter trials' DC bits do not decide between vectors");
+}
+
 /* The chroma search's candidates: the luma vectors halved toward zero and
  * the zero vector, only inside the window (whose right and bottom ends are
  * excluded), the least cost winning and the first in raster order on a
@@ -515,6 +580,7 @@ int main(void)
   test_rd_transform();
   test_trellis();
   test_choose_vector();
+  test_decide_dc();
   test_chroma_candidates();
   test_sad_window();
   return tu_finish("rd");

@@ -78,8 +78,9 @@ static int bad_usage(const char *fmt, const char *arg)
 
 typedef struct enc_stats {
   long frames, keyframes;
-  int reach;         /* the last c63_encoder_target_reach that was not 0 */
-  double reach_kbps; /* its frames' bitrate */
+  int reach;           /* the last c63_encoder_target_reach that was not 0 */
+  double reach_kbps;   /* its frames' bitrate */
+  long long overflows; /* cbr: frames over the buffer (c63_rate_status) */
   unsigned long long bytes;
 } enc_stats;
 
@@ -88,9 +89,19 @@ typedef struct enc_stats {
  * quality (c63_encoder_target_reach). */
 static void report_bitrate(const c63_enc_params *p, const enc_stats *st)
 {
-  fprintf(stderr, "%s: %.1f kbit/s at %d/%d fps (target %d)\n", prog,
-          8.0 * (double)st->bytes * p->fps_num / p->fps_den / (double)st->frames / 1000.0,
-          p->fps_num, p->fps_den, p->bitrate);
+  const double kbps =
+      8.0 * (double)st->bytes * p->fps_num / p->fps_den / (double)st->frames / 1000.0;
+  const double frame_ms = 1000.0 * p->fps_den / p->fps_num;
+  fprintf(stderr, "%s: %.1f kbit/s at %d/%d fps (target %d)\n", prog, kbps, p->fps_num, p->fps_den,
+          p->bitrate);
+  /* a buffer shorter than a frame caps every frame near its share, so
+   * what a small frame leaves unspent is lost */
+  if (p->rate_control == C63_RC_CBR && !st->reach && kbps < 0.95 * p->bitrate &&
+      p->buffer_ms < frame_ms)
+    fprintf(stderr,
+            "%s: warning: under the target: a buffer of %d ms, shorter than a frame (%.0f ms), "
+            "lets no frame make up for a smaller one before it; give a larger --buffer\n",
+            prog, p->buffer_ms, frame_ms);
   if (st->reach)
     fprintf(stderr,
             "%s: warning: the target is out of reach: %d frames in a row at quality %d, the %s, "
@@ -98,6 +109,12 @@ static void report_bitrate(const c63_enc_params *p, const enc_stats *st)
             prog, C63_TARGET_REACH_FRAMES, st->reach < 0 ? C63_MIN_QUALITY : C63_MAX_QUALITY,
             st->reach < 0 ? "coarsest" : "finest", st->reach_kbps,
             st->reach < 0 && p->mode == C63_MODE_EXACT ? "; -m rd reaches lower bitrates" : "");
+  if (st->overflows)
+    fprintf(stderr,
+            "%s: warning: %lld frames overflowed the buffer of %d ms even at quality %d, the "
+            "coarsest: give a larger --buffer or bitrate%s\n",
+            prog, st->overflows, p->buffer_ms, C63_MIN_QUALITY,
+            p->mode == C63_MODE_EXACT ? ", or -m rd, which codes smaller frames" : "");
 }
 
 /* Write every packet the encoder has ready. Returns 0, or 1 on failure. */
@@ -119,11 +136,13 @@ static int drain_packets(c63_encoder *enc, cli_output *out, enc_stats *st, int *
     if (cli_output_write(out, prog, pkt.data, pkt.size) != 0) return 1;
     st->frames++;
     st->keyframes += pkt.keyframe != 0;
-    int reach = 0;
-    double kbps = 0;
-    if (c63_encoder_target_reach(enc, &reach, &kbps) == C63_OK && reach) {
-      st->reach = reach;
-      st->reach_kbps = kbps;
+    c63_rate_status rs;
+    if (c63_encoder_rate_status(enc, &rs) == C63_OK) {
+      if (rs.reach) {
+        st->reach = rs.reach;
+        st->reach_kbps = rs.reach_kbps;
+      }
+      st->overflows = rs.overflows;
     }
     st->bytes += pkt.size;
   }

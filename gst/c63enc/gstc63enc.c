@@ -95,6 +95,16 @@ enum {
   PROP_BUFFER_SIZE,
 };
 
+/* Properties changed while the encoder runs, applied before the next
+ * picture (gst_c63_enc_apply_settings). */
+enum {
+  CHANGED_QUALITY = 1 << 0,
+  CHANGED_KEYFRAME_INTERVAL = 1 << 1,
+  CHANGED_SEARCH_RANGE = 1 << 2,
+  CHANGED_BITRATE = 1 << 3,
+  CHANGED_BUFFER_SIZE = 1 << 4,
+};
+
 /* A frame duration for the latency when the caps carry no framerate. */
 #define ASSUMED_FPS_N 25
 #define ASSUMED_FPS_D 1
@@ -253,7 +263,7 @@ static gboolean gst_c63_enc_open_encoder(GstC63Enc *self)
   params.rate_control = self->rate_control;
   params.bitrate = (int)self->bitrate;
   params.buffer_ms = (int)self->buffer_ms;
-  self->settings_changed = FALSE;
+  self->changed = 0;
   GST_OBJECT_UNLOCK(self);
   /* The bitrate needs a framerate; the stream carries none, so without
    * one in the caps 25/1 is assumed, as for the latency. */
@@ -267,7 +277,8 @@ static gboolean gst_c63_enc_open_encoder(GstC63Enc *self)
   if (params.backend == C63_BACKEND_CUDA) params.cuda_context = gst_c63_cuda_handle(self->cuda_ctx);
 #endif
 
-  self->warned_bitrate = 0;
+  self->warned_reach = self->warned_overflow = FALSE;
+  self->overflows_before = 0;
   status = c63_encoder_new(&params, &self->enc, msg, sizeof msg);
   if (status != C63_OK) {
     self->enc = NULL;
@@ -351,35 +362,43 @@ static GstFlowReturn gst_c63_enc_push_packet(GstC63Enc *self, const c63_packet *
 }
 
 /* With rate control, warn once per target when the encoder finds it out of
- * reach of every quality on this input (c63_encoder_target_reach, which
- * judges a new target afresh). */
-static void gst_c63_enc_check_reach(GstC63Enc *self)
+ * reach of every quality on this input, naming the target the library
+ * judged (c63_rate_status: the property may already say another); and
+ * once per target and buffer when frames overflow the CBR buffer even at
+ * quality 1. */
+static void gst_c63_enc_check_rate(GstC63Enc *self)
 {
-  int reach = 0;
-  double kbps = 0;
-  guint bitrate;
+  c63_rate_status st;
 
-  if (c63_encoder_target_reach(self->enc, &reach, &kbps) != C63_OK || reach == 0) return;
-  GST_OBJECT_LOCK(self);
-  bitrate = self->bitrate;
-  GST_OBJECT_UNLOCK(self);
-  if (bitrate == self->warned_bitrate) return;
-  self->warned_bitrate = bitrate;
-  if (reach < 0)
+  if (c63_encoder_rate_status(self->enc, &st) != C63_OK) return;
+  if (st.reach != 0 && !self->warned_reach) {
+    self->warned_reach = TRUE;
+    if (st.reach < 0)
+      GST_ELEMENT_WARNING(self, STREAM, ENCODE,
+                          ("The target bitrate of %d kbit/s is out of reach: quality %d, the "
+                           "coarsest, spends more on this input",
+                           st.bitrate, C63_MIN_QUALITY),
+                          ("%d frames in a row at quality %d averaged %.0f kbit/s%s",
+                           C63_TARGET_REACH_FRAMES, C63_MIN_QUALITY, st.reach_kbps,
+                           self->mode == C63_MODE_EXACT ? "; mode=rd reaches lower bitrates" : ""));
+    else
+      GST_ELEMENT_WARNING(self, STREAM, ENCODE,
+                          ("The target bitrate of %d kbit/s is out of reach: quality %d, the "
+                           "finest, spends less on this input",
+                           st.bitrate, C63_MAX_QUALITY),
+                          ("%d frames in a row at quality %d averaged %.0f kbit/s",
+                           C63_TARGET_REACH_FRAMES, C63_MAX_QUALITY, st.reach_kbps));
+  }
+  if (st.overflows > self->overflows_before && !self->warned_overflow) {
+    self->warned_overflow = TRUE;
     GST_ELEMENT_WARNING(self, STREAM, ENCODE,
-                        ("The target bitrate of %u kbit/s is out of reach: quality %d, the "
-                         "coarsest, spends more on this input",
-                         bitrate, C63_MIN_QUALITY),
-                        ("%d frames in a row at quality %d averaged %.0f kbit/s%s",
-                         C63_TARGET_REACH_FRAMES, C63_MIN_QUALITY, kbps,
-                         self->mode == C63_MODE_EXACT ? "; mode=rd reaches lower bitrates" : ""));
-  else
-    GST_ELEMENT_WARNING(self, STREAM, ENCODE,
-                        ("The target bitrate of %u kbit/s is out of reach: quality %d, the "
-                         "finest, spends less on this input",
-                         bitrate, C63_MAX_QUALITY),
-                        ("%d frames in a row at quality %d averaged %.0f kbit/s",
-                         C63_TARGET_REACH_FRAMES, C63_MAX_QUALITY, kbps));
+                        ("A frame overflowed the decoder buffer of %d ms at %d kbit/s even at "
+                         "quality %d, the coarsest: raise buffer-size or bitrate%s",
+                         st.buffer_ms, st.bitrate, C63_MIN_QUALITY,
+                         self->mode == C63_MODE_EXACT ? ", or use mode=rd" : ""),
+                        ("%" G_GINT64_FORMAT " frames over the buffer so far",
+                         st.overflows - self->overflows_before));
+  }
 }
 
 /* Receive and push packets until the encoder wants input (AGAIN) or is
@@ -401,7 +420,7 @@ static GstFlowReturn gst_c63_enc_receive_packets(GstC63Enc *self, guint *receive
       return gst_c63_enc_post_error(self, status, "c63_encoder_receive_packet",
                                     c63_encoder_error(self->enc));
     (*received)++;
-    gst_c63_enc_check_reach(self);
+    gst_c63_enc_check_rate(self);
     r = gst_c63_enc_push_packet(self, &pkt);
     if (r == GST_FLOW_ERROR) return r;
     if (ret == GST_FLOW_OK) ret = r;
@@ -538,37 +557,57 @@ static gboolean gst_c63_enc_set_format(GstVideoEncoder *venc, GstVideoCodecState
   return gst_video_encoder_negotiate(venc);
 }
 
-/* Apply settings changed while PLAYING, before the next picture is sent. */
+/* A new target or buffer: rate control's reports are warned about afresh. */
+static void gst_c63_enc_rate_changed(GstC63Enc *self, gboolean bitrate)
+{
+  c63_rate_status st;
+
+  if (bitrate) self->warned_reach = FALSE;
+  self->warned_overflow = FALSE;
+  if (c63_encoder_rate_status(self->enc, &st) == C63_OK) self->overflows_before = st.overflows;
+}
+
+/* Apply the properties changed while the encoder runs, before the next
+ * picture is sent; each applies from that picture on. */
 static gboolean gst_c63_enc_apply_settings(GstC63Enc *self)
 {
   gint quality, keyframe_interval, search_range;
-  guint bitrate;
-  gboolean changed, rate_controlled;
+  guint bitrate, buffer_ms, changed;
+  c63_rate_control rate_control;
   int status = C63_OK;
 
   GST_OBJECT_LOCK(self);
-  changed = self->settings_changed;
+  changed = self->changed;
   quality = self->quality;
   keyframe_interval = self->keyframe_interval;
   search_range = self->search_range;
   bitrate = self->bitrate;
-  rate_controlled = self->rate_control != C63_RC_QUALITY;
-  self->settings_changed = FALSE;
+  buffer_ms = self->buffer_ms;
+  rate_control = self->rate_control;
+  self->changed = 0;
   GST_OBJECT_UNLOCK(self);
   if (!changed) return TRUE;
-  /* with rate control the quality is the controller's, the bitrate ours */
-  if (rate_controlled)
-    status = c63_encoder_set_bitrate(self->enc, (int)bitrate);
-  else
-    status = c63_encoder_set_quality(self->enc, quality);
-  if (status != C63_OK ||
-      (status = c63_encoder_set_keyframe_interval(self->enc, keyframe_interval)) != C63_OK ||
-      (status = c63_encoder_set_search_range(self->enc, search_range)) != C63_OK) {
+  /* with rate control the quality is where the controller goes on from */
+  if (changed & CHANGED_QUALITY) status = c63_encoder_set_quality(self->enc, quality);
+  if (status == C63_OK && (changed & CHANGED_KEYFRAME_INTERVAL))
+    status = c63_encoder_set_keyframe_interval(self->enc, keyframe_interval);
+  if (status == C63_OK && (changed & CHANGED_SEARCH_RANGE))
+    status = c63_encoder_set_search_range(self->enc, search_range);
+  /* unused in constant quality (bitrate) or outside cbr (buffer-size) */
+  if (status == C63_OK && (changed & CHANGED_BITRATE) && rate_control != C63_RC_QUALITY &&
+      (status = c63_encoder_set_bitrate(self->enc, (int)bitrate)) == C63_OK)
+    gst_c63_enc_rate_changed(self, TRUE);
+  if (status == C63_OK && (changed & CHANGED_BUFFER_SIZE) && rate_control == C63_RC_CBR &&
+      (status = c63_encoder_set_buffer(self->enc, (int)buffer_ms)) == C63_OK)
+    gst_c63_enc_rate_changed(self, FALSE);
+  if (status != C63_OK) {
     gst_c63_enc_post_error(self, status, "applying new settings", c63_encoder_error(self->enc));
     return FALSE;
   }
-  GST_DEBUG_OBJECT(self, "quality %d, keyframe interval %d, search range %d from this frame",
-                   quality, keyframe_interval, search_range);
+  GST_DEBUG_OBJECT(self,
+                   "from this frame: quality %d, keyframe interval %d, search range %d, "
+                   "bitrate %u, buffer-size %u",
+                   quality, keyframe_interval, search_range, bitrate, buffer_ms);
   return TRUE;
 }
 
@@ -703,48 +742,66 @@ static gboolean gst_c63_enc_propose_allocation(GstVideoEncoder *venc, GstQuery *
 
 /* ---- GObject ------------------------------------------------------------ */
 
+/* Properties that only take effect when the encoder starts are refused
+ * while it may be running (above READY), with a warning, and keep their
+ * value; so is a bitrate of 0 with abr or cbr, which have no target
+ * without one. Every other change applies from the next frame. */
 static void gst_c63_enc_set_property(GObject *object, guint prop_id, const GValue *value,
                                      GParamSpec *pspec)
 {
   GstC63Enc *self = GST_C63_ENC(object);
+  const char *refused = NULL;
 
   GST_OBJECT_LOCK(self);
+  const gboolean running = GST_STATE(self) > GST_STATE_READY;
   switch (prop_id) {
   case PROP_QUALITY:
     self->quality = g_value_get_int(value);
-    self->settings_changed = TRUE;
+    self->changed |= CHANGED_QUALITY;
     break;
   case PROP_KEYFRAME_INTERVAL:
     self->keyframe_interval = g_value_get_int(value);
-    self->settings_changed = TRUE;
+    self->changed |= CHANGED_KEYFRAME_INTERVAL;
     break;
   case PROP_SEARCH_RANGE:
     self->search_range = g_value_get_int(value);
-    self->settings_changed = TRUE;
+    self->changed |= CHANGED_SEARCH_RANGE;
     break;
   case PROP_THREADS:
-    self->threads = g_value_get_int(value);
+    if (running)
+      refused = "it applies when the encoder starts: set it in the NULL or READY state";
+    else
+      self->threads = g_value_get_int(value);
     break;
   case PROP_DEVICE_ID:
-    self->device_id = g_value_get_int(value);
+    if (running)
+      refused = "it applies when the encoder starts: set it in the NULL or READY state";
+    else
+      self->device_id = g_value_get_int(value);
     break;
   case PROP_RATE_CONTROL:
-    if (GST_STATE(self) > GST_STATE_READY)
-      GST_WARNING_OBJECT(self, "rate-control can only change in the NULL or READY state; ignored");
+    if (running)
+      refused = "the stream keeps one rate control: set it in the NULL or READY state";
     else
       self->rate_control = g_value_get_enum(value);
     break;
   case PROP_BITRATE:
-    self->bitrate = g_value_get_uint(value);
-    self->settings_changed = TRUE;
+    if (running && self->rate_control != C63_RC_QUALITY && g_value_get_uint(value) == 0) {
+      refused = "abr and cbr need a target: constant quality is rate-control=quality, set in "
+                "the NULL or READY state";
+    } else {
+      self->bitrate = g_value_get_uint(value);
+      self->changed |= CHANGED_BITRATE;
+    }
     break;
   case PROP_BUFFER_SIZE:
     self->buffer_ms = g_value_get_uint(value);
+    self->changed |= CHANGED_BUFFER_SIZE;
     break;
   case PROP_MODE:
     /* The stream keeps one mode: a change is only taken before it starts. */
-    if (GST_STATE(self) > GST_STATE_READY)
-      GST_WARNING_OBJECT(self, "the mode can only change in the NULL or READY state; ignored");
+    if (running)
+      refused = "the stream keeps one mode: set it in the NULL or READY state";
     else
       self->mode = g_value_get_enum(value);
     break;
@@ -753,6 +810,15 @@ static void gst_c63_enc_set_property(GObject *object, guint prop_id, const GValu
     break;
   }
   GST_OBJECT_UNLOCK(self);
+  /* posting takes the object lock */
+  if (refused) {
+    gchar *val = g_strdup_value_contents(value);
+    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
+                        ("%s=%s refused while %s: %s; the old value is kept.", pspec->name, val,
+                         gst_element_state_get_name(GST_STATE(self)), refused),
+                        (NULL));
+    g_free(val);
+  }
 }
 
 static void gst_c63_enc_get_property(GObject *object, guint prop_id, GValue *value,
@@ -845,7 +911,8 @@ static void gst_c63_enc_class_init(GstC63EncClass *klass)
       g_param_spec_int("threads", "Threads",
                        "CPU threads of the encoder (the CPU encoder's whole work, the CUDA "
                        "encoder's input copies); 0 = one per core, at most 16 (c63-enc -t). "
-                       "Applies when the encoder next starts (0..256, default 0)",
+                       "Applies when the encoder next starts; refused with a warning above the "
+                       "READY state (0..256, default 0)",
                        0, 256, 0, flags | GST_PARAM_MUTABLE_READY));
 
   g_object_class_install_property(
@@ -856,7 +923,8 @@ static void gst_c63_enc_class_init(GstC63EncClass *klass)
                         "chosen by their cost in bits, intra or inter per block, trellis "
                         "quantisation; any Codec63 decoder plays it; c63enc and c63cudaenc give "
                         "the same bytes). "
-                        "Changeable in the NULL or READY state only (default exact)",
+                        "Changeable in the NULL or READY state only: refused with a warning "
+                        "above it (default exact)",
                         GST_TYPE_C63_ENC_MODE, C63_MODE_EXACT, flags | GST_PARAM_MUTABLE_READY));
 
   g_object_class_install_property(
@@ -866,7 +934,8 @@ static void gst_c63_enc_class_init(GstC63EncClass *klass)
                         "(constant quality); abr, an average of the bitrate property; cbr, the "
                         "bitrate within a decoder buffer of buffer-size. The framerate of the "
                         "caps (25/1 without one) turns the bitrate into bits per frame. "
-                        "Changeable in the NULL or READY state only (default quality)",
+                        "Changeable in the NULL or READY state only: refused with a warning "
+                        "above it (default quality)",
                         GST_TYPE_C63_ENC_RATE_CONTROL, C63_RC_QUALITY,
                         flags | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property(
@@ -874,15 +943,19 @@ static void gst_c63_enc_class_init(GstC63EncClass *klass)
       g_param_spec_uint("bitrate", "Bitrate",
                         "Target bitrate in kbit/s for rate-control abr or cbr (required there; "
                         "unused for quality). Changes apply from the next frame, also while "
-                        "PLAYING. A target no quality reaches on the input is reported with a "
-                        "warning (0..1000000, default 0)",
+                        "PLAYING, where 0 with abr or cbr is refused with a warning. A target "
+                        "no quality reaches on the input is reported with a warning "
+                        "(0..1000000, default 0)",
                         0, 1000000, 0, flags | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property(
       gobject_class, PROP_BUFFER_SIZE,
       g_param_spec_uint("buffer-size", "Buffer size",
                         "Rate-control cbr: the decoder's buffer, in milliseconds of the "
-                        "bitrate, that no frame may overflow (1..60000, default 1000)",
-                        1, 60000, 1000, flags | GST_PARAM_MUTABLE_READY));
+                        "bitrate, that no frame may overflow (frames are coded again lower "
+                        "where needed; one that overflows even at quality 1 is reported with a "
+                        "warning). Changes apply from the next frame, also while PLAYING "
+                        "(1..60000, default 1000)",
+                        1, 60000, 1000, flags | GST_PARAM_MUTABLE_PLAYING));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);
@@ -946,7 +1019,8 @@ static void gst_c63_enc_subclass_init(gpointer klass, gpointer class_data)
                          "CUDA device ordinal to encode on (as numbered by the CUDA runtime, "
                          "after CUDA_VISIBLE_DEVICES; the name nvcodec's elements use). A CUDA "
                          "context shared by the pipeline's other CUDA elements takes precedence. "
-                         "Applies when the element next starts (0..2147483647, default 0)",
+                         "Applies when the element next starts; refused with a warning above "
+                         "the READY state (0..2147483647, default 0)",
                          0, G_MAXINT, DEFAULT_DEVICE_ID,
                          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
     gst_element_class_set_static_metadata(

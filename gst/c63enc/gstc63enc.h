@@ -34,7 +34,7 @@ struct _GstC63Enc {
   /* Properties, guarded by the object lock: they are set from the
    * application thread while the streaming thread encodes. */
   gint quality;
-  gboolean settings_changed; /* apply properties before the next picture */
+  guint changed; /* GST_C63_ENC_CHANGED_* of properties to apply before the next picture */
   gint keyframe_interval;
   gint search_range;
   gint device_id;
@@ -42,7 +42,7 @@ struct _GstC63Enc {
   c63_enc_mode mode;             /* fixed while the element is above READY */
   c63_rate_control rate_control; /* fixed while the element is above READY */
   guint bitrate;                 /* kbit/s; changes apply from the next picture */
-  guint buffer_ms;
+  guint buffer_ms;               /* the same */
 
   /* The CUDA element's GstCudaContext (gstc63cuda.h), shared with the
    * pipeline's other CUDA elements; set between start and stop. */
@@ -51,8 +51,11 @@ struct _GstC63Enc {
   /* Streaming thread only. */
   c63_encoder *enc;
   GstVideoCodecState *input_state;
-  /* The target bitrate last reported out of reach (0: none yet). */
-  guint warned_bitrate;
+  /* Rate control's reports already posted as warnings: the current
+   * target out of reach, and frames over the current buffer (beyond
+   * overflows_before, the count when the target or buffer last changed). */
+  gboolean warned_reach, warned_overflow;
+  gint64 overflows_before;
 };
 
 struct _GstC63EncClass {

@@ -496,15 +496,23 @@ void c63check_enc_latency(const gchar *element, c63_backend_kind backend)
 
 void c63check_enc_tags_threads(const gchar *element)
 {
-  GstHarness *hh = enc_harness(element, 64, 48);
+  GstElement *enc = gst_element_factory_make(element, NULL);
+  GstHarness *hh;
   GstEvent *ev;
   gboolean found = FALSE;
   gint threads = -1;
 
-  /* threads: 0 by default, any of 1..256 encodes */
-  g_object_get(hh->element, "threads", &threads, NULL);
+  /* threads: 0 by default, any of 1..256 encodes (set before it starts:
+   * above READY it is refused) */
+  fail_unless(enc != NULL);
+  g_object_get(enc, "threads", &threads, NULL);
   fail_unless_equals_int(threads, 0);
-  g_object_set(hh->element, "threads", 3, NULL);
+  g_object_set(enc, "threads", 3, NULL);
+  hh = gst_harness_new_with_element(enc, "sink", "src");
+  gst_object_unref(enc);
+  set_size_caps(hh, 64, 48);
+  g_object_get(hh->element, "threads", &threads, NULL);
+  fail_unless_equals_int(threads, 3);
   push_pictures(hh, 64, 48, 0, 2);
   fail_unless(gst_harness_push_event(hh, gst_event_new_eos()));
   fail_unless_equals_int(gst_harness_buffers_received(hh), 2);
