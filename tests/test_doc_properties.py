@@ -302,7 +302,7 @@ def check_modes_tables(found, elements_md, rd_md):
 
 
 def sentences(text):
-    """Table rows, and the sentences (or clauses between semicolons) of each
+    """The sentences of table cells, and the sentences (or clauses between semicolons) of each
     paragraph and list item."""
     in_code = False
     para = []
@@ -313,7 +313,11 @@ def sentences(text):
         if in_code or line.startswith("    "):
             continue
         if line.startswith("|"):
-            yield line
+            # a row's cells are read as sentences of their own, so that a
+            # state column ("refused above READY") is not read together with
+            # the element named in another cell
+            for cell in line.strip().strip("|").split("|"):
+                yield from re.split(r"(?<=[.!?])\s+(?=[A-Z`(])|;\s", cell.strip())
             continue
         item = re.match(r"^\s*(?:[-*]|\d+\.)\s", line)
         if para and (item or not line.strip()):
