@@ -246,8 +246,8 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
   init_layout(be, g);
 
   /* The encoder's pool copies the input into pinned memory: up to 4 slices
-   * for frames over 1 MiB (the copy is memory-bound: on the H200 host 8
-   * slices measured 15% slower than 4). */
+   * for frames over 1 MiB (the copy is memory-bound: a few threads saturate
+   * it, more only contend). */
   be->pool = pool;
   const int threads = c63_threadpool_size(pool);
   be->copy_slices = be->in_bytes >= (1u << 20) ? (threads < 4 ? threads : 4) : 1;
@@ -259,8 +259,7 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
   what = "allocating device buffers";
   for (int i = 0; i < 2 && err == cudaSuccess; i++) {
     err = cudaMalloc(&be->d_rec[i], be->frame_bytes + C63_CU_REF_TAIL);
-    if (err == cudaSuccess)
-      err = cudaMemset(be->d_rec[i] + be->frame_bytes, 0, C63_CU_REF_TAIL);
+    if (err == cudaSuccess) err = cudaMemset(be->d_rec[i] + be->frame_bytes, 0, C63_CU_REF_TAIL);
   }
   if (err == cudaSuccess) {
     what = "allocating the entropy coder's device buffers";
@@ -459,9 +458,9 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   /* The caller may reuse its picture once submit returns, so an upload
    * straight from it must be over by then (on errors too). Waiting here,
    * after the launches rather than before them, lets the host enqueue the
-   * frame's kernels while the copy engine reads the picture: on an H100
-   * the wait before them made submit take the upload plus the launches,
-   * 0.148 ms a 1080p frame, as long as the GPU's whole frame. */
+   * frame's kernels while the copy engine reads the picture: a wait before
+   * them would make submit take the upload plus the launches, about as long
+   * as the GPU's whole frame. */
   if (direct) {
     const cudaError_t werr = cudaStreamSynchronize(be->copy);
     if (err == cudaSuccess && werr != cudaSuccess) {

@@ -166,10 +166,10 @@ __device__ __forceinline__ void put_value(Sink &s, const uint32_t *lc, int sym, 
  *
  * Four lanes of 16 positions: at the usual qualities a block has a few
  * non-zero coefficients, so a warp's time is mostly the blocks' heads and
- * the set-up, which a warp of 8 blocks does once for all 8. Against eight
- * lanes of 8 (H100, 1080p mandel) the kernel ran 21-24 us instead of
- * 28-30 (5.0-5.3 M warp instructions instead of 8.4-8.8 M); two lanes of
- * 32 ran 3.6-4.0 M in 30 us, with too few warps to hide latencies. */
+ * the set-up, which a warp of 8 blocks does once for all 8 (eight lanes of
+ * 8 repeat that set-up for half as many blocks). Fewer, longer lanes run
+ * fewer instructions still but leave too few warps to hide latencies
+ * (docs/performance.md). */
 constexpr int kLanes = 4;
 constexpr int kPerLane = 64 / kLanes;
 constexpr int kVecs = kPerLane / 8; /* 16-byte words of coefficients a lane */

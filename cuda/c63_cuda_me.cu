@@ -71,9 +71,9 @@ __host__ __device__ constexpr int plane_threads_for(int tpb_log2)
 {
   return tpb_log2 <= 5 ? 32 * kWarpGroups : 1 << tpb_log2;
 }
-/* Blocks per strip at most (see strip_length). On an H200 at 1080p,
- * strips of 4 / 8 / 12 / 16 blocks ran the search in 86 / 78 / 77 / 79 us
- * per frame (one block: 100 us). */
+/* Blocks per strip at most (see strip_length): longer strips share more
+ * of the window, but past about a dozen blocks the saving stops paying
+ * for the longer CTAs (docs/performance.md). */
 constexpr int kMaxStrip = 12;
 /* Dynamic shared memory a launch gets without opting in: 48 KiB less the
  * static arrays (the reduction's, and the rd mode's row and column keys,
@@ -241,13 +241,12 @@ __device__ __forceinline__ void store_mv(c63_mv *dst, int x, int y)
 /* One CTA searches a strip of `strip` blocks of one block row, in N planes;
  * each plane has groups of 2^tpb_log2 threads, and its share of the CTA
  * (blockDim.x / N threads) is 64 or 128 threads. Every count the prologue
- * divides by is a power of two: with runtime divisions, the setup of a
- * half-warp chroma search took more instructions than its search. TL, when
- * not 0, is tpb_log2 known at compile time (the default ranges' searches):
- * a block's set-up then has no shifts by a runtime count, and the compiler
- * no longer works the thread's group out again for every block (at 1080p
- * on an H100: luma 32.4 to 30.7 M warp instructions, chroma 7.1 to 6.7 M,
- * 12.9 to 12.1 us). */
+ * divides by is a power of two: runtime divisions would make the set-up of
+ * a half-warp chroma search cost more instructions than its search. TL,
+ * when not 0, is tpb_log2 known at compile time (the default ranges'
+ * searches): a block's set-up then has no shifts by a runtime count, and
+ * the compiler does not work the thread's group out again for every
+ * block. */
 template <int G, int N, int COPIES, int MODE, int TL>
 __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
     me_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, me_planes mp,
@@ -305,9 +304,8 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
    * the plane are zero; no valid candidate touches them. The rows inside
    * the plane are copied by a loop of pointer steps alone, and the words
    * outside it (right of the plane, or below it: strips at the edges only)
-   * are cleared apart: a bounds test and a select per word made the
-   * staging a third of the luma search's ALU instructions besides the
-   * SADs. */
+   * are cleared apart: a bounds test and a select per word would spend the
+   * ALU pipe that the SADs need. */
   const int groups = (ny + G - 1) / G;
   const int rows = groups * G + 7;
   const int wx0 = sleft & ~3;
@@ -451,8 +449,7 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
 #pragma unroll
           for (int k = 0; k < G; k++) {
             /* Keeps the compiler from hoisting all 32 row parts' loads
-             * above the minimum (32 more registers, which spilled 152
-             * bytes: the luma search took 70 us against 62 at 1080p). */
+             * above the minimum: 32 more registers, which spill. */
             if (k % 8 == 0) asm volatile("" ::: "memory");
             const K key = (K)sad[k] * scale + rk[k];
             least = key < least ? key : least;
@@ -497,11 +494,9 @@ inline size_t me_shmem(int range, int G, int strip, int copies, int n)
  * must still fill the GPU: at least one wave of resident CTAs, at most
  * kMaxStrip blocks, and within the 48 KiB of shared memory a launch gets
  * without opting in. A grid of under two waves loses much of its last one
- * (1.3 waves of chroma at 1080p: the second nearly empty), so there the
- * length with the fewest waves times CTA time wins, a CTA taking its blocks
- * plus about two blocks' worth of staging. On an H200 at 1080p that made
- * chroma strips of 8 blocks instead of 12: 22.3 to 20.7 us; luma (2.6
- * waves) ran fastest at 12. */
+ * (a second wave nearly empty), so there the length with the fewest waves
+ * times CTA time wins, a CTA taking its blocks plus about two blocks' worth
+ * of staging; grids of two waves or more keep the longest strip. */
 template <int G, int N, int COPIES, int MODE, int TL>
 int strip_length(const c63_cu_plane &pl, int range, int threads)
 {
@@ -614,9 +609,8 @@ bool same_geometry(const c63_cu_plane &a, const c63_cu_plane &b)
 /* Luma: 32 candidate rows per thread, so at the default range one warp
  * searches a block, each thread a whole column of candidates. A thread's
  * fixed costs (setup, its share of staging the window, the reduction) then
- * spread over 512 VABSDIFF4 instead of 128: on an H200 with 8 rows per
- * thread (four warps a block) only a quarter of the instructions executed
- * were VABSDIFF4. */
+ * spread over 512 VABSDIFF4 instead of 128, so that most of the
+ * instructions executed are VABSDIFF4. */
 cudaError_t c63_cu_motion_search(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &pl,
                                  c63_mv *mvs, cudaStream_t s)
 {

@@ -61,9 +61,9 @@ namespace
  * (c63_cu_launch_after): its CTAs are placed while the other's last ones
  * run, and wait in c63_cu_wait_for_previous() until it has finished and its
  * writes are visible. That hides most of the gap between the kernels,
- * which a frame of seven short kernels felt (a one-CTA kernel more cost 2%
- * of the frame rate, H100). Every kernel so launched calls
- * c63_cu_wait_for_previous() before it touches global memory. */
+ * which a frame of seven short kernels would otherwise feel once per
+ * kernel. Every kernel so launched calls c63_cu_wait_for_previous() before
+ * it touches global memory. */
 
 /* A frame's trials: C63_RD_T_COUNT slots of every block (c63/rd_block.h),
  * their summaries block by block (slot k of block gb at gb *
@@ -167,9 +167,9 @@ struct __align__(16) rd_item
  * does not matter: each trial writes its own slot). The CTA zeroes its
  * blocks' summaries (a slot without a trial stays invalid; the trials
  * write the others) and writes its part of the list from shared memory,
- * both in consecutive 16-byte words: with each thread storing its own
- * slots and items, scattered, the kernel took 12.2 us (1080p, H100), its
- * SMs idle half of it while the stores drained; now 7.8 us. */
+ * both in consecutive 16-byte words: stores scattered by each thread over
+ * its own slots and items would leave the multiprocessors idle while they
+ * drain. */
 constexpr int kListThreads = 256;
 
 __global__ void __launch_bounds__(kListThreads)
@@ -243,8 +243,9 @@ __global__ void __launch_bounds__(kListThreads)
     list[base + i] = staged[i];
 }
 
-/* Trials' CTAs per multiprocessor: 4 (64 registers, no spills); 2, 3 and
- * 6 ran slower (docs/rd.md, "Tried and dropped"). */
+/* Trials' CTAs per multiprocessor: 4, which leaves a thread 64 registers,
+ * enough for the trial without spills (the count that ran fastest,
+ * docs/performance.md). */
 constexpr int kTrialCtas = 4;
 
 /* The 8 threads of a block per trial of a delta frame's list. */
@@ -442,9 +443,9 @@ __device__ __forceinline__ int luma_state_after(uint32_t e)
 }
 
 /* The pass along each row: a CTA per (MCU row, plane). Its threads load
- * the row's tables into shared memory, many loads in flight (a warp alone,
- * its lanes' loads one latency after another, took most of the pass's 11
- * us), then follow them in three short walks instead of one long one: the
+ * the row's tables into shared memory, many loads in flight (a warp alone
+ * would wait out its lanes' loads one latency after another, most of the
+ * pass), then follow them in three short walks instead of one long one: the
  * row is cut into segments, and
  *  1. a thread per (segment, state it may be entered in) follows its
  *     segment from that state, for the state it leaves;

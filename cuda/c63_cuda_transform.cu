@@ -14,15 +14,11 @@
  * operands; the intermediate values, the levels and the pixels wait in
  * shared memory between the passes (laid out so that a warp's accesses fall
  * in distinct banks), which the two threads of a block, in one warp, share.
- * Measured on an H100 at 1080p (docs/performance.md):
- *  - a thread per block row (8 threads a block, transposes through shared
- *    memory behind CTA barriers) spent two thirds of its 18 M warp
- *    instructions on addresses, barriers and per-row set-up: 29.5 us;
- *  - a thread per block with every loop unrolled and the block in
- *    registers (7,500 instructions of code) stalled on instruction fetch:
- *    28.6 us; rolled up as here, 24.7 us, but with 12 warps a
- *    multiprocessor the latencies showed;
- *  - two threads a block: 22.7 us, 13.7 M warp instructions.
+ * Two threads a block sit between the alternatives' costs: a thread per
+ * block row spends most of its instructions on addresses, barriers and
+ * per-row set-up; a thread per block either unrolls into more code than
+ * the instruction cache holds or, rolled up, leaves too few warps to hide
+ * latencies (docs/performance.md).
  *
  * Reads of a displaced prediction take three aligned words per row, so a
  * reference must be followed by C63_CU_REF_TAIL readable bytes.
