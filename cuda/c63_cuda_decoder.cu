@@ -19,11 +19,13 @@
 #include "c63/c63.h"
 #include "cuda/c63_cuda.h"
 #include "cuda/c63_cuda_internal.h"
+#include "cuda/c63_cuda_policy.cuh"
 
 namespace
 {
 
-constexpr int kDepth = 2;
+/* Frames in flight (c63_cuda_policy.cuh). */
+constexpr int kDepth = c63_cuda_decoder_policy::kDepth;
 
 struct out_buffer {
   uint8_t *host;

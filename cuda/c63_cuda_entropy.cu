@@ -39,6 +39,7 @@
 #include "c63/bit_width.h"
 #include "c63/c63.h"
 #include "cuda/c63_cuda_internal.h"
+#include "cuda/c63_cuda_policy.cuh"
 
 extern "C" {
 #include "c63/entropy.h"
@@ -48,12 +49,13 @@ extern "C" {
 namespace
 {
 
-constexpr int kBlockThreads = 256;
-constexpr int kStuffThreads = 256;
-constexpr int kWordsPerThread = 8;
+/* The coder's tuning (c63_cuda_policy.cuh). */
+using policy = c63_cuda_entropy_policy;
+constexpr int kBlockThreads = policy::kBlockThreads;
+constexpr int kStuffThreads = policy::kStuffThreads;
+constexpr int kWordsPerThread = policy::kWordsPerThread;
 constexpr int kChunkWords = kStuffThreads * kWordsPerThread;
-/* enough 16-byte stores in flight to fill PCIe; the loop covers the rest */
-constexpr int kCopyCtas = 128;
+constexpr int kCopyCtas = policy::kCopyCtas;
 
 /* Huffman codes as (length << 16 | code), per table (c63_huff_enc order). */
 struct huff_codes {
@@ -162,15 +164,9 @@ __device__ __forceinline__ void put_value(Sink &s, const uint32_t *lc, int sym, 
  * the whole group knows from the block's non-zero mask, so each lane codes
  * its coefficients on its own; the lane holding the last non-zero AC (lane
  * 0 when there is none) adds the EOB. Together the lanes write exactly
- * put_block's bits (c63/entropy_encode.c), in lane order.
- *
- * Four lanes of 16 positions: at the usual qualities a block has a few
- * non-zero coefficients, so a warp's time is mostly the blocks' heads and
- * the set-up, which a warp of 8 blocks does once for all 8 (eight lanes of
- * 8 repeat that set-up for half as many blocks). Fewer, longer lanes run
- * fewer instructions still but leave too few warps to hide latencies
- * (docs/performance.md). */
-constexpr int kLanes = 4;
+ * put_block's bits (c63/entropy_encode.c), in lane order
+ * (c63_cuda_entropy_policy says why four lanes). */
+constexpr int kLanes = policy::kLanes;
 constexpr int kPerLane = 64 / kLanes;
 constexpr int kVecs = kPerLane / 8; /* 16-byte words of coefficients a lane */
 
@@ -611,7 +607,7 @@ cudaError_t c63_cu_copy_payload(const uint8_t *payload, const uint32_t *payload_
                                 uint8_t *host_dst, uint32_t *host_size, size_t capacity,
                                 cudaStream_t s)
 {
-  copy_out<<<kCopyCtas, 256, 0, s>>>(payload, payload_size, host_dst, host_size,
-                                     capacity & ~(size_t)15);
+  copy_out<<<kCopyCtas, policy::kCopyThreads, 0, s>>>(payload, payload_size, host_dst, host_size,
+                                                      capacity & ~(size_t)15);
   return cudaGetLastError();
 }

@@ -101,7 +101,7 @@ __device__ __forceinline__ c63_rd_place block_place(const c63_cu_plane &pl, int 
  * then V's) once the luma search is in, by the block's 8 threads, a row
  * each: SADs of at most five 8x8 blocks instead of a search of the
  * window. */
-constexpr int kChromaSearchThreads = 128;
+constexpr int kChromaSearchThreads = rd_policy::kChromaSearchThreads;
 
 __global__ void __launch_bounds__(kChromaSearchThreads)
     chroma_search_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref,
@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(kChromaSearchThreads)
 /* ---- 2. Trials ---- */
 
 /* The frame's trial_tables, by one CTA. */
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(rd_policy::kTablesThreads)
     tables_kernel(c63_cu_planes P, const rd_tables *__restrict__ T, trial_tables *__restrict__ out)
 {
   build_trial_tables(*out, P, *T);
@@ -170,7 +170,7 @@ struct __align__(16) rd_item
  * both in consecutive 16-byte words: stores scattered by each thread over
  * its own slots and items would leave the multiprocessors idle while they
  * drain. */
-constexpr int kListThreads = 256;
+constexpr int kListThreads = rd_policy::kListThreads;
 
 __global__ void __launch_bounds__(kListThreads)
     list_kernel(c63_cu_planes P, const c63_rd_searched *__restrict__ search, rd_trials tr,
@@ -243,10 +243,8 @@ __global__ void __launch_bounds__(kListThreads)
     list[base + i] = staged[i];
 }
 
-/* Trials' CTAs per multiprocessor: 4, which leaves a thread 64 registers,
- * enough for the trial without spills (the count that ran fastest,
- * docs/performance.md). */
-constexpr int kTrialCtas = 4;
+/* Trials' CTAs per multiprocessor (c63_cuda_policy.cuh). */
+constexpr int kTrialCtas = rd_policy::kTrialCtas;
 
 /* The 8 threads of a block per trial of a delta frame's list. */
 __global__ void __launch_bounds__(kTrialThreads, kTrialCtas)
@@ -336,7 +334,7 @@ constexpr int kLumaStates = C63_RD_T_COUNT * C63_RD_T_COUNT;
 
 /* The table kernel's CTAs: first those of luma, kTableMcus MCUs each
  * (kLumaStates threads an MCU), then those of chroma, a thread a state. */
-constexpr int kTableThreads = 128;
+constexpr int kTableThreads = rd_policy::kTableThreads;
 constexpr int kTableMcus = kTableThreads / kLumaStates;
 __host__ __device__ inline int table_luma_ctas(int mcus)
 {
@@ -455,7 +453,7 @@ __device__ __forceinline__ int luma_state_after(uint32_t e)
  *     state of each unit;
  * about 3 sqrt(units) steps in series instead of one a unit (120 at
  * 1080p). Then every thread writes the choices of its units. */
-constexpr int kResolveThreads = 256;
+constexpr int kResolveThreads = rd_policy::kResolveThreads;
 
 /* Segments a row of units is cut into: about sqrt(2 units), which makes
  * the walks' steps in series (2 units / segments + segments) fewest, with
@@ -663,7 +661,8 @@ cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref
   const bool delta = ref != nullptr;
   const rd_frame f = {rd->tables, lambda_ssd, lambda_sad_16, rd->trials, rd->search};
   /* keyframes have no list kernel, which builds the frame's tables */
-  if (!delta) tables_kernel<<<1, 256, 0, s>>>(P, rd->tables, rd->frame_tables);
+  if (!delta)
+    tables_kernel<<<1, rd_policy::kTablesThreads, 0, s>>>(P, rd->tables, rd->frame_tables);
   if (delta) {
     const uint8_t *mv_len = rd->tables->len[C63_HUFF_MV];
     cudaError_t err =

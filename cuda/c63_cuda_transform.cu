@@ -13,12 +13,8 @@
  * transform of 8 values, unrolled, so the cosine table is constant-bank
  * operands; the intermediate values, the levels and the pixels wait in
  * shared memory between the passes (laid out so that a warp's accesses fall
- * in distinct banks), which the two threads of a block, in one warp, share.
- * Two threads a block sit between the alternatives' costs: a thread per
- * block row spends most of its instructions on addresses, barriers and
- * per-row set-up; a thread per block either unrolls into more code than
- * the instruction cache holds or, rolled up, leaves too few warps to hide
- * latencies (docs/performance.md).
+ * in distinct banks), which the two threads of a block, in one warp, share
+ * (c63_cuda_transform_policy says why two).
  *
  * Reads of a displaced prediction take three aligned words per row, so a
  * reference must be followed by C63_CU_REF_TAIL readable bytes.
@@ -26,13 +22,14 @@
 #include "c63/quantise.h"
 #include "cuda/c63_cuda_dct.cuh"
 #include "cuda/c63_cuda_internal.h"
+#include "cuda/c63_cuda_policy.cuh"
 
 namespace
 {
 
-/* Two threads a block, 64 blocks a CTA (16 a warp). */
-constexpr int kBlocks = 64;
-constexpr int kThreads = 2 * kBlocks;
+/* Two threads a block, kBlocks blocks a CTA (c63_cuda_policy.cuh). */
+constexpr int kBlocks = c63_cuda_transform_policy::kBlocks;
+constexpr int kThreads = c63_cuda_transform_policy::kThreads;
 
 /* For each plane and position v * 8 + u of a block: the quantiser, its
  * zig-zag index, and 1 / (4 quant) in float for the quantisation. */
