@@ -102,10 +102,10 @@ struct c63_backend {
   uint8_t *d_rec[2];
   int rec;       /* index of the latest reconstruction in d_rec */
   bool have_ref; /* d_rec[rec] holds a reconstruction */
-  c63_cu_planes planes;
+  c63_cuda_planes planes;
   size_t in_off[3]; /* of each visible plane in a slot's h_in */
-  c63_cu_entropy *entropy;
-  c63_cu_rd *rd; /* the rd mode's buffers, from its first frame on */
+  c63_cuda_entropy *entropy;
+  c63_cuda_rd *rd; /* the rd mode's buffers, from its first frame on */
   /* A payload larger than out_capacity (noise at fine quantisers) comes
    * back through this buffer instead, with the same room around it. */
   uint8_t *big;
@@ -156,8 +156,8 @@ void release(c63_backend *be)
     for (int e = 0; e < EV_COUNT; e++)
       if (s.ev[e]) cudaEventDestroy(s.ev[e]);
   }
-  c63_cu_entropy_destroy(be->entropy);
-  c63_cu_rd_destroy(be->rd);
+  c63_cuda_entropy_destroy(be->entropy);
+  c63_cuda_rd_destroy(be->rd);
   cudaFree(be->d_rec[0]);
   cudaFree(be->d_rec[1]);
   if (be->copy) cudaStreamDestroy(be->copy);
@@ -169,8 +169,8 @@ void release(c63_backend *be)
 
 void init_layout(c63_backend *be, const c63_geometry *g)
 {
-  const c63_cu_planes &P = be->planes;
-  be->frame_bytes = c63_cu_planes_init(g, &be->planes);
+  const c63_cuda_planes &P = be->planes;
+  be->frame_bytes = c63_cuda_planes_init(g, &be->planes);
   size_t in = 0;
   for (int p = 0; p < 3; p++) {
     be->in_off[p] = in;
@@ -225,7 +225,7 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
   }
   int count = 0;
   cudaGetDeviceCount(&count);
-  const int device_id = c63_cu_context_device(*dev);
+  const int device_id = c63_cuda_context_device(*dev);
   if (device_id < 0 || device_id >= count) {
     if (dev->cuda_context)
       snprintf(msg, msg_size, "the CUDA context given is not usable");
@@ -234,9 +234,9 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
                count == 1 ? "" : "s");
     return C63_ERR_NO_DEVICE;
   }
-  c63_cu_scope scope(*dev);
+  c63_cuda_scope scope(*dev);
   cudaError_t err = scope.error();
-  if (err != cudaSuccess) return c63_cu_error(err, "entering the CUDA context", msg, msg_size);
+  if (err != cudaSuccess) return c63_cuda_error(err, "entering the CUDA context", msg, msg_size);
 
   c63_backend *be = static_cast<c63_backend *>(calloc(1, sizeof *be));
   if (!be) {
@@ -262,15 +262,15 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
   if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&be->coding, cudaStreamNonBlocking);
   what = "allocating device buffers";
   for (int i = 0; i < 2 && err == cudaSuccess; i++) {
-    err = cudaMalloc(&be->d_rec[i], be->frame_bytes + C63_CU_REF_TAIL);
-    if (err == cudaSuccess) err = cudaMemset(be->d_rec[i] + be->frame_bytes, 0, C63_CU_REF_TAIL);
+    err = cudaMalloc(&be->d_rec[i], be->frame_bytes + C63_CUDA_REF_TAIL);
+    if (err == cudaSuccess) err = cudaMemset(be->d_rec[i] + be->frame_bytes, 0, C63_CUDA_REF_TAIL);
   }
   if (err == cudaSuccess) {
     what = "allocating the entropy coder's device buffers";
-    err = c63_cu_entropy_create(c63_cu_entropy_layout(g), &be->entropy);
+    err = c63_cuda_entropy_create(c63_cuda_entropy_layout(g), &be->entropy);
   }
   for (int i = 0; i < kSlots && err == cudaSuccess; i++)
-    err = alloc_slot(be, be->slots[i], c63_cu_entropy_max_payload(be->entropy), &what);
+    err = alloc_slot(be, be->slots[i], c63_cuda_entropy_max_payload(be->entropy), &what);
   /* The frames' zero padding is cleared by cudaMemset on the legacy default
    * stream, which may still be running when it returns; the uploads go on
    * streams that do not wait for that one. */
@@ -280,7 +280,7 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
   }
   if (err != cudaSuccess) {
     char cuda_msg[256];
-    int status = c63_cu_error(err, what, cuda_msg, sizeof cuda_msg);
+    int status = c63_cuda_error(err, what, cuda_msg, sizeof cuda_msg);
     snprintf(msg, msg_size, "CUDA device %d: %s for %dx%d: %s", device_id, what, g->width,
              g->height, cuda_msg);
     cudaGetLastError();
@@ -294,7 +294,7 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
 void cu_destroy(c63_backend *be)
 {
   if (!be) return;
-  c63_cu_scope scope(be->dev);
+  c63_cuda_scope scope(be->dev);
   release(be);
 }
 
@@ -355,7 +355,7 @@ struct submit_frame {
   c63_backend *be;
   c63_frame_job *job;
   slot &s;
-  c63_cu_planes P;
+  c63_cuda_planes P;
   bool direct;        /* uploaded straight from the caller's picture */
   const uint8_t *ref; /* the previous reconstruction; NULL for a keyframe */
   const c63_mv *mvs;  /* the vectors the transform reads; NULL for a keyframe */
@@ -426,9 +426,9 @@ cudaError_t upload(submit_frame &f)
                               be->g.pic_h[p], cudaMemcpyDefault, be->copy);
   }
   if (err == cudaSuccess && job->nv12)
-    err = c63_cu_split_uv(s.d_uv, 2 * (size_t)be->g.pic_w[1], be->g.pic_w[1], be->g.pic_h[1],
-                          s.d_cur + f.P.p[1].pix_off, s.d_cur + f.P.p[2].pix_off, f.P.p[1].w,
-                          be->copy);
+    err = c63_cuda_split_uv(s.d_uv, 2 * (size_t)be->g.pic_w[1], be->g.pic_w[1], be->g.pic_h[1],
+                            s.d_cur + f.P.p[1].pix_off, s.d_cur + f.P.p[2].pix_off, f.P.p[1].w,
+                            be->copy);
   record(s, EV_UPLOADED, be->copy);
   if (err == cudaSuccess) err = cudaEventRecord(s.uploaded, be->copy);
   return err;
@@ -442,14 +442,14 @@ cudaError_t compute_rd(submit_frame &f, cudaStream_t st)
   cudaError_t err = cudaSuccess;
   if (!be->rd) {
     f.what = "allocating the rd mode's device buffers";
-    err = c63_cu_rd_create(f.P, &be->rd);
+    err = c63_cuda_rd_create(f.P, &be->rd);
   }
   if (err == cudaSuccess) {
     f.what = "rd coding";
     c63_rd_lambda lambda;
     c63_rd_lambda_init(f.job->quant, &lambda);
-    err = c63_cu_rd_code(be->rd, f.s.d_cur, f.ref, f.P, lambda.ssd, lambda.sad_16, d_coeffs(f.s),
-                         d_mvs(be, f.s), f.recon, st);
+    err = c63_cuda_rd_code(be->rd, f.s.d_cur, f.ref, f.P, lambda.ssd, lambda.sad_16, d_coeffs(f.s),
+                           d_mvs(be, f.s), f.recon, st);
   }
   record(f.s, EV_SEARCHED, st);
   return err;
@@ -466,14 +466,14 @@ cudaError_t compute_exact(submit_frame &f, cudaStream_t st)
   if (f.job->keyframe) {
     err = cudaMemsetAsync(d_mvs(be, s), 0, (size_t)f.P.total_blocks * sizeof(c63_mv), st);
   } else {
-    err = c63_cu_motion_search(s.d_cur, f.ref, f.P.p[0], d_mvs(be, s), st);
+    err = c63_cuda_motion_search(s.d_cur, f.ref, f.P.p[0], d_mvs(be, s), st);
     if (err == cudaSuccess)
-      err = c63_cu_motion_search_pair(s.d_cur, f.ref, f.P.p[1], f.P.p[2], d_mvs(be, s), st);
+      err = c63_cuda_motion_search_pair(s.d_cur, f.ref, f.P.p[1], f.P.p[2], d_mvs(be, s), st);
   }
   record(s, EV_SEARCHED, st);
   if (err == cudaSuccess) {
     f.what = "transform and reconstruction";
-    err = c63_cu_fdct_quant_recon(s.d_cur, f.ref, f.mvs, f.P, d_coeffs(s), f.recon, st);
+    err = c63_cuda_fdct_quant_recon(s.d_cur, f.ref, f.mvs, f.P, d_coeffs(s), f.recon, st);
   }
   return err;
 }
@@ -500,7 +500,8 @@ cudaError_t code(submit_frame &f)
   if (err == cudaSuccess) err = cudaStreamWaitEvent(cs, s.transformed, 0);
   if (err == cudaSuccess) {
     f.what = "entropy coding";
-    err = c63_cu_entropy_encode(be->entropy, d_coeffs(s), d_mvs(be, s), s.d_payload, s.d_size, cs);
+    err =
+        c63_cuda_entropy_encode(be->entropy, d_coeffs(s), d_mvs(be, s), s.d_payload, s.d_size, cs);
   }
   record(s, EV_CODED, cs);
   return err;
@@ -514,8 +515,8 @@ cudaError_t download(submit_frame &f)
   slot &s = f.s;
   cudaStream_t cs = be->coding;
   f.what = "writing the coded frame to the host";
-  cudaError_t err = c63_cu_copy_payload(s.d_payload, s.d_size, s.h_out_dev + kHeaderRoom,
-                                        s.h_size_dev, be->out_capacity, cs);
+  cudaError_t err = c63_cuda_copy_payload(s.d_payload, s.d_size, s.h_out_dev + kHeaderRoom,
+                                          s.h_size_dev, be->out_capacity, cs);
   record(s, EV_END, cs);
   if (err == cudaSuccess) {
     f.what = "recording the frame event";
@@ -547,9 +548,9 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
 {
   const int status = check_submit(be, job, msg, msg_size);
   if (status) return status;
-  c63_cu_scope scope(be->dev);
+  c63_cuda_scope scope(be->dev);
   cudaError_t err = scope.error();
-  if (err != cudaSuccess) return c63_cu_error(err, "entering the CUDA context", msg, msg_size);
+  if (err != cudaSuccess) return c63_cuda_error(err, "entering the CUDA context", msg, msg_size);
 
   slot &s = be->slots[(be->head + be->count) % kSlots];
   s.timed = be->timing;
@@ -560,7 +561,7 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   if (err == cudaSuccess) err = code(f);
   if (err == cudaSuccess) err = download(f);
   err = wait_for_direct_upload(f, err);
-  if (err != cudaSuccess) return c63_cu_error(err, f.what, msg, msg_size);
+  if (err != cudaSuccess) return c63_cuda_error(err, f.what, msg, msg_size);
 
   if (s.timed) s.submit_ms = now_ms() - t_submit;
   be->rec = f.recon == be->d_rec[0] ? 0 : 1;
@@ -610,7 +611,7 @@ int fetch_big(c63_backend *be, slot &s, size_t size, char *msg, size_t msg_size)
   }
   cudaError_t err = cudaMemcpy(be->big + kHeaderRoom, s.d_payload, size, cudaMemcpyDeviceToHost);
   if (err != cudaSuccess)
-    return c63_cu_error(err, "downloading a large coded frame", msg, msg_size);
+    return c63_cuda_error(err, "downloading a large coded frame", msg, msg_size);
   return C63_OK;
 }
 
@@ -626,10 +627,10 @@ int cu_collect(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
     return C63_ERR_INVALID_ARG;
   }
   const double t_wait = s.timed ? now_ms() : 0.0;
-  c63_cu_scope scope(be->dev);
+  c63_cuda_scope scope(be->dev);
   cudaError_t err = scope.error();
   if (err == cudaSuccess) err = cudaEventSynchronize(s.done);
-  if (err != cudaSuccess) return c63_cu_error(err, "encoding a frame on the GPU", msg, msg_size);
+  if (err != cudaSuccess) return c63_cuda_error(err, "encoding a frame on the GPU", msg, msg_size);
   if (s.timed) add_stats(be, s, now_ms() - t_wait);
 
   const size_t size = *s.h_size;
@@ -691,7 +692,7 @@ extern "C" int c63_cuda_pin(void *ptr, size_t size, char *msg, size_t msg_size)
 {
   cudaError_t err = cudaHostRegister(ptr, size, cudaHostRegisterDefault);
   if (err != cudaSuccess) {
-    int status = c63_cu_error(err, "page-locking host memory", msg, msg_size);
+    int status = c63_cuda_error(err, "page-locking host memory", msg, msg_size);
     cudaGetLastError();
     return status;
   }
@@ -723,7 +724,7 @@ extern "C" int c63_cuda_device_name(int device_id, char *name, size_t size)
 {
   cudaDeviceProp prop;
   cudaError_t err = cudaGetDeviceProperties(&prop, device_id);
-  if (err != cudaSuccess) return c63_cu_error(err, "querying the CUDA device", name, size);
+  if (err != cudaSuccess) return c63_cuda_error(err, "querying the CUDA device", name, size);
   snprintf(name, size, "%s (sm_%d%d, %d SMs)", prop.name, prop.major, prop.minor,
            prop.multiProcessorCount);
   return C63_OK;

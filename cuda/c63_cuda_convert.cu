@@ -19,8 +19,8 @@ __global__ void split_uv(const uint8_t *__restrict__ uv, size_t pitch, int w, in
 
 } // namespace
 
-cudaError_t c63_cu_split_uv(const uint8_t *uv, size_t pitch, int w, int h, uint8_t *u, uint8_t *v,
-                            int dst_pitch, cudaStream_t s)
+cudaError_t c63_cuda_split_uv(const uint8_t *uv, size_t pitch, int w, int h, uint8_t *u, uint8_t *v,
+                              int dst_pitch, cudaStream_t s)
 {
   const dim3 block(128), grid((unsigned)((w + 127) / 128), (unsigned)h);
   split_uv<<<grid, block, 0, s>>>(uv, pitch, w, h, u, v, dst_pitch);

@@ -22,7 +22,7 @@
  *  - several warps of a CTA share the strip's window, one block each at a
  *    time (two, a half warp each, for chroma at the default range); U and V
  *    blocks at the same position share a CTA.
- * The rd mode's search (c63_cu_rd_motion_search) is the same kernel with
+ * The rd mode's search (c63_cuda_rd_motion_search) is the same kernel with
  * another key: the vector's bits join the SAD in the cost (c63/rd.c,
  * c63_rd_search_best).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
@@ -149,8 +149,8 @@ __host__ __device__ inline window_shape max_window(int range, int G, int strip, 
 /* The planes one launch searches: luma alone, or U and V together (same
  * geometry and range), each by its own warps of every CTA. */
 struct me_planes {
-  c63_cu_plane pl; /* geometry and range, shared by the searches */
-  int pix_off[2];  /* each search's plane in the frame buffers */
+  c63_cuda_plane pl; /* geometry and range, shared by the searches */
+  int pix_off[2];    /* each search's plane in the frame buffers */
   int blk_off[2];
 };
 
@@ -256,7 +256,7 @@ struct me_strip {
   int w, h, range, bx0, nblk, my, top, bottom, ny, sleft, sright;
 };
 
-__device__ __forceinline__ me_strip strip_place(const c63_cu_plane &pl, int strip)
+__device__ __forceinline__ me_strip strip_place(const c63_cuda_plane &pl, int strip)
 {
   me_strip s;
   s.w = pl.w;
@@ -505,7 +505,7 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
    * range indexing it (the same for every block) */
   __shared__ K col_key[MODE == kExact ? 1 : 2 * C63_MAX_SEARCH_RANGE];
 
-  if constexpr (MODE != kExact) c63_cu_let_next_launch();
+  if constexpr (MODE != kExact) c63_cuda_let_next_launch();
   const me_thread t = thread_place<N, TL>(tpb_log2_arg);
   uint32_t *copies = reinterpret_cast<uint32_t *>(smem4) + t.sub * ws.plane_words;
   uint32_t *cur_s = copies + COPIES * ws.copy_words;
@@ -607,7 +607,7 @@ inline size_t me_shmem(int range, int G, int strip, int copies, int n)
  * times CTA time wins, a CTA taking its blocks plus about two blocks' worth
  * of staging; grids of two waves or more keep the longest strip. */
 template <int G, int N, int COPIES, int MODE, int TL>
-int strip_length(const c63_cu_plane &pl, int range, int threads)
+int strip_length(const c63_cuda_plane &pl, int range, int threads)
 {
   static int slots = 0; /* resident CTAs on the whole device (first device asked) */
   if (slots == 0) {
@@ -642,7 +642,7 @@ template <int G, int N, int COPIES, int MODE, int TL>
 cudaError_t launch_copies(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, int range,
                           int tpb_log2, c63_mv *mvs, const me_rd &rd, cudaStream_t s)
 {
-  const c63_cu_plane &pl = mp.pl;
+  const c63_cuda_plane &pl = mp.pl;
   const int threads = N * plane_threads_for(tpb_log2);
   const int strip = strip_length<G, N, COPIES, MODE, TL>(pl, range, threads);
   const window_shape ws = max_window(range, G, strip, COPIES);
@@ -657,7 +657,7 @@ template <int G, int N, int MODE>
 cudaError_t launch(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, c63_mv *mvs,
                    const me_rd &rd, cudaStream_t s)
 {
-  const c63_cu_plane &pl = mp.pl;
+  const c63_cuda_plane &pl = mp.pl;
   if (pl.bw <= 0 || pl.bh <= 0) return cudaSuccess;
   const int range = pl.range < 0 ? 0 : pl.range;
   /* The packed key holds raster indices below (2 * 64)^2 only. */
@@ -697,7 +697,7 @@ cudaError_t search(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, 
 }
 
 /* The planes of one launch: a alone, or a and b (U and V) together. */
-me_planes make_planes(const c63_cu_plane &a, const c63_cu_plane *b)
+me_planes make_planes(const c63_cuda_plane &a, const c63_cuda_plane *b)
 {
   me_planes mp;
   mp.pl = a;
@@ -708,7 +708,7 @@ me_planes make_planes(const c63_cu_plane &a, const c63_cu_plane *b)
   return mp;
 }
 
-bool same_geometry(const c63_cu_plane &a, const c63_cu_plane &b)
+bool same_geometry(const c63_cuda_plane &a, const c63_cuda_plane &b)
 {
   return a.w == b.w && a.h == b.h && a.bw == b.bw && a.bh == b.bh && a.range == b.range;
 }
@@ -720,8 +720,8 @@ bool same_geometry(const c63_cu_plane &a, const c63_cu_plane &b)
  * fixed costs (setup, its share of staging the window, the reduction) then
  * spread over 512 VABSDIFF4 instead of 128, so that most of the
  * instructions executed are VABSDIFF4. */
-cudaError_t c63_cu_motion_search(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &pl,
-                                 c63_mv *mvs, cudaStream_t s)
+cudaError_t c63_cuda_motion_search(const uint8_t *cur, const uint8_t *ref, const c63_cuda_plane &pl,
+                                   c63_mv *mvs, cudaStream_t s)
 {
   return search<1, kExact>(cur, ref, make_planes(pl, nullptr), mvs, me_rd{}, s);
 }
@@ -729,19 +729,20 @@ cudaError_t c63_cu_motion_search(const uint8_t *cur, const uint8_t *ref, const c
 /* Up to range 8 (the default's chroma), 16 candidate rows per thread: a
  * half warp searches a block, each thread a whole column of candidates, as
  * for luma; wider ranges take 8 rows per thread. */
-cudaError_t c63_cu_motion_search_pair(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &a,
-                                      const c63_cu_plane &b, c63_mv *mvs, cudaStream_t s)
+cudaError_t c63_cuda_motion_search_pair(const uint8_t *cur, const uint8_t *ref,
+                                        const c63_cuda_plane &a, const c63_cuda_plane &b,
+                                        c63_mv *mvs, cudaStream_t s)
 {
   if (!same_geometry(a, b)) {
-    cudaError_t err = c63_cu_motion_search(cur, ref, a, mvs, s);
-    return err == cudaSuccess ? c63_cu_motion_search(cur, ref, b, mvs, s) : err;
+    cudaError_t err = c63_cuda_motion_search(cur, ref, a, mvs, s);
+    return err == cudaSuccess ? c63_cuda_motion_search(cur, ref, b, mvs, s) : err;
   }
   return search<2, kExact>(cur, ref, make_planes(a, &b), mvs, me_rd{}, s);
 }
 
-cudaError_t c63_cu_rd_motion_search(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &pl,
-                                    const uint8_t *mv_len, int sad_16, c63_rd_searched *out,
-                                    cudaStream_t s)
+cudaError_t c63_cuda_rd_motion_search(const uint8_t *cur, const uint8_t *ref,
+                                      const c63_cuda_plane &pl, const uint8_t *mv_len, int sad_16,
+                                      c63_rd_searched *out, cudaStream_t s)
 {
   const int range = pl.range < 0 ? 0 : pl.range;
   if (range > 64) return cudaErrorInvalidValue;

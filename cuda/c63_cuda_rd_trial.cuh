@@ -94,7 +94,7 @@ struct __align__(16) trial_tables
 };
 
 /* Thread i of the one CTA of tables_kernel builds entries i, i + blockDim.x, ... */
-__device__ __forceinline__ void build_trial_tables(trial_tables &t, const c63_cu_planes &P,
+__device__ __forceinline__ void build_trial_tables(trial_tables &t, const c63_cuda_planes &P,
                                                    const rd_tables &T)
 {
   for (int i = threadIdx.x; i < 3 * 64; i += blockDim.x) {
