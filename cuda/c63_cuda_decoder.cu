@@ -26,6 +26,7 @@ namespace
 
 /* Frames in flight (c63_cuda_policy.cuh). */
 constexpr int kDepth = c63_cuda_decoder_policy::kDepth;
+constexpr int kExpandBlocks = c63_cuda_decoder_policy::kExpandBlocks;
 
 struct out_buffer {
   uint8_t *host;
@@ -57,7 +58,7 @@ struct c63_decode_backend {
 namespace
 {
 
-/* Four coefficient blocks per CUDA block: each thread clears one
+/* kExpandBlocks coefficient blocks per CUDA block: each thread clears one
  * coefficient in shared memory, the block's entries land on theirs, and
  * the block is written out whole (coalesced). Entries come from the
  * decoder's own entropy decoder: indices below 64, starts in range. */
@@ -65,9 +66,9 @@ __global__ void expand_sparse(const uint32_t *__restrict__ start, const uint8_t 
                               const uint32_t *__restrict__ entries, int blocks,
                               int16_t *__restrict__ dense)
 {
-  __shared__ int16_t s[4][64];
+  __shared__ int16_t s[kExpandBlocks][64];
   const int lb = threadIdx.x >> 6, k = threadIdx.x & 63;
-  const int b = blockIdx.x * 4 + lb;
+  const int b = blockIdx.x * kExpandBlocks + lb;
   s[lb][k] = 0;
   __syncthreads();
   if (b < blocks && k < count[b]) {
@@ -248,8 +249,8 @@ int cu_submit(c63_decode_backend *be, const c63_decode_job *job, char *msg, size
                           cudaMemcpyHostToDevice, st);
   if (err == cudaSuccess) {
     what = "reconstruction";
-    expand_sparse<<<(unsigned)((nb + 3) / 4), 256, 0, st>>>(be->d_start, be->d_count, be->d_entries,
-                                                            (int)nb, be->d_coeffs);
+    expand_sparse<<<(unsigned)((nb + kExpandBlocks - 1) / kExpandBlocks), 64 * kExpandBlocks, 0,
+                    st>>>(be->d_start, be->d_count, be->d_entries, (int)nb, be->d_coeffs);
     err = cudaGetLastError();
   }
   if (err == cudaSuccess)

@@ -101,6 +101,8 @@ struct c63_cuda_backend_policy {
    * memory-bound, so a few threads saturate it and more only contend. */
   static constexpr int kCopySlices = 4;
   static constexpr size_t kSlicedCopyBytes = (size_t)1 << 20;
+  /* split_uv (c63_cuda_convert.cu): threads per CTA, a row's UV pairs */
+  static constexpr int kSplitThreads = 128;
 };
 
 /* The decoding backend (c63_cuda_decoder.cu). */
@@ -108,6 +110,8 @@ struct c63_cuda_decoder_policy {
   /* Frames in flight: the GPU reconstructs the next frame while the
    * caller uses this one. */
   static constexpr int kDepth = 2;
+  /* expand_sparse: coefficient blocks per CTA, 64 threads each */
+  static constexpr int kExpandBlocks = 4;
 };
 
 #endif

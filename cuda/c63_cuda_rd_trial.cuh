@@ -387,6 +387,38 @@ __device__ __forceinline__ unsigned long long group_nonzero(const int16_t *coef,
   return m;
 }
 
+/* The end of group_trellis: the block ends after the best last node (n
+ * nodes), with an EOB unless at 63; its levels, every other AC zero, are
+ * those of the nodes back from there. any: the block has AC levels. */
+__device__ __forceinline__ void trellis_backtrack(code_ws &ws, const uint8_t *ac_len, float lambda,
+                                                  int r, int n, bool any)
+{
+  float best = INFINITY;
+  int last = 1 << 30;
+  for (int k = r; any && k < n; k += 8) {
+    const float c =
+        ws.node.cost[k] + (node_pos(ws.node.link[k]) < 63 ? lambda * ac_len[0x00] : 0.0f);
+    if (c < best) {
+      best = c;
+      last = k;
+    }
+  }
+  group_argmin(best, last);
+  if (any) {
+#pragma unroll
+    for (int h = 0; h < 8; h++)
+      if (r + h) ws.coef[r + 8 * h] = 0;
+  }
+  __syncwarp();
+  if (any && r == 0)
+    for (int k = last; k > 0;) {
+      const uint32_t l = ws.node.link[k];
+      ws.coef[node_pos(l)] = node_level(l);
+      k = node_from(l);
+    }
+  __syncwarp();
+}
+
 /* c63_rd_trellis_levels, with the nodes' costs for a coefficient computed
  * across the block's 8 threads (a node of the window each, kept in its
  * registers): the same expressions, and the same winner. The warp's four blocks go in step; a
@@ -465,31 +497,7 @@ __device__ void group_trellis(code_ws &ws, const uint8_t *quant, const uint8_t *
     }
   }
   __syncwarp();
-  /* the block ends after the best last node, with an EOB unless at 63 */
-  float best = INFINITY;
-  int last = 1 << 30;
-  for (int k = r; any && k < n; k += 8) {
-    const float c =
-        ws.node.cost[k] + (node_pos(ws.node.link[k]) < 63 ? lambda * ac_len[0x00] : 0.0f);
-    if (c < best) {
-      best = c;
-      last = k;
-    }
-  }
-  group_argmin(best, last);
-  if (any) {
-#pragma unroll
-    for (int h = 0; h < 8; h++)
-      if (r + h) ws.coef[r + 8 * h] = 0;
-  }
-  __syncwarp();
-  if (any && r == 0)
-    for (int k = last; k > 0;) {
-      const uint32_t l = ws.node.link[k];
-      ws.coef[node_pos(l)] = node_level(l);
-      k = node_from(l);
-    }
-  __syncwarp();
+  trellis_backtrack(ws, ac_len, lambda, r, n, any);
 }
 
 /* c63_rd_code_levels of a block's chosen trial (y: its transform, column
