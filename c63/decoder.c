@@ -4,7 +4,7 @@
  * the same bytes.
  *
  * Frames sent are parsed and their buffers sized on the caller's thread
- * (a 1080p frame's headers and end in a few microseconds), then
+ * (reading a frame's headers and finding its end is quick), then
  * entropy-decoded each by a background task of its own in the thread pool
  * (that work does not depend on pixels); receiving takes them in order and
  * hands them to the backend, a frame ahead where the backend can (the GPU
@@ -176,8 +176,8 @@ const char *c63_decoder_backend_name(const c63_decoder *dec)
 /* Parse a slot's header and size its coefficient buffers, on the caller's
  * thread: for a GPU backend those are page-locked, and allocating or
  * freeing them is a CUDA call, which stays with the thread that drives the
- * backend (from a pool thread it ran beside the caller's launches and
- * synchronisations, which deadlocked compute-sanitizer's racecheck). */
+ * backend (from a pool thread it would run beside the caller's launches
+ * and synchronisations, which deadlocks compute-sanitizer's racecheck). */
 static void prepare_slot(dec_slot *sl)
 {
   c63_frame_header *hdr = &sl->hdr;

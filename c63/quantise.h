@@ -1,8 +1,7 @@
 /* The format's quantisation of one DCT coefficient, (int)(float)round(((double)x
  * / 4.0) / q) (docs/format.md section 5), computed in float and integers for
  * the GPU: most kinds of GPU run double precision at 1/32 to 1/64 of the
- * float rate (on the H200, whose FP64 unit runs at half rate, this is no
- * faster than the double version).
+ * float rate (GPUs with a half-rate FP64 unit gain nothing from it).
  *
  * Why it is exact: the double quotient is correctly rounded, so round()
  * sees a half-integer only where x / (4q) is one (x is a float, 4q an

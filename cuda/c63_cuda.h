@@ -31,8 +31,9 @@ void c63_cuda_unpin(void *ptr);
 void *c63_cuda_host_alloc(size_t size);
 void c63_cuda_host_free(void *ptr);
 
-/* Name of a CUDA device ("NVIDIA H100 80GB HBM3"); returns 0, or a c63_status
- * with the CUDA error in name. */
+/* Name of a CUDA device as the driver reports it, with its compute
+ * capability and multiprocessor count ("<name> (sm_XY, N SMs)"); returns 0,
+ * or a c63_status with the CUDA error in name. */
 int c63_cuda_device_name(int device_id, char *name, size_t size);
 
 #ifdef __cplusplus

@@ -32,6 +32,7 @@
 #include "c63/c63.h"
 #include "cuda/c63_cuda.h"
 #include "cuda/c63_cuda_internal.h"
+#include "cuda/c63_cuda_policy.cuh"
 
 #include "c63/rd.h"
 
@@ -43,7 +44,9 @@ extern "C" {
 namespace
 {
 
-constexpr int kSlots = 3;
+/* The backend's tuning (c63_cuda_policy.cuh). */
+using policy = c63_cuda_backend_policy;
+constexpr int kSlots = policy::kSlots;
 /* The payload starts 16-byte aligned (copy_out stores 16 bytes at a time)
  * with room for the headers before it. */
 constexpr size_t kHeaderRoom = (C63_FRAME_HEADER_BYTES + 15) & ~(size_t)15;
@@ -99,10 +102,10 @@ struct c63_backend {
   uint8_t *d_rec[2];
   int rec;       /* index of the latest reconstruction in d_rec */
   bool have_ref; /* d_rec[rec] holds a reconstruction */
-  c63_cu_planes planes;
+  c63_cuda_planes planes;
   size_t in_off[3]; /* of each visible plane in a slot's h_in */
-  c63_cu_entropy *entropy;
-  c63_cu_rd *rd; /* the rd mode's buffers, from its first frame on */
+  c63_cuda_entropy *entropy;
+  c63_cuda_rd *rd; /* the rd mode's buffers, from its first frame on */
   /* A payload larger than out_capacity (noise at fine quantisers) comes
    * back through this buffer instead, with the same room around it. */
   uint8_t *big;
@@ -153,8 +156,8 @@ void release(c63_backend *be)
     for (int e = 0; e < EV_COUNT; e++)
       if (s.ev[e]) cudaEventDestroy(s.ev[e]);
   }
-  c63_cu_entropy_destroy(be->entropy);
-  c63_cu_rd_destroy(be->rd);
+  c63_cuda_entropy_destroy(be->entropy);
+  c63_cuda_rd_destroy(be->rd);
   cudaFree(be->d_rec[0]);
   cudaFree(be->d_rec[1]);
   if (be->copy) cudaStreamDestroy(be->copy);
@@ -166,8 +169,8 @@ void release(c63_backend *be)
 
 void init_layout(c63_backend *be, const c63_geometry *g)
 {
-  const c63_cu_planes &P = be->planes;
-  be->frame_bytes = c63_cu_planes_init(g, &be->planes);
+  const c63_cuda_planes &P = be->planes;
+  be->frame_bytes = c63_cuda_planes_init(g, &be->planes);
   size_t in = 0;
   for (int p = 0; p < 3; p++) {
     be->in_off[p] = in;
@@ -222,7 +225,7 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
   }
   int count = 0;
   cudaGetDeviceCount(&count);
-  const int device_id = c63_cu_context_device(*dev);
+  const int device_id = c63_cuda_context_device(*dev);
   if (device_id < 0 || device_id >= count) {
     if (dev->cuda_context)
       snprintf(msg, msg_size, "the CUDA context given is not usable");
@@ -231,9 +234,9 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
                count == 1 ? "" : "s");
     return C63_ERR_NO_DEVICE;
   }
-  c63_cu_scope scope(*dev);
+  c63_cuda_scope scope(*dev);
   cudaError_t err = scope.error();
-  if (err != cudaSuccess) return c63_cu_error(err, "entering the CUDA context", msg, msg_size);
+  if (err != cudaSuccess) return c63_cuda_error(err, "entering the CUDA context", msg, msg_size);
 
   c63_backend *be = static_cast<c63_backend *>(calloc(1, sizeof *be));
   if (!be) {
@@ -245,12 +248,13 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
   be->device = device_id;
   init_layout(be, g);
 
-  /* The encoder's pool copies the input into pinned memory: up to 4 slices
-   * for frames over 1 MiB (the copy is memory-bound: on the H200 host 8
-   * slices measured 15% slower than 4). */
+  /* The encoder's pool copies the input into pinned memory, in slices for
+   * large frames (c63_cuda_backend_policy). */
   be->pool = pool;
   const int threads = c63_threadpool_size(pool);
-  be->copy_slices = be->in_bytes >= (1u << 20) ? (threads < 4 ? threads : 4) : 1;
+  be->copy_slices = be->in_bytes >= policy::kSlicedCopyBytes
+                        ? (threads < policy::kCopySlices ? threads : policy::kCopySlices)
+                        : 1;
 
   const char *what = "creating the CUDA streams";
   err = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking);
@@ -258,15 +262,15 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
   if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&be->coding, cudaStreamNonBlocking);
   what = "allocating device buffers";
   for (int i = 0; i < 2 && err == cudaSuccess; i++) {
-    err = cudaMalloc(&be->d_rec[i], be->frame_bytes + C63_CU_REF_TAIL);
-    if (err == cudaSuccess) err = cudaMemset(be->d_rec[i] + be->frame_bytes, 0, C63_CU_REF_TAIL);
+    err = cudaMalloc(&be->d_rec[i], be->frame_bytes + C63_CUDA_REF_TAIL);
+    if (err == cudaSuccess) err = cudaMemset(be->d_rec[i] + be->frame_bytes, 0, C63_CUDA_REF_TAIL);
   }
   if (err == cudaSuccess) {
     what = "allocating the entropy coder's device buffers";
-    err = c63_cu_entropy_create(c63_cu_entropy_layout(g), &be->entropy);
+    err = c63_cuda_entropy_create(c63_cuda_entropy_layout(g), &be->entropy);
   }
   for (int i = 0; i < kSlots && err == cudaSuccess; i++)
-    err = alloc_slot(be, be->slots[i], c63_cu_entropy_max_payload(be->entropy), &what);
+    err = alloc_slot(be, be->slots[i], c63_cuda_entropy_max_payload(be->entropy), &what);
   /* The frames' zero padding is cleared by cudaMemset on the legacy default
    * stream, which may still be running when it returns; the uploads go on
    * streams that do not wait for that one. */
@@ -276,7 +280,7 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
   }
   if (err != cudaSuccess) {
     char cuda_msg[256];
-    int status = c63_cu_error(err, what, cuda_msg, sizeof cuda_msg);
+    int status = c63_cuda_error(err, what, cuda_msg, sizeof cuda_msg);
     snprintf(msg, msg_size, "CUDA device %d: %s for %dx%d: %s", device_id, what, g->width,
              g->height, cuda_msg);
     cudaGetLastError();
@@ -290,7 +294,7 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
 void cu_destroy(c63_backend *be)
 {
   if (!be) return;
-  c63_cu_scope scope(be->dev);
+  c63_cuda_scope scope(be->dev);
   release(be);
 }
 
@@ -344,7 +348,23 @@ void record(const slot &s, int e, cudaStream_t st)
   if (s.timed) cudaEventRecord(s.ev[e], st);
 }
 
-int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
+/* A frame on its way through submit (upload, compute, code, download):
+ * its job and slot, the planes with the frame's quantisers and ranges,
+ * and the stage running, for an error message. */
+struct submit_frame {
+  c63_backend *be;
+  c63_frame_job *job;
+  slot &s;
+  c63_cuda_planes P;
+  bool direct;        /* uploaded straight from the caller's picture */
+  const uint8_t *ref; /* the previous reconstruction; NULL for a keyframe */
+  const c63_mv *mvs;  /* the vectors the transform reads; NULL for a keyframe */
+  uint8_t *recon;     /* the frame's reconstruction, the next reference */
+  const char *what;
+};
+
+/* Why a job cannot be submitted (a c63_status with msg set), or 0. */
+int check_submit(const c63_backend *be, const c63_frame_job *job, char *msg, size_t msg_size)
 {
   if (be->count >= kSlots) {
     snprintf(msg, msg_size, "CUDA backend: more than %d frames in flight", kSlots);
@@ -359,119 +379,192 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
              C63_MIN_SEARCH_RANGE, C63_MAX_SEARCH_RANGE);
     return C63_ERR_INVALID_ARG;
   }
-  c63_cu_scope scope(be->dev);
-  cudaError_t err = scope.error();
-  if (err != cudaSuccess) return c63_cu_error(err, "entering the CUDA context", msg, msg_size);
+  return C63_OK;
+}
 
-  slot &s = be->slots[(be->head + be->count) % kSlots];
-  s.timed = be->timing;
-  const double t_submit = s.timed ? now_ms() : 0.0;
-  /* The slot's previous frame was collected, so its buffers are free. */
-  const bool direct = dma_readable(job);
-  if (!direct) {
+/* The frame's picture into the slot's staging unless the DMA engines can
+ * read it where it is, and what its kernels read and write. The slot's
+ * previous frame was collected, so its buffers are free. */
+submit_frame prepare_frame(c63_backend *be, c63_frame_job *job, slot &s)
+{
+  submit_frame f = {be,      job,     s,       be->planes,           dma_readable(job),
+                    nullptr, nullptr, nullptr, "uploading the frame"};
+  if (!f.direct) {
     copy_task task = {be, job, s.h_in, be->copy_slices};
     c63_threadpool_run(be->pool, copy_slice, &task, task.slices);
   }
-  c63_cu_planes P = be->planes;
   for (int p = 0; p < 3; p++) {
-    memcpy(P.p[p].quant, job->quant[p], 64);
-    P.p[p].range = p == 0 ? job->search_range : job->search_range / 2;
+    memcpy(f.P.p[p].quant, job->quant[p], 64);
+    f.P.p[p].range = p == 0 ? job->search_range : job->search_range / 2;
   }
+  f.ref = job->keyframe ? nullptr : be->d_rec[be->rec];
+  f.mvs = job->keyframe ? nullptr : d_mvs(be, s);
+  f.recon = be->d_rec[be->have_ref ? be->rec ^ 1 : be->rec];
+  return f;
+}
 
-  cudaStream_t st = be->stream;
-  const uint8_t *ref = job->keyframe ? nullptr : be->d_rec[be->rec];
-  const c63_mv *mvs = job->keyframe ? nullptr : d_mvs(be, s);
-  uint8_t *recon = be->d_rec[be->have_ref ? be->rec ^ 1 : be->rec];
-  const char *what = "uploading the frame";
+/* Upload, on the copy stream: row by row into the padded frame (the copy
+ * engine does the padding); NV12's chroma goes up as it is and is split
+ * on the GPU. */
+cudaError_t upload(submit_frame &f)
+{
+  c63_backend *be = f.be;
+  const c63_frame_job *job = f.job;
+  slot &s = f.s;
+  cudaError_t err = cudaSuccess;
   record(s, EV_START, be->copy);
-  /* Row by row into the padded frame: the copy engine does the padding.
-   * NV12's chroma goes up as it is and is split on the GPU. */
   for (int p = 0; p < (job->nv12 ? 2 : 3) && err == cudaSuccess; p++) {
     const bool uv = job->nv12 && p == 1;
     const int row = uv ? 2 * be->g.pic_w[1] : be->g.pic_w[p];
-    const uint8_t *src = direct ? job->src[p] : s.h_in + be->in_off[p];
-    const size_t pitch = direct ? (size_t)job->src_stride[p] : (size_t)row;
+    const uint8_t *src = f.direct ? job->src[p] : s.h_in + be->in_off[p];
+    const size_t pitch = f.direct ? (size_t)job->src_stride[p] : (size_t)row;
     if (uv)
       err = cudaMemcpy2DAsync(s.d_uv, row, src, pitch, row, be->g.pic_h[1], cudaMemcpyDefault,
                               be->copy);
     else
-      err = cudaMemcpy2DAsync(s.d_cur + P.p[p].pix_off, P.p[p].w, src, pitch, row, be->g.pic_h[p],
-                              cudaMemcpyDefault, be->copy);
+      err = cudaMemcpy2DAsync(s.d_cur + f.P.p[p].pix_off, f.P.p[p].w, src, pitch, row,
+                              be->g.pic_h[p], cudaMemcpyDefault, be->copy);
   }
   if (err == cudaSuccess && job->nv12)
-    err = c63_cu_split_uv(s.d_uv, 2 * (size_t)be->g.pic_w[1], be->g.pic_w[1], be->g.pic_h[1],
-                          s.d_cur + P.p[1].pix_off, s.d_cur + P.p[2].pix_off, P.p[1].w, be->copy);
+    err = c63_cuda_split_uv(s.d_uv, 2 * (size_t)be->g.pic_w[1], be->g.pic_w[1], be->g.pic_h[1],
+                            s.d_cur + f.P.p[1].pix_off, s.d_cur + f.P.p[2].pix_off, f.P.p[1].w,
+                            be->copy);
   record(s, EV_UPLOADED, be->copy);
   if (err == cudaSuccess) err = cudaEventRecord(s.uploaded, be->copy);
-  if (err == cudaSuccess) err = cudaStreamWaitEvent(st, s.uploaded, 0);
-  record(s, EV_COMPUTE, st);
-  if (err == cudaSuccess && job->mode == C63_MODE_RD) {
-    /* Search, decisions, transform and reconstruction in one (the stage
-     * timings count it all as the search). */
-    if (!be->rd) {
-      what = "allocating the rd mode's device buffers";
-      err = c63_cu_rd_create(P, &be->rd);
-    }
-    if (err == cudaSuccess) {
-      what = "rd coding";
-      c63_rd_lambda lambda;
-      c63_rd_lambda_init(job->quant, &lambda);
-      err = c63_cu_rd_code(be->rd, s.d_cur, ref, P, lambda.ssd, lambda.sad_16, d_coeffs(s),
-                           d_mvs(be, s), recon, st);
-    }
-    record(s, EV_SEARCHED, st);
-  } else if (err == cudaSuccess) {
-    what = "motion search";
-    if (job->keyframe) {
-      err = cudaMemsetAsync(d_mvs(be, s), 0, (size_t)P.total_blocks * sizeof(c63_mv), st);
-    } else {
-      err = c63_cu_motion_search(s.d_cur, ref, P.p[0], d_mvs(be, s), st);
-      if (err == cudaSuccess)
-        err = c63_cu_motion_search_pair(s.d_cur, ref, P.p[1], P.p[2], d_mvs(be, s), st);
-    }
-    record(s, EV_SEARCHED, st);
-    if (err == cudaSuccess) {
-      what = "transform and reconstruction";
-      err = c63_cu_fdct_quant_recon(s.d_cur, ref, mvs, P, d_coeffs(s), recon, st);
-    }
+  return err;
+}
+
+/* The rd mode's search, decisions, transform and reconstruction in one
+ * (the stage timings count it all as the search). */
+cudaError_t compute_rd(submit_frame &f, cudaStream_t st)
+{
+  c63_backend *be = f.be;
+  cudaError_t err = cudaSuccess;
+  if (!be->rd) {
+    f.what = "allocating the rd mode's device buffers";
+    err = c63_cuda_rd_create(f.P, &be->rd);
   }
-  record(s, EV_RECONSTRUCTED, st);
-  /* Entropy coding on the coding stream, once the coefficients are in. */
+  if (err == cudaSuccess) {
+    f.what = "rd coding";
+    c63_rd_lambda lambda;
+    c63_rd_lambda_init(f.job->quant, &lambda);
+    err = c63_cuda_rd_code(be->rd, f.s.d_cur, f.ref, f.P, lambda.ssd, lambda.sad_16, d_coeffs(f.s),
+                           d_mvs(be, f.s), f.recon, st);
+  }
+  record(f.s, EV_SEARCHED, st);
+  return err;
+}
+
+/* The exact mode's motion search (keyframes: zero vectors), then the
+ * transform and reconstruction. */
+cudaError_t compute_exact(submit_frame &f, cudaStream_t st)
+{
+  c63_backend *be = f.be;
+  slot &s = f.s;
+  cudaError_t err;
+  f.what = "motion search";
+  if (f.job->keyframe) {
+    err = cudaMemsetAsync(d_mvs(be, s), 0, (size_t)f.P.total_blocks * sizeof(c63_mv), st);
+  } else {
+    err = c63_cuda_motion_search(s.d_cur, f.ref, f.P.p[0], d_mvs(be, s), st);
+    if (err == cudaSuccess)
+      err = c63_cuda_motion_search_pair(s.d_cur, f.ref, f.P.p[1], f.P.p[2], d_mvs(be, s), st);
+  }
+  record(s, EV_SEARCHED, st);
+  if (err == cudaSuccess) {
+    f.what = "transform and reconstruction";
+    err = c63_cuda_fdct_quant_recon(s.d_cur, f.ref, f.mvs, f.P, d_coeffs(s), f.recon, st);
+  }
+  return err;
+}
+
+/* Compute, on the compute stream once the upload is in. */
+cudaError_t compute(submit_frame &f)
+{
+  cudaStream_t st = f.be->stream;
+  cudaError_t err = cudaStreamWaitEvent(st, f.s.uploaded, 0);
+  record(f.s, EV_COMPUTE, st);
+  if (err == cudaSuccess)
+    err = f.job->mode == C63_MODE_RD ? compute_rd(f, st) : compute_exact(f, st);
+  record(f.s, EV_RECONSTRUCTED, st);
+  return err;
+}
+
+/* Entropy coding, on the coding stream once the coefficients are in. */
+cudaError_t code(submit_frame &f)
+{
+  c63_backend *be = f.be;
+  slot &s = f.s;
   cudaStream_t cs = be->coding;
-  if (err == cudaSuccess) err = cudaEventRecord(s.transformed, st);
+  cudaError_t err = cudaEventRecord(s.transformed, be->stream);
   if (err == cudaSuccess) err = cudaStreamWaitEvent(cs, s.transformed, 0);
   if (err == cudaSuccess) {
-    what = "entropy coding";
-    err = c63_cu_entropy_encode(be->entropy, d_coeffs(s), d_mvs(be, s), s.d_payload, s.d_size, cs);
+    f.what = "entropy coding";
+    err =
+        c63_cuda_entropy_encode(be->entropy, d_coeffs(s), d_mvs(be, s), s.d_payload, s.d_size, cs);
   }
   record(s, EV_CODED, cs);
-  if (err == cudaSuccess) {
-    what = "writing the coded frame to the host";
-    err = c63_cu_copy_payload(s.d_payload, s.d_size, s.h_out_dev + kHeaderRoom, s.h_size_dev,
-                              be->out_capacity, cs);
-  }
+  return err;
+}
+
+/* Download, on the coding stream: the payload into the slot's mapped host
+ * buffer, then the frame's event. */
+cudaError_t download(submit_frame &f)
+{
+  c63_backend *be = f.be;
+  slot &s = f.s;
+  cudaStream_t cs = be->coding;
+  f.what = "writing the coded frame to the host";
+  cudaError_t err = c63_cuda_copy_payload(s.d_payload, s.d_size, s.h_out_dev + kHeaderRoom,
+                                          s.h_size_dev, be->out_capacity, cs);
   record(s, EV_END, cs);
   if (err == cudaSuccess) {
-    what = "recording the frame event";
+    f.what = "recording the frame event";
     err = cudaEventRecord(s.done, cs);
   }
-  /* The caller may reuse its picture once submit returns, so an upload
-   * straight from it must be over by then (on errors too). Waiting here,
-   * after the launches rather than before them, lets the host enqueue the
-   * frame's kernels while the copy engine reads the picture: on an H100
-   * the wait before them made submit take the upload plus the launches,
-   * 0.148 ms a 1080p frame, as long as the GPU's whole frame. */
-  if (direct) {
-    const cudaError_t werr = cudaStreamSynchronize(be->copy);
-    if (err == cudaSuccess && werr != cudaSuccess) {
-      err = werr;
-      what = "uploading the frame";
-    }
+  return err;
+}
+
+/* The caller may reuse its picture once submit returns, so an upload
+ * straight from it must be over by then (on errors too). Waiting here,
+ * after the launches rather than before them, lets the host enqueue the
+ * frame's kernels while the copy engine reads the picture: a wait before
+ * them would make submit take the upload plus the launches, about as long
+ * as the GPU's whole frame. Returns err, or the upload's error. */
+cudaError_t wait_for_direct_upload(submit_frame &f, cudaError_t err)
+{
+  if (!f.direct) return err;
+  const cudaError_t werr = cudaStreamSynchronize(f.be->copy);
+  if (err == cudaSuccess && werr != cudaSuccess) {
+    f.what = "uploading the frame";
+    return werr;
   }
-  if (err != cudaSuccess) return c63_cu_error(err, what, msg, msg_size);
+  return err;
+}
+
+/* Submit in stages: upload (copy stream), compute (compute stream), code
+ * and download (coding stream). */
+int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
+{
+  const int status = check_submit(be, job, msg, msg_size);
+  if (status) return status;
+  c63_cuda_scope scope(be->dev);
+  cudaError_t err = scope.error();
+  if (err != cudaSuccess) return c63_cuda_error(err, "entering the CUDA context", msg, msg_size);
+
+  slot &s = be->slots[(be->head + be->count) % kSlots];
+  s.timed = be->timing;
+  const double t_submit = s.timed ? now_ms() : 0.0;
+  submit_frame f = prepare_frame(be, job, s);
+  err = upload(f);
+  if (err == cudaSuccess) err = compute(f);
+  if (err == cudaSuccess) err = code(f);
+  if (err == cudaSuccess) err = download(f);
+  err = wait_for_direct_upload(f, err);
+  if (err != cudaSuccess) return c63_cuda_error(err, f.what, msg, msg_size);
 
   if (s.timed) s.submit_ms = now_ms() - t_submit;
-  be->rec = recon == be->d_rec[0] ? 0 : 1;
+  be->rec = f.recon == be->d_rec[0] ? 0 : 1;
   be->have_ref = true;
   s.job = job;
   be->count++;
@@ -518,7 +611,7 @@ int fetch_big(c63_backend *be, slot &s, size_t size, char *msg, size_t msg_size)
   }
   cudaError_t err = cudaMemcpy(be->big + kHeaderRoom, s.d_payload, size, cudaMemcpyDeviceToHost);
   if (err != cudaSuccess)
-    return c63_cu_error(err, "downloading a large coded frame", msg, msg_size);
+    return c63_cuda_error(err, "downloading a large coded frame", msg, msg_size);
   return C63_OK;
 }
 
@@ -534,10 +627,10 @@ int cu_collect(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
     return C63_ERR_INVALID_ARG;
   }
   const double t_wait = s.timed ? now_ms() : 0.0;
-  c63_cu_scope scope(be->dev);
+  c63_cuda_scope scope(be->dev);
   cudaError_t err = scope.error();
   if (err == cudaSuccess) err = cudaEventSynchronize(s.done);
-  if (err != cudaSuccess) return c63_cu_error(err, "encoding a frame on the GPU", msg, msg_size);
+  if (err != cudaSuccess) return c63_cuda_error(err, "encoding a frame on the GPU", msg, msg_size);
   if (s.timed) add_stats(be, s, now_ms() - t_wait);
 
   const size_t size = *s.h_size;
@@ -607,7 +700,7 @@ extern "C" int c63_cuda_pin(void *ptr, size_t size, char *msg, size_t msg_size)
 {
   cudaError_t err = cudaHostRegister(ptr, size, cudaHostRegisterDefault);
   if (err != cudaSuccess) {
-    int status = c63_cu_error(err, "page-locking host memory", msg, msg_size);
+    int status = c63_cuda_error(err, "page-locking host memory", msg, msg_size);
     cudaGetLastError();
     return status;
   }
@@ -639,7 +732,7 @@ extern "C" int c63_cuda_device_name(int device_id, char *name, size_t size)
 {
   cudaDeviceProp prop;
   cudaError_t err = cudaGetDeviceProperties(&prop, device_id);
-  if (err != cudaSuccess) return c63_cu_error(err, "querying the CUDA device", name, size);
+  if (err != cudaSuccess) return c63_cuda_error(err, "querying the CUDA device", name, size);
   snprintf(name, size, "%s (sm_%d%d, %d SMs)", prop.name, prop.major, prop.minor,
            prop.multiProcessorCount);
   return C63_OK;

@@ -26,16 +26,17 @@ pthread_once_t once = PTHREAD_ONCE_INIT;
 
 void load()
 {
-  push_fn = reinterpret_cast<ctx_push_fn>(c63_cu_driver_entry("cuCtxPushCurrent", 4000));
-  pop_fn = reinterpret_cast<ctx_pop_fn>(c63_cu_driver_entry("cuCtxPopCurrent", 4000));
-  get_device_fn = reinterpret_cast<ctx_get_device_fn>(c63_cu_driver_entry("cuCtxGetDevice", 2000));
+  push_fn = reinterpret_cast<ctx_push_fn>(c63_cuda_driver_entry("cuCtxPushCurrent", 4000));
+  pop_fn = reinterpret_cast<ctx_pop_fn>(c63_cuda_driver_entry("cuCtxPopCurrent", 4000));
+  get_device_fn =
+      reinterpret_cast<ctx_get_device_fn>(c63_cuda_driver_entry("cuCtxGetDevice", 2000));
 }
 
 } // namespace
 
 /* The driver function `name` with the ABI it had in CUDA `version` (later
  * versions may change a signature, as CUDA 12 did cuCtxCreate's). */
-void *c63_cu_driver_entry(const char *name, unsigned version)
+void *c63_cuda_driver_entry(const char *name, unsigned version)
 {
   void *fn = nullptr;
   cudaDriverEntryPointQueryResult found;
@@ -48,7 +49,7 @@ void *c63_cu_driver_entry(const char *name, unsigned version)
   return fn;
 }
 
-cudaError_t c63_cu_enter(const c63_device &dev)
+cudaError_t c63_cuda_enter(const c63_device &dev)
 {
   if (!dev.cuda_context) return cudaSetDevice(dev.id);
   pthread_once(&once, load);
@@ -57,18 +58,18 @@ cudaError_t c63_cu_enter(const c63_device &dev)
   return push_fn(dev.cuda_context) == 0 ? cudaSuccess : cudaErrorInvalidResourceHandle;
 }
 
-void c63_cu_leave(const c63_device &dev)
+void c63_cuda_leave(const c63_device &dev)
 {
   void *ctx;
   if (dev.cuda_context && pop_fn) pop_fn(&ctx);
 }
 
-int c63_cu_context_device(const c63_device &dev)
+int c63_cuda_context_device(const c63_device &dev)
 {
   int device = dev.id;
   if (!dev.cuda_context) return device;
-  if (c63_cu_enter(dev) != cudaSuccess) return -1;
+  if (c63_cuda_enter(dev) != cudaSuccess) return -1;
   if (!get_device_fn || get_device_fn(&device) != 0) device = -1;
-  c63_cu_leave(dev);
+  c63_cuda_leave(dev);
   return device;
 }

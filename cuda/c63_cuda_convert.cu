@@ -3,6 +3,7 @@
  * writes only the visible pixels, so the destination's zero padding stays.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "cuda/c63_cuda_internal.h"
+#include "cuda/c63_cuda_policy.cuh"
 
 namespace
 {
@@ -19,10 +20,11 @@ __global__ void split_uv(const uint8_t *__restrict__ uv, size_t pitch, int w, in
 
 } // namespace
 
-cudaError_t c63_cu_split_uv(const uint8_t *uv, size_t pitch, int w, int h, uint8_t *u, uint8_t *v,
-                            int dst_pitch, cudaStream_t s)
+cudaError_t c63_cuda_split_uv(const uint8_t *uv, size_t pitch, int w, int h, uint8_t *u, uint8_t *v,
+                              int dst_pitch, cudaStream_t s)
 {
-  const dim3 block(128), grid((unsigned)((w + 127) / 128), (unsigned)h);
+  constexpr int kThreads = c63_cuda_backend_policy::kSplitThreads;
+  const dim3 block(kThreads), grid((unsigned)((w + kThreads - 1) / kThreads), (unsigned)h);
   split_uv<<<grid, block, 0, s>>>(uv, pitch, w, h, u, v, dst_pitch);
   return cudaGetLastError();
 }

@@ -104,7 +104,7 @@ __device__ __forceinline__ void unpack_row(uint2 v, int out[8])
 }
 
 /* 8 bytes from any address, packed as pack_row's, in three aligned 32-bit
- * loads: p + 11 rounded down to 4 must be readable (C63_CU_REF_TAIL). */
+ * loads: p + 11 rounded down to 4 must be readable (C63_CUDA_REF_TAIL). */
 __device__ __forceinline__ uint2 load_row_unaligned(const uint8_t *p)
 {
   const uint32_t *w = reinterpret_cast<const uint32_t *>(reinterpret_cast<uintptr_t>(p) & ~3);

@@ -19,11 +19,14 @@
 #include "c63/c63.h"
 #include "cuda/c63_cuda.h"
 #include "cuda/c63_cuda_internal.h"
+#include "cuda/c63_cuda_policy.cuh"
 
 namespace
 {
 
-constexpr int kDepth = 2;
+/* Frames in flight (c63_cuda_policy.cuh). */
+constexpr int kDepth = c63_cuda_decoder_policy::kDepth;
+constexpr int kExpandBlocks = c63_cuda_decoder_policy::kExpandBlocks;
 
 struct out_buffer {
   uint8_t *host;
@@ -38,7 +41,7 @@ struct c63_decode_backend {
   cudaStream_t stream;
   cudaStream_t copy_stream; /* pictures copied out (collected: their work is done) */
   c63_geometry g;
-  c63_cu_planes planes;
+  c63_cuda_planes planes;
   size_t frame_bytes, blocks;   /* of the current geometry */
   size_t cap_bytes, cap_blocks; /* what the buffers hold */
   size_t cap_entries;
@@ -55,7 +58,7 @@ struct c63_decode_backend {
 namespace
 {
 
-/* Four coefficient blocks per CUDA block: each thread clears one
+/* kExpandBlocks coefficient blocks per CUDA block: each thread clears one
  * coefficient in shared memory, the block's entries land on theirs, and
  * the block is written out whole (coalesced). Entries come from the
  * decoder's own entropy decoder: indices below 64, starts in range. */
@@ -63,9 +66,9 @@ __global__ void expand_sparse(const uint32_t *__restrict__ start, const uint8_t 
                               const uint32_t *__restrict__ entries, int blocks,
                               int16_t *__restrict__ dense)
 {
-  __shared__ int16_t s[4][64];
+  __shared__ int16_t s[kExpandBlocks][64];
   const int lb = threadIdx.x >> 6, k = threadIdx.x & 63;
-  const int b = blockIdx.x * 4 + lb;
+  const int b = blockIdx.x * kExpandBlocks + lb;
   s[lb][k] = 0;
   __syncthreads();
   if (b < blocks && k < count[b]) {
@@ -114,9 +117,9 @@ int cu_create(const c63_device *dev, c63_threadpool *, c63_decode_backend **out,
               size_t msg_size)
 {
   *out = nullptr;
-  c63_cu_scope scope(*dev);
+  c63_cuda_scope scope(*dev);
   cudaError_t err = scope.error();
-  if (err != cudaSuccess) return c63_cu_error(err, "entering the CUDA context", msg, msg_size);
+  if (err != cudaSuccess) return c63_cuda_error(err, "entering the CUDA context", msg, msg_size);
   c63_decode_backend *be = static_cast<c63_decode_backend *>(calloc(1, sizeof *be));
   if (!be) {
     snprintf(msg, msg_size, "out of host memory");
@@ -132,7 +135,7 @@ int cu_create(const c63_device *dev, c63_threadpool *, c63_decode_backend **out,
     if (be->stream) cudaStreamDestroy(be->stream);
     if (be->copy_stream) cudaStreamDestroy(be->copy_stream);
     free(be);
-    return c63_cu_error(err, "creating a CUDA stream", msg, msg_size);
+    return c63_cuda_error(err, "creating a CUDA stream", msg, msg_size);
   }
   *out = be;
   return C63_OK;
@@ -141,7 +144,7 @@ int cu_create(const c63_device *dev, c63_threadpool *, c63_decode_backend **out,
 void cu_destroy(c63_decode_backend *be)
 {
   if (!be) return;
-  c63_cu_scope scope(be->dev);
+  c63_cuda_scope scope(be->dev);
   cudaStreamSynchronize(be->stream);
   free_buffers(be);
   destroy_events(be);
@@ -154,19 +157,19 @@ int alloc_failed(c63_decode_backend *be, cudaError_t err, const char *what, char
                  size_t msg_size)
 {
   char cuda_msg[256];
-  int status = c63_cu_error(err, what, cuda_msg, sizeof cuda_msg);
-  snprintf(msg, msg_size, "CUDA device %d: %s for %dx%d: %s", c63_cu_context_device(be->dev), what,
-           be->g.width, be->g.height, cuda_msg);
+  int status = c63_cuda_error(err, what, cuda_msg, sizeof cuda_msg);
+  snprintf(msg, msg_size, "CUDA device %d: %s for %dx%d: %s", c63_cuda_context_device(be->dev),
+           what, be->g.width, be->g.height, cuda_msg);
   cudaGetLastError();
   return status;
 }
 
 int cu_resize(c63_decode_backend *be, const c63_geometry *g, char *msg, size_t msg_size)
 {
-  c63_cu_scope scope(be->dev);
+  c63_cuda_scope scope(be->dev);
   cudaError_t err = scope.error();
-  if (err != cudaSuccess) return c63_cu_error(err, "entering the CUDA context", msg, msg_size);
-  const size_t pix = c63_cu_planes_init(g, &be->planes);
+  if (err != cudaSuccess) return c63_cuda_error(err, "entering the CUDA context", msg, msg_size);
+  const size_t pix = c63_cuda_planes_init(g, &be->planes);
   const int blocks = be->planes.total_blocks;
   be->g = *g;
   be->frame_bytes = pix;
@@ -182,8 +185,8 @@ int cu_resize(c63_decode_backend *be, const c63_geometry *g, char *msg, size_t m
   /* references: the reconstruction reads a displaced row as three aligned
    * words, which may reach past the frame */
   for (int i = 0; i < 2 && err == cudaSuccess; i++) {
-    err = cudaMalloc(&be->d_rec[i], pix + C63_CU_REF_TAIL);
-    if (err == cudaSuccess) err = cudaMemset(be->d_rec[i] + pix, 0, C63_CU_REF_TAIL);
+    err = cudaMalloc(&be->d_rec[i], pix + C63_CUDA_REF_TAIL);
+    if (err == cudaSuccess) err = cudaMemset(be->d_rec[i] + pix, 0, C63_CUDA_REF_TAIL);
   }
   if (err == cudaSuccess) what = "allocating pinned host buffers";
   for (int i = 0; i < kDepth && err == cudaSuccess; i++)
@@ -204,7 +207,7 @@ int reserve_entries(c63_decode_backend *be, size_t n, char *msg, size_t msg_size
   if (n <= be->cap_entries) return C63_OK;
   /* Frames in flight may still read the old array. */
   cudaError_t err = cudaStreamSynchronize(be->stream);
-  if (err != cudaSuccess) return c63_cu_error(err, "reconstruction", msg, msg_size);
+  if (err != cudaSuccess) return c63_cuda_error(err, "reconstruction", msg, msg_size);
   free_entries(be);
   const size_t want = n + n / 4 + 4096; /* headroom: frames vary a little */
   err = cudaMalloc(&be->d_entries, want * sizeof(uint32_t));
@@ -219,13 +222,13 @@ int cu_submit(c63_decode_backend *be, const c63_decode_job *job, char *msg, size
     snprintf(msg, msg_size, "more than %d frames submitted", kDepth);
     return C63_ERR_INVALID_ARG;
   }
-  c63_cu_scope scope(be->dev);
+  c63_cuda_scope scope(be->dev);
   cudaError_t err = scope.error();
-  if (err != cudaSuccess) return c63_cu_error(err, "entering the CUDA context", msg, msg_size);
+  if (err != cudaSuccess) return c63_cuda_error(err, "entering the CUDA context", msg, msg_size);
   const c63_sparse_frame *sp = job->coeffs;
   int r = reserve_entries(be, sp->n_entries, msg, msg_size);
   if (r) return r;
-  c63_cu_planes P = be->planes;
+  c63_cuda_planes P = be->planes;
   for (int p = 0; p < 3; p++)
     memcpy(P.p[p].quant, job->quant[p], 64);
   const int next = be->rec ^ 1;
@@ -246,18 +249,18 @@ int cu_submit(c63_decode_backend *be, const c63_decode_job *job, char *msg, size
                           cudaMemcpyHostToDevice, st);
   if (err == cudaSuccess) {
     what = "reconstruction";
-    expand_sparse<<<(unsigned)((nb + 3) / 4), 256, 0, st>>>(be->d_start, be->d_count, be->d_entries,
-                                                            (int)nb, be->d_coeffs);
+    expand_sparse<<<(unsigned)((nb + kExpandBlocks - 1) / kExpandBlocks), 64 * kExpandBlocks, 0,
+                    st>>>(be->d_start, be->d_count, be->d_entries, (int)nb, be->d_coeffs);
     err = cudaGetLastError();
   }
   if (err == cudaSuccess)
-    err = c63_cu_dequant_idct_recon(be->d_coeffs, ref, mvs, P, be->d_rec[next], st);
+    err = c63_cuda_dequant_idct_recon(be->d_coeffs, ref, mvs, P, be->d_rec[next], st);
   if (err == cudaSuccess && !job->device_out) {
     what = "downloading the picture";
     err = cudaMemcpyAsync(o.host, be->d_rec[next], be->frame_bytes, cudaMemcpyDeviceToHost, st);
   }
   if (err == cudaSuccess) err = cudaEventRecord(o.ready, st);
-  if (err != cudaSuccess) return c63_cu_error(err, what, msg, msg_size);
+  if (err != cudaSuccess) return c63_cuda_error(err, what, msg, msg_size);
   be->rec = next;
   o.device = job->device_out ? be->d_rec[next] : nullptr;
   be->next_out = (be->next_out + 1) % kDepth;
@@ -273,10 +276,10 @@ int cu_collect(c63_decode_backend *be, c63_decode_job *job, char *msg, size_t ms
   }
   const int i = (be->next_out + kDepth - be->n_flight) % kDepth;
   be->n_flight--;
-  c63_cu_scope scope(be->dev);
+  c63_cuda_scope scope(be->dev);
   cudaError_t err = scope.error();
   if (err == cudaSuccess) err = cudaEventSynchronize(be->out[i].ready);
-  if (err != cudaSuccess) return c63_cu_error(err, "reconstruction", msg, msg_size);
+  if (err != cudaSuccess) return c63_cuda_error(err, "reconstruction", msg, msg_size);
   const uint8_t *base = be->out[i].device ? be->out[i].device : be->out[i].host;
   for (int p = 0; p < 3; p++) {
     job->out[p] = base + be->planes.p[p].pix_off;
@@ -291,13 +294,13 @@ int cu_copy(c63_decode_backend *be, const uint8_t *const src[3], const int src_s
             uint8_t *const dst[3], const int dst_stride[3], const int w[3], const int h[3],
             char *msg, size_t msg_size)
 {
-  c63_cu_scope scope(be->dev);
+  c63_cuda_scope scope(be->dev);
   cudaError_t err = scope.error();
   for (int p = 0; p < 3 && err == cudaSuccess; p++)
     err = cudaMemcpy2DAsync(dst[p], dst_stride[p], src[p], src_stride[p], w[p], h[p],
                             cudaMemcpyDefault, be->copy_stream);
   if (err == cudaSuccess) err = cudaStreamSynchronize(be->copy_stream);
-  if (err != cudaSuccess) return c63_cu_error(err, "copying a picture", msg, msg_size);
+  if (err != cudaSuccess) return c63_cuda_error(err, "copying a picture", msg, msg_size);
   return C63_OK;
 }
 

@@ -9,7 +9,7 @@
 #include "cuda/c63_cuda.h"
 #include "cuda/c63_cuda_internal.h"
 
-int c63_cu_error(cudaError_t err, const char *what, char *msg, size_t msg_size)
+int c63_cuda_error(cudaError_t err, const char *what, char *msg, size_t msg_size)
 {
   int status;
   const char *hint = "";
@@ -51,7 +51,7 @@ extern "C" int c63_cuda_device_count(char *msg, size_t msg_size)
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
-    c63_cu_error(err, "no usable CUDA device", msg, msg_size);
+    c63_cuda_error(err, "no usable CUDA device", msg, msg_size);
     cudaGetLastError(); /* clear the sticky-free error so later calls start clean */
     return 0;
   }
@@ -63,14 +63,14 @@ extern "C" int c63_cuda_device_count(char *msg, size_t msg_size)
   return count;
 }
 
-size_t c63_cu_planes_init(const c63_geometry *g, c63_cu_planes *P)
+size_t c63_cuda_planes_init(const c63_geometry *g, c63_cuda_planes *P)
 {
   memset(P, 0, sizeof *P);
   P->n = 3;
   size_t pix = 0;
   int blocks = 0;
   for (int p = 0; p < 3; p++) {
-    c63_cu_plane &pl = P->p[p];
+    c63_cuda_plane &pl = P->p[p];
     pl.w = g->pad_w[p];
     pl.h = g->pad_h[p];
     pl.bw = g->blocks_w[p];
@@ -85,11 +85,11 @@ size_t c63_cu_planes_init(const c63_geometry *g, c63_cu_planes *P)
   return pix;
 }
 
-c63_cu_entropy_geometry c63_cu_entropy_layout(const c63_geometry *g)
+c63_cuda_entropy_geometry c63_cuda_entropy_layout(const c63_geometry *g)
 {
-  c63_cu_planes P;
-  c63_cu_planes_init(g, &P);
-  c63_cu_entropy_geometry G;
+  c63_cuda_planes P;
+  c63_cuda_planes_init(g, &P);
+  c63_cuda_entropy_geometry G;
   G.blocks = g->mcus_w * g->mcus_h * 6;
   G.mcus_w = g->mcus_w;
   for (int p = 0; p < 3; p++) {

@@ -38,11 +38,11 @@ struct scratch {
     return err;
   }
   /* A reference plane for the transform kernels, followed by the
-   * C63_CU_REF_TAIL bytes their displaced reads may touch. */
+   * C63_CUDA_REF_TAIL bytes their displaced reads may touch. */
   cudaError_t upload_ref(uint8_t **p, const uint8_t *src, size_t bytes)
   {
-    cudaError_t err = alloc(p, bytes + C63_CU_REF_TAIL);
-    if (err == cudaSuccess) err = cudaMemset(*p + bytes, 0, C63_CU_REF_TAIL);
+    cudaError_t err = alloc(p, bytes + C63_CUDA_REF_TAIL);
+    if (err == cudaSuccess) err = cudaMemset(*p + bytes, 0, C63_CUDA_REF_TAIL);
     if (err == cudaSuccess) err = cudaMemcpy(*p, src, bytes, cudaMemcpyHostToDevice);
     return err;
   }
@@ -57,12 +57,12 @@ bool check_size(int w, int h, char *msg, size_t msg_size)
   return true;
 }
 
-c63_cu_planes one_plane(int w, int h, int range, int ac_limit, const uint8_t *quant)
+c63_cuda_planes one_plane(int w, int h, int range, int ac_limit, const uint8_t *quant)
 {
-  c63_cu_planes P;
+  c63_cuda_planes P;
   memset(&P, 0, sizeof P);
   P.n = 1;
-  c63_cu_plane &pl = P.p[0];
+  c63_cuda_plane &pl = P.p[0];
   pl.w = w;
   pl.h = h;
   pl.bw = w / 8;
@@ -78,7 +78,7 @@ int finish(cudaError_t err, const char *what, char *msg, size_t msg_size)
 {
   if (err == cudaSuccess) err = cudaDeviceSynchronize();
   if (err != cudaSuccess) {
-    int status = c63_cu_error(err, what, msg, msg_size);
+    int status = c63_cuda_error(err, what, msg, msg_size);
     cudaGetLastError();
     return status;
   }
@@ -99,8 +99,8 @@ cudaError_t identity_vectors(scratch &sc, int blocks, c63_mv **out)
 
 } // namespace
 
-extern "C" int c63_cuda_motion_search(const uint8_t *cur, const uint8_t *ref, int w, int h,
-                                      int range, c63_mv *mvs, char *msg, size_t msg_size)
+extern "C" int c63_cuda_test_motion_search(const uint8_t *cur, const uint8_t *ref, int w, int h,
+                                           int range, c63_mv *mvs, char *msg, size_t msg_size)
 {
   if (!check_size(w, h, msg, msg_size)) return C63_ERR_INVALID_ARG;
   if (range < 0 || range > C63_MAX_SEARCH_RANGE) {
@@ -108,39 +108,39 @@ extern "C" int c63_cuda_motion_search(const uint8_t *cur, const uint8_t *ref, in
     return C63_ERR_INVALID_ARG;
   }
   const size_t n = (size_t)w * h;
-  const c63_cu_planes P = one_plane(w, h, range, 0, nullptr);
+  const c63_cuda_planes P = one_plane(w, h, range, 0, nullptr);
   scratch sc;
   uint8_t *d_cur, *d_ref;
   c63_mv *d_mvs;
   cudaError_t err = sc.upload(&d_cur, cur, n);
   if (err == cudaSuccess) err = sc.upload(&d_ref, ref, n);
   if (err == cudaSuccess) err = sc.alloc(&d_mvs, P.total_blocks * sizeof(c63_mv));
-  if (err == cudaSuccess) err = c63_cu_motion_search(d_cur, d_ref, P.p[0], d_mvs, 0);
+  if (err == cudaSuccess) err = c63_cuda_motion_search(d_cur, d_ref, P.p[0], d_mvs, 0);
   if (err == cudaSuccess)
     err = cudaMemcpy(mvs, d_mvs, P.total_blocks * sizeof(c63_mv), cudaMemcpyDeviceToHost);
   return finish(err, "motion search", msg, msg_size);
 }
 
-extern "C" int c63_cuda_motion_compensate(const uint8_t *ref, int w, int h, const c63_mv *mvs,
-                                          uint8_t *pred, char *msg, size_t msg_size)
+extern "C" int c63_cuda_test_motion_compensate(const uint8_t *ref, int w, int h, const c63_mv *mvs,
+                                               uint8_t *pred, char *msg, size_t msg_size)
 {
   if (!check_size(w, h, msg, msg_size)) return C63_ERR_INVALID_ARG;
   const size_t n = (size_t)w * h;
-  const c63_cu_planes P = one_plane(w, h, 0, 0, nullptr);
+  const c63_cuda_planes P = one_plane(w, h, 0, 0, nullptr);
   scratch sc;
   uint8_t *d_ref, *d_pred;
   c63_mv *d_mvs;
   cudaError_t err = sc.upload_ref(&d_ref, ref, n);
   if (err == cudaSuccess) err = sc.upload(&d_mvs, mvs, P.total_blocks * sizeof(c63_mv));
   if (err == cudaSuccess) err = sc.alloc(&d_pred, n);
-  if (err == cudaSuccess) err = c63_cu_motion_compensate(d_ref, d_mvs, P, d_pred, 0);
+  if (err == cudaSuccess) err = c63_cuda_motion_compensate(d_ref, d_mvs, P, d_pred, 0);
   if (err == cudaSuccess) err = cudaMemcpy(pred, d_pred, n, cudaMemcpyDeviceToHost);
   return finish(err, "motion compensation", msg, msg_size);
 }
 
-extern "C" int c63_cuda_fdct_quant(const uint8_t *cur, const uint8_t *pred, int w, int h,
-                                   const uint8_t quant[64], int ac_limit, int16_t *coeffs,
-                                   char *msg, size_t msg_size)
+extern "C" int c63_cuda_test_fdct_quant(const uint8_t *cur, const uint8_t *pred, int w, int h,
+                                        const uint8_t quant[64], int ac_limit, int16_t *coeffs,
+                                        char *msg, size_t msg_size)
 {
   if (!check_size(w, h, msg, msg_size)) return C63_ERR_INVALID_ARG;
   for (int z = 0; z < 64; z++)
@@ -149,7 +149,7 @@ extern "C" int c63_cuda_fdct_quant(const uint8_t *cur, const uint8_t *pred, int 
       return C63_ERR_INVALID_ARG;
     }
   const size_t n = (size_t)w * h;
-  const c63_cu_planes P = one_plane(w, h, 0, ac_limit, quant);
+  const c63_cuda_planes P = one_plane(w, h, 0, ac_limit, quant);
   scratch sc;
   uint8_t *d_cur, *d_pred = nullptr;
   c63_mv *d_mvs = nullptr;
@@ -158,19 +158,19 @@ extern "C" int c63_cuda_fdct_quant(const uint8_t *cur, const uint8_t *pred, int 
   if (err == cudaSuccess && pred) err = sc.upload_ref(&d_pred, pred, n);
   if (err == cudaSuccess && pred) err = identity_vectors(sc, P.total_blocks, &d_mvs);
   if (err == cudaSuccess) err = sc.alloc(&d_coeffs, n * sizeof(int16_t));
-  if (err == cudaSuccess) err = c63_cu_fdct_quant(d_cur, d_pred, d_mvs, P, d_coeffs, 0);
+  if (err == cudaSuccess) err = c63_cuda_fdct_quant(d_cur, d_pred, d_mvs, P, d_coeffs, 0);
   if (err == cudaSuccess)
     err = cudaMemcpy(coeffs, d_coeffs, n * sizeof(int16_t), cudaMemcpyDeviceToHost);
   return finish(err, "forward transform", msg, msg_size);
 }
 
-extern "C" int c63_cuda_dequant_idct_recon(const int16_t *coeffs, const uint8_t *pred, int w, int h,
-                                           const uint8_t quant[64], uint8_t *recon, char *msg,
-                                           size_t msg_size)
+extern "C" int c63_cuda_test_dequant_idct_recon(const int16_t *coeffs, const uint8_t *pred, int w,
+                                                int h, const uint8_t quant[64], uint8_t *recon,
+                                                char *msg, size_t msg_size)
 {
   if (!check_size(w, h, msg, msg_size)) return C63_ERR_INVALID_ARG;
   const size_t n = (size_t)w * h;
-  const c63_cu_planes P = one_plane(w, h, 0, 0, quant);
+  const c63_cuda_planes P = one_plane(w, h, 0, 0, quant);
   scratch sc;
   uint8_t *d_pred = nullptr, *d_recon;
   c63_mv *d_mvs = nullptr;
@@ -179,7 +179,7 @@ extern "C" int c63_cuda_dequant_idct_recon(const int16_t *coeffs, const uint8_t 
   if (err == cudaSuccess && pred) err = sc.upload_ref(&d_pred, pred, n);
   if (err == cudaSuccess && pred) err = identity_vectors(sc, P.total_blocks, &d_mvs);
   if (err == cudaSuccess) err = sc.alloc(&d_recon, n);
-  if (err == cudaSuccess) err = c63_cu_dequant_idct_recon(d_coeffs, d_pred, d_mvs, P, d_recon, 0);
+  if (err == cudaSuccess) err = c63_cuda_dequant_idct_recon(d_coeffs, d_pred, d_mvs, P, d_recon, 0);
   if (err == cudaSuccess) err = cudaMemcpy(recon, d_recon, n, cudaMemcpyDeviceToHost);
   return finish(err, "reconstruction", msg, msg_size);
 }
@@ -189,10 +189,10 @@ namespace
 
 /* An entropy coder for a geometry, freed with the call. */
 struct entropy_holder {
-  c63_cu_entropy *e = nullptr;
+  c63_cuda_entropy *e = nullptr;
   ~entropy_holder()
   {
-    c63_cu_entropy_destroy(e);
+    c63_cuda_entropy_destroy(e);
   }
 };
 
@@ -209,9 +209,10 @@ cudaError_t download_payload(const uint8_t *d_payload, const uint32_t *d_size, u
 
 } // namespace
 
-extern "C" int c63_cuda_entropy_encode(int width, int height, const int16_t *const coeffs[3],
-                                       const c63_mv *const mvs[3], uint8_t *out, size_t capacity,
-                                       size_t *size, char *msg, size_t msg_size)
+extern "C" int c63_cuda_test_entropy_encode(int width, int height, const int16_t *const coeffs[3],
+                                            const c63_mv *const mvs[3], uint8_t *out,
+                                            size_t capacity, size_t *size, char *msg,
+                                            size_t msg_size)
 {
   if (width < C63_MIN_SIZE || height < C63_MIN_SIZE || width > C63_MAX_SIZE ||
       height > C63_MAX_SIZE) {
@@ -220,17 +221,17 @@ extern "C" int c63_cuda_entropy_encode(int width, int height, const int16_t *con
   }
   c63_geometry g;
   c63_geometry_init(&g, width, height);
-  const c63_cu_entropy_geometry G = c63_cu_entropy_layout(&g);
+  const c63_cuda_entropy_geometry G = c63_cuda_entropy_layout(&g);
   entropy_holder h;
   scratch sc;
   int16_t *d_coeffs;
   c63_mv *d_mvs;
   uint8_t *d_payload;
   uint32_t *d_size;
-  cudaError_t err = c63_cu_entropy_create(G, &h.e);
+  cudaError_t err = c63_cuda_entropy_create(G, &h.e);
   if (err == cudaSuccess) err = sc.alloc(&d_coeffs, (size_t)G.blocks * 64 * sizeof(int16_t));
   if (err == cudaSuccess) err = sc.alloc(&d_mvs, (size_t)G.blocks * sizeof(c63_mv));
-  if (err == cudaSuccess) err = sc.alloc(&d_payload, c63_cu_entropy_max_payload(h.e) + 16);
+  if (err == cudaSuccess) err = sc.alloc(&d_payload, c63_cuda_entropy_max_payload(h.e) + 16);
   if (err == cudaSuccess) err = sc.alloc(&d_size, sizeof(uint32_t));
   for (int p = 0; p < 3 && err == cudaSuccess; p++) {
     const size_t n = (size_t)g.blocks_w[p] * g.blocks_h[p];
@@ -239,7 +240,7 @@ extern "C" int c63_cuda_entropy_encode(int width, int height, const int16_t *con
     if (err == cudaSuccess)
       err = cudaMemcpy(d_mvs + G.blk_off[p], mvs[p], n * sizeof(c63_mv), cudaMemcpyHostToDevice);
   }
-  if (err == cudaSuccess) err = c63_cu_entropy_encode(h.e, d_coeffs, d_mvs, d_payload, d_size, 0);
+  if (err == cudaSuccess) err = c63_cuda_entropy_encode(h.e, d_coeffs, d_mvs, d_payload, d_size, 0);
   bool fits = true;
   if (err == cudaSuccess) err = download_payload(d_payload, d_size, out, capacity, size, &fits);
   int r = finish(err, "entropy coding", msg, msg_size);
@@ -250,9 +251,9 @@ extern "C" int c63_cuda_entropy_encode(int width, int height, const int16_t *con
   return r;
 }
 
-extern "C" int c63_cuda_write_stuffed(const uint8_t *data, size_t n, uint32_t pending,
-                                      int pending_bits, uint8_t *out, size_t capacity, size_t *size,
-                                      char *msg, size_t msg_size)
+extern "C" int c63_cuda_test_write_stuffed(const uint8_t *data, size_t n, uint32_t pending,
+                                           int pending_bits, uint8_t *out, size_t capacity,
+                                           size_t *size, char *msg, size_t msg_size)
 {
   if (pending_bits < 0 || pending_bits > 7 || n > (1u << 24)) {
     snprintf(msg, msg_size, "bad stuffing input (%zu bytes, %d pending bits)", n, pending_bits);
@@ -273,18 +274,18 @@ extern "C" int c63_cuda_write_stuffed(const uint8_t *data, size_t n, uint32_t pe
   const uint32_t total_bits = (uint32_t)(n * 8 + pending_bits);
 
   /* A geometry whose worst case holds nwords words. */
-  c63_cu_entropy_geometry G = {};
+  c63_cuda_entropy_geometry G = {};
   G.blocks = (int)(nwords / (C63_MAX_BLOCK_BYTES / 4) + 1);
   G.mcus_w = 1;
   entropy_holder h;
   scratch sc;
   uint8_t *d_payload;
   uint32_t *d_size;
-  cudaError_t err = c63_cu_entropy_create(G, &h.e);
-  if (err == cudaSuccess) err = sc.alloc(&d_payload, c63_cu_entropy_max_payload(h.e) + 16);
+  cudaError_t err = c63_cuda_entropy_create(G, &h.e);
+  if (err == cudaSuccess) err = sc.alloc(&d_payload, c63_cuda_entropy_max_payload(h.e) + 16);
   if (err == cudaSuccess) err = sc.alloc(&d_size, sizeof(uint32_t));
   if (err == cudaSuccess)
-    err = c63_cu_entropy_stuff_bits(h.e, words, nwords, total_bits, d_payload, d_size, 0);
+    err = c63_cuda_entropy_stuff_bits(h.e, words, nwords, total_bits, d_payload, d_size, 0);
   free(words);
   bool fits = true;
   if (err == cudaSuccess) err = download_payload(d_payload, d_size, out, capacity, size, &fits);
@@ -314,8 +315,8 @@ extern "C" void *c63_cuda_test_context_new(int device)
   typedef int (*create_fn)(void **ctx, unsigned flags, int dev);
   typedef int (*pop_fn)(void **ctx);
   /* cuCtxCreate_v2 (ctx, flags, device), as GStreamer 1.22 calls it */
-  create_fn create = reinterpret_cast<create_fn>(c63_cu_driver_entry("cuCtxCreate", 3020));
-  pop_fn pop = reinterpret_cast<pop_fn>(c63_cu_driver_entry("cuCtxPopCurrent", 4000));
+  create_fn create = reinterpret_cast<create_fn>(c63_cuda_driver_entry("cuCtxCreate", 3020));
+  pop_fn pop = reinterpret_cast<pop_fn>(c63_cuda_driver_entry("cuCtxPopCurrent", 4000));
   void *ctx = nullptr, *popped;
   if (cudaFree(nullptr) != cudaSuccess || !create || !pop) return nullptr; /* driver init */
   if (create(&ctx, 0, device) != 0) return nullptr;
@@ -326,13 +327,13 @@ extern "C" void *c63_cuda_test_context_new(int device)
 extern "C" void c63_cuda_test_context_free(void *ctx)
 {
   typedef int (*destroy_fn)(void *ctx);
-  destroy_fn destroy = reinterpret_cast<destroy_fn>(c63_cu_driver_entry("cuCtxDestroy", 4000));
+  destroy_fn destroy = reinterpret_cast<destroy_fn>(c63_cuda_driver_entry("cuCtxDestroy", 4000));
   if (ctx && destroy) destroy(ctx);
 }
 
 extern "C" void *c63_cuda_test_upload(void *ctx, const void *host, size_t size)
 {
-  c63_cu_scope scope(test_device(ctx));
+  c63_cuda_scope scope(test_device(ctx));
   void *d = nullptr;
   if (scope.error() != cudaSuccess || cudaMalloc(&d, size) != cudaSuccess) return nullptr;
   if (cudaMemcpy(d, host, size, cudaMemcpyHostToDevice) != cudaSuccess) {
@@ -344,6 +345,6 @@ extern "C" void *c63_cuda_test_upload(void *ctx, const void *host, size_t size)
 
 extern "C" void c63_cuda_test_device_free(void *ctx, void *ptr)
 {
-  c63_cu_scope scope(test_device(ctx));
+  c63_cuda_scope scope(test_device(ctx));
   cudaFree(ptr);
 }

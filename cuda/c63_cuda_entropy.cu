@@ -39,6 +39,7 @@
 #include "c63/bit_width.h"
 #include "c63/c63.h"
 #include "cuda/c63_cuda_internal.h"
+#include "cuda/c63_cuda_policy.cuh"
 
 extern "C" {
 #include "c63/entropy.h"
@@ -48,12 +49,13 @@ extern "C" {
 namespace
 {
 
-constexpr int kBlockThreads = 256;
-constexpr int kStuffThreads = 256;
-constexpr int kWordsPerThread = 8;
+/* The coder's tuning (c63_cuda_policy.cuh). */
+using policy = c63_cuda_entropy_policy;
+constexpr int kBlockThreads = policy::kBlockThreads;
+constexpr int kStuffThreads = policy::kStuffThreads;
+constexpr int kWordsPerThread = policy::kWordsPerThread;
 constexpr int kChunkWords = kStuffThreads * kWordsPerThread;
-/* enough 16-byte stores in flight to fill PCIe; the loop covers the rest */
-constexpr int kCopyCtas = 128;
+constexpr int kCopyCtas = policy::kCopyCtas;
 
 /* Huffman codes as (length << 16 | code), per table (c63_huff_enc order). */
 struct huff_codes {
@@ -66,7 +68,7 @@ struct coded_block {
   int prev;           /* coded index of the block before it in its plane, or -1 */
 };
 
-__device__ __forceinline__ coded_block locate(const c63_cu_entropy_geometry &G, int j)
+__device__ __forceinline__ coded_block locate(const c63_cuda_entropy_geometry &G, int j)
 {
   coded_block b;
   const int mcu = j / 6, k = j - mcu * 6;
@@ -162,15 +164,9 @@ __device__ __forceinline__ void put_value(Sink &s, const uint32_t *lc, int sym, 
  * the whole group knows from the block's non-zero mask, so each lane codes
  * its coefficients on its own; the lane holding the last non-zero AC (lane
  * 0 when there is none) adds the EOB. Together the lanes write exactly
- * put_block's bits (c63/entropy_encode.c), in lane order.
- *
- * Four lanes of 16 positions: at the usual qualities a block has a few
- * non-zero coefficients, so a warp's time is mostly the blocks' heads and
- * the set-up, which a warp of 8 blocks does once for all 8. Against eight
- * lanes of 8 (H100, 1080p mandel) the kernel ran 21-24 us instead of
- * 28-30 (5.0-5.3 M warp instructions instead of 8.4-8.8 M); two lanes of
- * 32 ran 3.6-4.0 M in 30 us, with too few warps to hide latencies. */
-constexpr int kLanes = 4;
+ * put_block's bits (c63/entropy_encode.c), in lane order
+ * (c63_cuda_entropy_policy says why four lanes). */
+constexpr int kLanes = policy::kLanes;
 constexpr int kPerLane = 64 / kLanes;
 constexpr int kVecs = kPerLane / 8; /* 16-byte words of coefficients a lane */
 
@@ -196,7 +192,7 @@ __device__ __forceinline__ int lane_coeff(const lane_data &d, int k)
 
 /* Load a lane's coefficients and share the block's non-zero mask. Every
  * lane of the warp calls it (inactive ones with zeros), for the shuffles. */
-__device__ __forceinline__ lane_data load_lane(const c63_cu_entropy_geometry &G,
+__device__ __forceinline__ lane_data load_lane(const c63_cuda_entropy_geometry &G,
                                                const int16_t *coeffs, int j, int lane)
 {
   lane_data d;
@@ -229,8 +225,9 @@ __device__ __forceinline__ lane_data load_lane(const c63_cu_entropy_geometry &G,
  * (other lanes get 0). When that block is in the same warp its lane 0 has
  * it; else it comes from memory. Every lane of the warp calls it, for the
  * shuffle. */
-__device__ __forceinline__ int previous_dc(const c63_cu_entropy_geometry &G, const int16_t *coeffs,
-                                           const lane_data &d, int j, int lane)
+__device__ __forceinline__ int previous_dc(const c63_cuda_entropy_geometry &G,
+                                           const int16_t *coeffs, const lane_data &d, int j,
+                                           int lane)
 {
   const int first = j - (int)(threadIdx.x & 31) / kLanes; /* the warp's first block */
   const int prev = d.b.prev;                              /* -1 for inactive lanes */
@@ -327,7 +324,7 @@ __global__ void init_tiles(tile_state tiles, int n)
  * has started). The thread holding the frame's last lane writes the
  * total. */
 __global__ void __launch_bounds__(kBlockThreads)
-    code_bits(const huff_codes *__restrict__ H, c63_cu_entropy_geometry G,
+    code_bits(const huff_codes *__restrict__ H, c63_cuda_entropy_geometry G,
               const int16_t *__restrict__ coeffs, const c63_mv *__restrict__ mvs, tile_state tiles,
               uint32_t *__restrict__ words, uint32_t *__restrict__ total_bits)
 {
@@ -498,8 +495,8 @@ __global__ void copy_out(const uint8_t *src, const uint32_t *size, uint8_t *dst,
 
 } // namespace
 
-struct c63_cu_entropy {
-  c63_cu_entropy_geometry G;
+struct c63_cuda_entropy {
+  c63_cuda_entropy_geometry G;
   size_t max_words;   /* worst-case unstuffed words of a frame */
   uint32_t chunks;    /* worst-case stuffing chunks */
   huff_codes *codes;  /* device */
@@ -512,16 +509,16 @@ struct c63_cu_entropy {
   uint32_t *tail_flush;
 };
 
-size_t c63_cu_entropy_max_payload(const c63_cu_entropy *e)
+size_t c63_cuda_entropy_max_payload(const c63_cuda_entropy *e)
 {
   /* every byte an FF with its stuffing, plus the flush byte */
   return e->max_words * 4 * 2 + 1;
 }
 
-cudaError_t c63_cu_entropy_create(const c63_cu_entropy_geometry &G, c63_cu_entropy **out)
+cudaError_t c63_cuda_entropy_create(const c63_cuda_entropy_geometry &G, c63_cuda_entropy **out)
 {
   *out = nullptr;
-  c63_cu_entropy *e = static_cast<c63_cu_entropy *>(calloc(1, sizeof(c63_cu_entropy)));
+  c63_cuda_entropy *e = static_cast<c63_cuda_entropy *>(calloc(1, sizeof(c63_cuda_entropy)));
   if (!e) return cudaErrorMemoryAllocation;
   e->G = G;
   e->max_words = (size_t)G.blocks * (C63_MAX_BLOCK_BYTES / 4 + 1) + 1;
@@ -548,14 +545,14 @@ cudaError_t c63_cu_entropy_create(const c63_cu_entropy_geometry &G, c63_cu_entro
   /* the memset must be complete before any stream uses the words */
   if (err == cudaSuccess) err = cudaDeviceSynchronize();
   if (err != cudaSuccess) {
-    c63_cu_entropy_destroy(e);
+    c63_cuda_entropy_destroy(e);
     return err;
   }
   *out = e;
   return cudaSuccess;
 }
 
-void c63_cu_entropy_destroy(c63_cu_entropy *e)
+void c63_cuda_entropy_destroy(c63_cuda_entropy *e)
 {
   if (!e) return;
   cudaFree(e->codes);
@@ -569,7 +566,7 @@ void c63_cu_entropy_destroy(c63_cu_entropy *e)
 
 /* Steps 4 and 5: stuffing and the flush byte, from e->words and the total
  * bit count in e->total. */
-static cudaError_t stuff_words(c63_cu_entropy *e, uint8_t *payload, uint32_t *payload_size,
+static cudaError_t stuff_words(c63_cuda_entropy *e, uint8_t *payload, uint32_t *payload_size,
                                cudaStream_t s)
 {
   const uint32_t *total = e->total;
@@ -579,8 +576,8 @@ static cudaError_t stuff_words(c63_cu_entropy *e, uint8_t *payload, uint32_t *pa
   return cudaGetLastError();
 }
 
-cudaError_t c63_cu_entropy_encode(c63_cu_entropy *e, const int16_t *coeffs, const c63_mv *mvs,
-                                  uint8_t *payload, uint32_t *payload_size, cudaStream_t s)
+cudaError_t c63_cuda_entropy_encode(c63_cuda_entropy *e, const int16_t *coeffs, const c63_mv *mvs,
+                                    uint8_t *payload, uint32_t *payload_size, cudaStream_t s)
 {
   /* a thread per tile (block 0's first 32 also mark the padding before
    * tile 0) */
@@ -592,9 +589,9 @@ cudaError_t c63_cu_entropy_encode(c63_cu_entropy *e, const int16_t *coeffs, cons
   return stuff_words(e, payload, payload_size, s);
 }
 
-cudaError_t c63_cu_entropy_stuff_bits(c63_cu_entropy *e, const uint32_t *words, size_t nwords,
-                                      uint32_t total_bits, uint8_t *payload, uint32_t *payload_size,
-                                      cudaStream_t s)
+cudaError_t c63_cuda_entropy_stuff_bits(c63_cuda_entropy *e, const uint32_t *words, size_t nwords,
+                                        uint32_t total_bits, uint8_t *payload,
+                                        uint32_t *payload_size, cudaStream_t s)
 {
   if (nwords > e->max_words || total_bits > nwords * 32) return cudaErrorInvalidValue;
   cudaError_t err =
@@ -607,11 +604,11 @@ cudaError_t c63_cu_entropy_stuff_bits(c63_cu_entropy *e, const uint32_t *words, 
   return err;
 }
 
-cudaError_t c63_cu_copy_payload(const uint8_t *payload, const uint32_t *payload_size,
-                                uint8_t *host_dst, uint32_t *host_size, size_t capacity,
-                                cudaStream_t s)
+cudaError_t c63_cuda_copy_payload(const uint8_t *payload, const uint32_t *payload_size,
+                                  uint8_t *host_dst, uint32_t *host_size, size_t capacity,
+                                  cudaStream_t s)
 {
-  copy_out<<<kCopyCtas, 256, 0, s>>>(payload, payload_size, host_dst, host_size,
-                                     capacity & ~(size_t)15);
+  copy_out<<<kCopyCtas, policy::kCopyThreads, 0, s>>>(payload, payload_size, host_dst, host_size,
+                                                      capacity & ~(size_t)15);
   return cudaGetLastError();
 }

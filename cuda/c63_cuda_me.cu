@@ -22,7 +22,7 @@
  *  - several warps of a CTA share the strip's window, one block each at a
  *    time (two, a half warp each, for chroma at the default range); U and V
  *    blocks at the same position share a CTA.
- * The rd mode's search (c63_cu_rd_motion_search) is the same kernel with
+ * The rd mode's search (c63_cuda_rd_motion_search) is the same kernel with
  * another key: the vector's bits join the SAD in the cost (c63/rd.c,
  * c63_rd_search_best).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
@@ -33,6 +33,7 @@
 #include "c63/c63.h"
 #include "c63/rd_block.h"
 #include "cuda/c63_cuda_internal.h"
+#include "cuda/c63_cuda_policy.cuh"
 
 extern "C" {
 #include "c63/tables.h"
@@ -60,21 +61,16 @@ constexpr candidate_rows make_candidate_rows()
   return t;
 }
 __constant__ candidate_rows kCandidateRow = make_candidate_rows();
-/* Searches that fit one warp or half a warp (every range up to 16) run in
- * kWarpGroups warps per plane of a CTA, each group on its own blocks of the
- * strip. */
-constexpr int kWarpGroups = 4;
+/* The search's tuning (c63_cuda_policy.cuh). */
+using policy = c63_cuda_me_policy;
+template <int G> using me_bounds = c63_cuda_me_bounds<G>;
 
-/* Threads a plane of a CTA has for groups of 2^tpb_log2 threads: kWarpGroups
- * warps of groups of a warp or less, else one group. */
+/* Threads a plane of a CTA has for groups of 2^tpb_log2 threads:
+ * policy::kWarpGroups warps of groups of a warp or less, else one group. */
 __host__ __device__ constexpr int plane_threads_for(int tpb_log2)
 {
-  return tpb_log2 <= 5 ? 32 * kWarpGroups : 1 << tpb_log2;
+  return tpb_log2 <= 5 ? 32 * policy::kWarpGroups : 1 << tpb_log2;
 }
-/* Blocks per strip at most (see strip_length). On an H200 at 1080p,
- * strips of 4 / 8 / 12 / 16 blocks ran the search in 86 / 78 / 77 / 79 us
- * per frame (one block: 100 us). */
-constexpr int kMaxStrip = 12;
 /* Dynamic shared memory a launch gets without opting in: 48 KiB less the
  * static arrays (the reduction's, and the rd mode's row and column keys,
  * 2.3 KiB at most). */
@@ -153,22 +149,9 @@ __host__ __device__ inline window_shape max_window(int range, int G, int strip, 
 /* The planes one launch searches: luma alone, or U and V together (same
  * geometry and range), each by its own warps of every CTA. */
 struct me_planes {
-  c63_cu_plane pl; /* geometry and range, shared by the searches */
-  int pix_off[2];  /* each search's plane in the frame buffers */
+  c63_cuda_plane pl; /* geometry and range, shared by the searches */
+  int pix_off[2];    /* each search's plane in the frame buffers */
   int blk_off[2];
-};
-
-/* Launch bounds: wide row groups (G = 32) hold 32 SADs per thread (64
- * registers: 8 CTAs of four warps fill a multiprocessor); G = 16 (chroma,
- * two planes of four warps) gets 64 registers too, G = 8 keeps 40. */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-constexpr int kMaxSmThreads = 1024; /* Turing */
-#else
-constexpr int kMaxSmThreads = 1536;
-#endif
-template <int G> struct me_bounds {
-  static constexpr int threads = G >= 32 ? 32 * kWarpGroups : 64 * kWarpGroups;
-  static constexpr int min_ctas = G >= 16 ? 1024 / threads : kMaxSmThreads / threads;
 };
 
 /* Smallest key of a search group, valid in its thread 0. A group of a warp
@@ -238,16 +221,275 @@ __device__ __forceinline__ void store_mv(c63_mv *dst, int x, int y)
   *reinterpret_cast<uint32_t *>(dst) = (uint32_t)(uint8_t)x | (uint32_t)(uint8_t)y << 8 | 1u << 16;
 }
 
+/* ---- The search kernel, in stages: stage the window, search each block,
+ * reduce, write ---- */
+
+/* A thread's place in its CTA: its plane's share (sub: 0 or 1; ptid, its
+ * thread there), its search group (grp of ngroups; tid, its thread there,
+ * of tpb = 2^tpb_log2) and its warp in the share. Every count is a power
+ * of two (see me_kernel). */
+struct me_thread {
+  int tpb_log2, plane_threads, sub, ptid, tpb, grp, ngroups, tid, lane, warp, nwarps;
+};
+
+template <int N, int TL> __device__ __forceinline__ me_thread thread_place(int tpb_log2_arg)
+{
+  me_thread t;
+  t.tpb_log2 = TL ? TL : tpb_log2_arg;
+  t.plane_threads = TL ? plane_threads_for(TL) : (int)blockDim.x / N;
+  t.sub = N == 1 ? 0 : (int)threadIdx.x >= t.plane_threads;
+  t.ptid = (int)threadIdx.x - t.sub * t.plane_threads; /* thread in the plane's share */
+  t.tpb = 1 << t.tpb_log2;
+  t.grp = t.ptid >> t.tpb_log2;
+  t.ngroups = t.plane_threads >> t.tpb_log2;
+  t.tid = t.ptid & (t.tpb - 1);
+  t.lane = t.ptid & 31;
+  t.warp = t.ptid >> 5;
+  t.nwarps = t.plane_threads >> 5;
+  return t;
+}
+
+/* The CTA's strip: its first block bx0 and nblk blocks of block row my / 8,
+ * and the rows [top, bottom] and columns [sleft, sright] its candidates
+ * span (ny = bottom - top). */
+struct me_strip {
+  int w, h, range, bx0, nblk, my, top, bottom, ny, sleft, sright;
+};
+
+__device__ __forceinline__ me_strip strip_place(const c63_cuda_plane &pl, int strip)
+{
+  me_strip s;
+  s.w = pl.w;
+  s.h = pl.h;
+  s.range = pl.range;
+  s.bx0 = (int)blockIdx.x * strip;
+  s.nblk = min(strip, pl.bw - s.bx0);
+  s.my = blockIdx.y * 8;
+  s.top = max(0, s.my - s.range);
+  s.bottom = min(s.h - 8, s.my + s.range);
+  s.ny = s.bottom - s.top;
+  s.sleft = max(0, s.bx0 * 8 - s.range);
+  s.sright = min(s.w - 8, (s.bx0 + s.nblk - 1) * 8 + s.range);
+  return s;
+}
+
+/* The window as staged: groups of G candidate rows, rows staged, the
+ * 4-aligned column wx0 it starts at, and the words of a row in use. */
+struct me_window {
+  int groups, rows, wx0, used;
+};
+
+template <int G> __device__ __forceinline__ me_window window_place(const me_strip &s)
+{
+  me_window win;
+  win.groups = (s.ny + G - 1) / G;
+  win.rows = win.groups * G + 7;
+  win.wx0 = s.sleft & ~3;
+  win.used = ((s.sleft - win.wx0 + (s.sright - s.sleft) - 1) >> 2) + 3;
+  return win;
+}
+
+/* The search's result where a strip has no candidate at all (tiny planes,
+ * range 0): the zero vector the reference starts with. */
+template <int MODE>
+__device__ __forceinline__ void write_no_candidates(const me_thread &t, const me_strip &s,
+                                                    const me_planes &mp, c63_mv *out,
+                                                    const me_rd &rd)
+{
+  for (int b = t.ptid; b < s.nblk; b += t.plane_threads) {
+    if constexpr (MODE == kExact)
+      out[s.bx0 + b] = c63_mv{0, 0, 1, 0};
+    else
+      rd_out(rd, mp, t.sub, blockIdx.y * mp.pl.bw + s.bx0 + b)[0] = {INT_MAX, 0, {0, 0, 1, 0}};
+  }
+}
+
+/* The strip's current blocks: word i is row (i >> 1) & 7, half i & 1 of
+ * block i >> 4. */
+__device__ __forceinline__ void stage_blocks(uint32_t *cur_s, const uint8_t *cur,
+                                             const me_thread &t, const me_strip &s)
+{
+  for (int i = t.ptid; i < s.nblk * 16; i += t.plane_threads) {
+    const int b = i >> 4, j = (i >> 1) & 7;
+    stage_word(cur_s + i, cur + (size_t)(s.my + j) * s.w + (s.bx0 + b) * 8 + 4 * (i & 1));
+  }
+}
+
+/* The rd keys' row and column parts (me_kernel's row_key and col_key), by
+ * the whole CTA. */
+template <int G, typename K>
+__device__ __forceinline__ void stage_rd_keys(K *row_key, K *col_key, const me_rd &rd,
+                                              const me_strip &s, const me_window &win)
+{
+  for (int r = threadIdx.x; r < win.groups * G; r += blockDim.x)
+    row_key[r] =
+        ((K)(rd.sad_16 * (2 + c63_rd_value_bits(rd.mv_len, s.top + r - s.my))) << rd.bits) +
+        (K)(r * rd.stride);
+  for (int d = threadIdx.x; d < 2 * s.range; d += blockDim.x)
+    col_key[d] = (K)(rd.sad_16 * c63_rd_value_bits(rd.mv_len, d - s.range)) << rd.bits;
+}
+
+/* Copies 1-3: word c of copy s holds bytes 4c + s .. 4c + s + 3 of the
+ * row, from words c and c + 1 of copy 0. The search reads words up to
+ * used - 2 of them. */
+__device__ __forceinline__ void shift_copies(uint32_t *copies, const me_thread &t,
+                                             const me_window &win, const window_shape &ws)
+{
+  const int words = ws.words;
+  const int cw = win.used - 1, step = t.nwarps * words;
+  for (int c = t.lane; c < cw; c += 32) {
+    uint32_t *p = copies + t.warp * words + c;
+    for (int r = t.warp; r < win.rows; r += t.nwarps, p += step) {
+      const uint32_t a = p[0], b = p[1];
+      p[ws.copy_words] = __byte_perm(a, b, 0x4321);
+      p[2 * ws.copy_words] = __byte_perm(a, b, 0x5432);
+      p[3 * ws.copy_words] = __byte_perm(a, b, 0x6543);
+    }
+  }
+}
+
+/* The 16 words of a current block (staged by stage_blocks) from cb. */
+__device__ __forceinline__ void load_block(const uint4 *cb, uint32_t cw[16])
+{
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    const uint4 q = cb[i];
+    cw[4 * i] = q.x;
+    cw[4 * i + 1] = q.y;
+    cw[4 * i + 2] = q.z;
+    cw[4 * i + 3] = q.w;
+  }
+}
+
+/* The SADs of an item's G candidates (a column, G consecutive rows of
+ * the window, from row pointer p, rows `words` apart; sel: the byte
+ * alignment of an unshifted window) against the block in cw. */
+template <int G, int COPIES>
+__device__ __forceinline__ void item_sads(const uint32_t *p, int words, uint32_t sel,
+                                          const uint32_t cw[16], uint32_t sad[G])
+{
+#pragma unroll
+  for (int k = 0; k < G; k++)
+    sad[k] = 0;
+#pragma unroll
+  for (int r = 0; r < G + 7; r++) {
+    uint32_t lo, hi;
+    if (COPIES == 4) {
+      lo = p[r * words];
+      hi = p[r * words + 1];
+    } else {
+      /* Unshifted window: align the row in registers. */
+      const uint32_t a = p[r * words], b = p[r * words + 1], d = p[r * words + 2];
+      lo = __byte_perm(a, b, sel);
+      hi = __byte_perm(b, d, sel);
+    }
+    /* Reference row r is row j = r - k of candidate k. */
+#pragma unroll
+    for (int k = 0; k < G; k++) {
+      const int j = r - k;
+      if (j >= 0 && j < 8) {
+        sad[k] = sad4_acc(cw[2 * j], lo, sad[k]);
+        sad[k] = sad4_acc(cw[2 * j + 1], hi, sad[k]);
+      }
+    }
+  }
+}
+
+/* The least exact key of an item's G candidates, rows first.. of its
+ * block's window, without the item's own part: only the last row group
+ * can hold rows past the window (ny rows of candidates). Keys: sad * 2^14
+ * + index, each by a multiply-add whose addend, k << kRowShift, comes from
+ * the constant bank (the FMA pipe), and their minimum by three-input
+ * minimums, so that the ALU pipe the SADs need runs one instruction per
+ * two candidates instead of an add-and-minimum per candidate. */
+template <int G>
+__device__ __forceinline__ uint32_t exact_least(const uint32_t sad[G], uint32_t sad_scale,
+                                                int first, int ny)
+{
+  uint32_t least = ~0u;
+  if (first + G <= ny) {
+#pragma unroll
+    for (int k = 0; k < G; k++)
+      least = min(least, sad[k] * sad_scale + kCandidateRow.at[k]);
+  } else {
+#pragma unroll
+    for (int k = 0; k < G; k++)
+      if (first + k < ny) least = min(least, sad[k] * sad_scale + kCandidateRow.at[k]);
+  }
+  return least;
+}
+
+/* The same in the rd mode's keys, without the column's part: 16 * SAD
+ * shifted (scale), plus the row's part from rk (a broadcast load). */
+template <int G, typename K>
+__device__ __forceinline__ K rd_least(const uint32_t sad[G], K scale, const K *rk, int first,
+                                      int ny)
+{
+  K least = ~(K)0;
+  if (first + G <= ny) {
+#pragma unroll
+    for (int k = 0; k < G; k++) {
+      /* Keeps the compiler from hoisting all 32 row parts' loads
+       * above the minimum: 32 more registers, which spill. */
+      if (k % 8 == 0) asm volatile("" ::: "memory");
+      const K key = (K)sad[k] * scale + rk[k];
+      least = key < least ? key : least;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < G; k++)
+      if (first + k < ny) {
+        const K key = (K)sad[k] * scale + rk[k];
+        least = key < least ? key : least;
+      }
+  }
+  return least;
+}
+
+/* Writes the vector of the smallest key best for block b of the strip
+ * (left, mx: its window's left column and its own; nx: its window's
+ * width). */
+template <int MODE, typename K>
+__device__ __forceinline__ void write_best(K best, const me_thread &t, const me_strip &s,
+                                           const me_planes &mp, c63_mv *out, const me_rd &rd, int b,
+                                           int left, int mx, int nx)
+{
+  if constexpr (MODE == kExact) {
+    const int idx = (int)(best & ((1u << kIndexBits) - 1));
+    const int dy = idx >> kRowShift, dx = idx & ((1 << kRowShift) - 1);
+    store_mv(out + s.bx0 + b, left + dx - mx, s.top + dy - s.my);
+  } else {
+    const int idx = (int)(best & (((K)1 << rd.bits) - 1));
+    const int dy = idx / rd.stride, dx = idx - dy * rd.stride;
+    rd_out(rd, mp, t.sub, blockIdx.y * mp.pl.bw + s.bx0 + b)[0] = {
+        (int)(best >> rd.bits), dy * nx + dx,
+        c63_mv{(int8_t)(left + dx - mx), (int8_t)(s.top + dy - s.my), 1, 0}};
+  }
+}
+
 /* One CTA searches a strip of `strip` blocks of one block row, in N planes;
  * each plane has groups of 2^tpb_log2 threads, and its share of the CTA
  * (blockDim.x / N threads) is 64 or 128 threads. Every count the prologue
- * divides by is a power of two: with runtime divisions, the setup of a
- * half-warp chroma search took more instructions than its search. TL, when
- * not 0, is tpb_log2 known at compile time (the default ranges' searches):
- * a block's set-up then has no shifts by a runtime count, and the compiler
- * no longer works the thread's group out again for every block (at 1080p
- * on an H100: luma 32.4 to 30.7 M warp instructions, chroma 7.1 to 6.7 M,
- * 12.9 to 12.1 us). */
+ * divides by is a power of two: runtime divisions would make the set-up of
+ * a half-warp chroma search cost more instructions than its search. TL,
+ * when not 0, is tpb_log2 known at compile time (the default ranges'
+ * searches): a block's set-up then has no shifts by a runtime count, and
+ * the compiler does not work the thread's group out again for every
+ * block.
+ *
+ * Stages: stage the window (copy 0, the current blocks, the rd keys, then
+ * the shifted copies), search each block (items of a column and a row
+ * group: their SADs, then their least key), reduce over the group, write.
+ * Staging copy 0: rows [top, top + rows), words from the 4-aligned column
+ * at or left of the strip's first candidate; a lane keeps a word column,
+ * the warps take the rows in turn. Pixels outside the plane are zero; no
+ * valid candidate touches them. The rows inside the plane are copied by a
+ * loop of pointer steps alone, and the words outside it (right of the
+ * plane, or below it: strips at the edges only) are cleared apart: a
+ * bounds test and a select per word would spend the ALU pipe that the SADs
+ * need. The staging of copy 0, the current block's words and the items'
+ * row pointers stay in the kernel's body: computed there, their addresses
+ * compile to the same instructions as one expression. */
 template <int G, int N, int COPIES, int MODE, int TL>
 __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
     me_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, me_planes mp,
@@ -263,227 +505,91 @@ __global__ void __launch_bounds__(me_bounds<G>::threads, me_bounds<G>::min_ctas)
    * range indexing it (the same for every block) */
   __shared__ K col_key[MODE == kExact ? 1 : 2 * C63_MAX_SEARCH_RANGE];
 
-  if constexpr (MODE != kExact) c63_cu_let_next_launch();
-  const int tpb_log2 = TL ? TL : tpb_log2_arg;
-  const int plane_threads = TL ? plane_threads_for(TL) : (int)blockDim.x / N;
-  const int sub = N == 1 ? 0 : (int)threadIdx.x >= plane_threads;
-  const int ptid = (int)threadIdx.x - sub * plane_threads; /* thread in the plane's share */
-  const int tpb = 1 << tpb_log2;
-  const int grp = ptid >> tpb_log2, ngroups = plane_threads >> tpb_log2, tid = ptid & (tpb - 1);
-  const int lane = ptid & 31, warp = ptid >> 5, nwarps = plane_threads >> 5;
-  const c63_cu_plane &pl = mp.pl;
-  uint32_t *copies = reinterpret_cast<uint32_t *>(smem4) + sub * ws.plane_words;
+  if constexpr (MODE != kExact) c63_cuda_let_next_launch();
+  const me_thread t = thread_place<N, TL>(tpb_log2_arg);
+  uint32_t *copies = reinterpret_cast<uint32_t *>(smem4) + t.sub * ws.plane_words;
   uint32_t *cur_s = copies + COPIES * ws.copy_words;
-  const int pix_off = sub ? mp.pix_off[1] : mp.pix_off[0];
-  c63_mv *out =
-      MODE == kExact ? mvs + (sub ? mp.blk_off[1] : mp.blk_off[0]) + blockIdx.y * pl.bw : nullptr;
-
-  const int w = pl.w, h = pl.h, range = pl.range;
-  const int bx0 = (int)blockIdx.x * strip, nblk = min(strip, pl.bw - bx0);
-  const int my = blockIdx.y * 8;
-  const int top = max(0, my - range), bottom = min(h - 8, my + range);
-  const int ny = bottom - top;
-  const int sleft = max(0, bx0 * 8 - range), sright = min(w - 8, (bx0 + nblk - 1) * 8 + range);
-  /* No candidate at all (tiny planes, range 0): the reference keeps the
-   * zero vector it started with. A block's candidates are empty only when
-   * the plane is 8 wide or the range 0, so the test is CTA-uniform. */
-  if (sright <= sleft || ny <= 0) {
-    for (int b = ptid; b < nblk; b += plane_threads) {
-      if constexpr (MODE == kExact)
-        out[bx0 + b] = c63_mv{0, 0, 1, 0};
-      else
-        rd_out(rd, mp, sub, blockIdx.y * pl.bw + bx0 + b)[0] = {INT_MAX, 0, {0, 0, 1, 0}};
-    }
+  const int pix_off = t.sub ? mp.pix_off[1] : mp.pix_off[0];
+  c63_mv *out = MODE == kExact
+                    ? mvs + (t.sub ? mp.blk_off[1] : mp.blk_off[0]) + blockIdx.y * mp.pl.bw
+                    : nullptr;
+  const me_strip s = strip_place(mp.pl, strip);
+  /* A block's candidates are empty only when the plane is 8 wide or the
+   * range 0, so the test is CTA-uniform. */
+  if (s.sright <= s.sleft || s.ny <= 0) {
+    write_no_candidates<MODE>(t, s, mp, out, rd);
     return;
   }
   cur += pix_off;
   ref += pix_off;
 
-  /* Stage the window into copy 0: rows [top, top + rows), words from the
-   * 4-aligned column at or left of the strip's first candidate; a lane
-   * keeps a word column, the warps take the rows in turn. Pixels outside
-   * the plane are zero; no valid candidate touches them. The rows inside
-   * the plane are copied by a loop of pointer steps alone, and the words
-   * outside it (right of the plane, or below it: strips at the edges only)
-   * are cleared apart: a bounds test and a select per word made the
-   * staging a third of the luma search's ALU instructions besides the
-   * SADs. */
-  const int groups = (ny + G - 1) / G;
-  const int rows = groups * G + 7;
-  const int wx0 = sleft & ~3;
+  /* Stage the window. */
+  const me_window win = window_place<G>(s);
   const int words = ws.words; /* row pitch: the strip's largest window */
-  const int used = ((sleft - wx0 + (sright - sleft) - 1) >> 2) + 3;
-  const int in_rows = min(rows, h - top);
-  const int dst_step = nwarps * words;
-  for (int c = lane; c < used; c += 32) {
-    const int x = wx0 + 4 * c; /* w is a multiple of 8: the word is in or out */
-    uint32_t *dst = copies + warp * words + c;
-    int r = warp;
-    if (x < w) {
-      const uint8_t *src = ref + (size_t)(top + warp) * w + x;
-      const size_t src_step = (size_t)nwarps * w;
-      for (; r < in_rows; r += nwarps, src += src_step, dst += dst_step)
+  const int in_rows = min(win.rows, s.h - s.top);
+  const int dst_step = t.nwarps * words;
+  for (int c = t.lane; c < win.used; c += 32) {
+    const int x = win.wx0 + 4 * c; /* w is a multiple of 8: the word is in or out */
+    uint32_t *dst = copies + t.warp * words + c;
+    int r = t.warp;
+    if (x < s.w) {
+      const uint8_t *src = ref + (size_t)(s.top + t.warp) * s.w + x;
+      const size_t src_step = (size_t)t.nwarps * s.w;
+      for (; r < in_rows; r += t.nwarps, src += src_step, dst += dst_step)
         stage_word(dst, src);
     }
-    for (; r < rows; r += nwarps, dst += dst_step)
+    for (; r < win.rows; r += t.nwarps, dst += dst_step)
       *dst = 0;
   }
-  /* The strip's current blocks: word i is row (i >> 1) & 7, half i & 1 of
-   * block i >> 4. */
-  for (int i = ptid; i < nblk * 16; i += plane_threads) {
-    const int b = i >> 4, j = (i >> 1) & 7;
-    stage_word(cur_s + i, cur + (size_t)(my + j) * w + (bx0 + b) * 8 + 4 * (i & 1));
-  }
-  if (MODE != kExact) {
-    for (int r = threadIdx.x; r < groups * G; r += blockDim.x)
-      row_key[r] = ((K)(rd.sad_16 * (2 + c63_rd_value_bits(rd.mv_len, top + r - my))) << rd.bits) +
-                   (K)(r * rd.stride);
-    for (int d = threadIdx.x; d < 2 * range; d += blockDim.x)
-      col_key[d] = (K)(rd.sad_16 * c63_rd_value_bits(rd.mv_len, d - range)) << rd.bits;
-  }
+  stage_blocks(cur_s, cur, t, s);
+  if (MODE != kExact) stage_rd_keys<G>(row_key, col_key, rd, s, win);
   stage_wait();
   __syncthreads();
-  /* Copies 1-3: word c of copy s holds bytes 4c + s .. 4c + s + 3 of the
-   * row, from words c and c + 1 of copy 0. The search reads words up to
-   * used - 2 of them. */
-  if (COPIES == 4) {
-    const int cw = used - 1, step = nwarps * words;
-    for (int c = lane; c < cw; c += 32) {
-      uint32_t *p = copies + warp * words + c;
-      for (int r = warp; r < rows; r += nwarps, p += step) {
-        const uint32_t a = p[0], b = p[1];
-        p[ws.copy_words] = __byte_perm(a, b, 0x4321);
-        p[2 * ws.copy_words] = __byte_perm(a, b, 0x5432);
-        p[3 * ws.copy_words] = __byte_perm(a, b, 0x6543);
-      }
-    }
-  }
+  if (COPIES == 4) shift_copies(copies, t, win, ws);
   __syncthreads();
 
-  /* Half-warp groups go through the blocks two at a time, so both halves
-   * of a warp reach the reduction's shuffles together. */
-  const int gpw = tpb < 32 ? 32 >> tpb_log2 : 1;
-  for (int b0 = grp & ~(gpw - 1); b0 < nblk; b0 += ngroups) {
-    const int b = b0 + (grp & (gpw - 1));
-    const bool act = b < nblk;
-    const int mx = (bx0 + b) * 8;
-    const int left = max(0, mx - range), right = min(w - 8, mx + range);
+  /* Search, block by block: half-warp groups go through the blocks two at
+   * a time, so both halves of a warp reach the reduction's shuffles
+   * together. */
+  const int gpw = t.tpb < 32 ? 32 >> t.tpb_log2 : 1;
+  for (int b0 = t.grp & ~(gpw - 1); b0 < s.nblk; b0 += t.ngroups) {
+    const int b = b0 + (t.grp & (gpw - 1));
+    const bool act = b < s.nblk;
+    const int mx = (s.bx0 + b) * 8;
+    const int left = max(0, mx - s.range), right = min(s.w - 8, mx + s.range);
     const int nx = right - left;
-    const int off0 = left - wx0;
-
+    const int off0 = left - win.wx0;
     uint32_t cw[16];
-    const uint4 *cb = reinterpret_cast<const uint4 *>(cur_s + (act ? b : 0) * 16);
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-      const uint4 q = cb[i];
-      cw[4 * i] = q.x;
-      cw[4 * i + 1] = q.y;
-      cw[4 * i + 2] = q.z;
-      cw[4 * i + 3] = q.w;
-    }
+    load_block(reinterpret_cast<const uint4 *>(cur_s + (act ? b : 0) * 16), cw);
 
     K best = ~(K)0;
-    const int items = act ? nx * groups : 0;
-    for (int item = tid; item < items; item += tpb) {
+    const int items = act ? nx * win.groups : 0;
+    for (int item = t.tid; item < items; item += t.tpb) {
       /* Consecutive threads take consecutive columns: four copies, eight
        * words each, on distinct banks. */
-      const int g = groups == 1 ? 0 : item / nx, c = item - g * nx;
+      const int g = win.groups == 1 ? 0 : item / nx, c = item - g * nx;
       const int col = off0 + c;
       const uint32_t *p =
           copies + (COPIES == 4 ? (col & 3) * ws.copy_words : 0) + g * G * words + (col >> 2);
       const uint32_t sel = 0x3210u + 0x1111u * (uint32_t)(col & 3);
       uint32_t sad[G];
-#pragma unroll
-      for (int k = 0; k < G; k++)
-        sad[k] = 0;
-#pragma unroll
-      for (int r = 0; r < G + 7; r++) {
-        uint32_t lo, hi;
-        if (COPIES == 4) {
-          lo = p[r * words];
-          hi = p[r * words + 1];
-        } else {
-          /* Unshifted window: align the row in registers. */
-          const uint32_t a = p[r * words], b = p[r * words + 1], d = p[r * words + 2];
-          lo = __byte_perm(a, b, sel);
-          hi = __byte_perm(b, d, sel);
-        }
-        /* Reference row r is row j = r - k of candidate k. */
-#pragma unroll
-        for (int k = 0; k < G; k++) {
-          const int j = r - k;
-          if (j >= 0 && j < 8) {
-            sad[k] = sad4_acc(cw[2 * j], lo, sad[k]);
-            sad[k] = sad4_acc(cw[2 * j + 1], hi, sad[k]);
-          }
-        }
-      }
-      /* Only the last row group can hold rows past the window. */
+      item_sads<G, COPIES>(p, words, sel, cw, sad);
+      /* The item's least key: its candidates share their column and row
+       * group, so that part is added once, after their minimum. */
       if constexpr (MODE == kExact) {
-        /* Keys: sad * 2^14 + index. The item's candidates share their
-         * column and row group, so their least key is found without that
-         * part (base), which is added once: each key by a multiply-add
-         * whose addend, k << kRowShift, comes from the constant bank (the
-         * FMA pipe), and their minimum by three-input minimums, so that
-         * the ALU pipe the SADs need runs one instruction per two
-         * candidates instead of an add-and-minimum per candidate. */
         const uint32_t base = (uint32_t)((g * G << kRowShift) + c);
-        uint32_t least = ~0u;
-        if (g * G + G <= ny) {
-#pragma unroll
-          for (int k = 0; k < G; k++)
-            least = min(least, sad[k] * ws.sad_scale + kCandidateRow.at[k]);
-        } else {
-#pragma unroll
-          for (int k = 0; k < G; k++)
-            if (g * G + k < ny) least = min(least, sad[k] * ws.sad_scale + kCandidateRow.at[k]);
-        }
         /* the item's first candidate always exists (g < groups) */
-        best = min(best, least + base);
+        best = min(best, exact_least<G>(sad, ws.sad_scale, g * G, s.ny) + base);
       } else {
-        /* 16 * SAD shifted, plus the row's part (a broadcast load); the
-         * column's part, the same for all the item's candidates, after
-         * their minimum. */
-        const K scale = (K)16 << rd.bits;
-        const K *rk = row_key + g * G;
-        K least = ~(K)0;
-        if (g * G + G <= ny) {
-#pragma unroll
-          for (int k = 0; k < G; k++) {
-            /* Keeps the compiler from hoisting all 32 row parts' loads
-             * above the minimum (32 more registers, which spilled 152
-             * bytes: the luma search took 70 us against 62 at 1080p). */
-            if (k % 8 == 0) asm volatile("" ::: "memory");
-            const K key = (K)sad[k] * scale + rk[k];
-            least = key < least ? key : least;
-          }
-        } else {
-#pragma unroll
-          for (int k = 0; k < G; k++)
-            if (g * G + k < ny) {
-              const K key = (K)sad[k] * scale + rk[k];
-              least = key < least ? key : least;
-            }
-        }
-        const K col = col_key[left + c - mx + range] + (K)c;
-        best = least + col < best ? least + col : best;
+        const K least = rd_least<G>(sad, (K)16 << rd.bits, row_key + g * G, g * G, s.ny);
+        const K colk = col_key[left + c - mx + s.range] + (K)c;
+        best = least + colk < best ? least + colk : best;
       }
     }
 
-    best = group_min(best, tpb, tid, red);
-    if (tid == 0 && act) {
-      if constexpr (MODE == kExact) {
-        const int idx = (int)(best & ((1u << kIndexBits) - 1));
-        const int dy = idx >> kRowShift, dx = idx & ((1 << kRowShift) - 1);
-        store_mv(out + bx0 + b, left + dx - mx, top + dy - my);
-      } else {
-        const int idx = (int)(best & (((K)1 << rd.bits) - 1));
-        const int dy = idx / rd.stride, dx = idx - dy * rd.stride;
-        rd_out(rd, mp, sub, blockIdx.y * pl.bw + bx0 + b)[0] = {
-            (int)(best >> rd.bits), dy * nx + dx,
-            c63_mv{(int8_t)(left + dx - mx), (int8_t)(top + dy - my), 1, 0}};
-      }
-    }
+    /* Reduce and write. */
+    best = group_min(best, t.tpb, t.tid, red);
+    if (t.tid == 0 && act) write_best<MODE>(best, t, s, mp, out, rd, b, left, mx, nx);
   }
 }
 
@@ -495,15 +601,13 @@ inline size_t me_shmem(int range, int G, int strip, int copies, int n)
 
 /* Blocks per strip: long strips share more of the window, but the grid
  * must still fill the GPU: at least one wave of resident CTAs, at most
- * kMaxStrip blocks, and within the 48 KiB of shared memory a launch gets
+ * policy::kMaxStrip blocks, and within the 48 KiB of shared memory a launch gets
  * without opting in. A grid of under two waves loses much of its last one
- * (1.3 waves of chroma at 1080p: the second nearly empty), so there the
- * length with the fewest waves times CTA time wins, a CTA taking its blocks
- * plus about two blocks' worth of staging. On an H200 at 1080p that made
- * chroma strips of 8 blocks instead of 12: 22.3 to 20.7 us; luma (2.6
- * waves) ran fastest at 12. */
+ * (a second wave nearly empty), so there the length with the fewest waves
+ * times CTA time wins, a CTA taking its blocks plus about two blocks' worth
+ * of staging; grids of two waves or more keep the longest strip. */
 template <int G, int N, int COPIES, int MODE, int TL>
-int strip_length(const c63_cu_plane &pl, int range, int threads)
+int strip_length(const c63_cuda_plane &pl, int range, int threads)
 {
   static int slots = 0; /* resident CTAs on the whole device (first device asked) */
   if (slots == 0) {
@@ -512,12 +616,12 @@ int strip_length(const c63_cu_plane &pl, int range, int threads)
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(
             &per_sm, me_kernel<G, N, COPIES, MODE, TL>, threads,
-            me_shmem(range, G, kMaxStrip, COPIES, N)) != cudaSuccess)
+            me_shmem(range, G, policy::kMaxStrip, COPIES, N)) != cudaSuccess)
       return 1;
     slots = sms * (per_sm > 0 ? per_sm : 1);
   }
   int strip = pl.bw * pl.bh / slots;
-  strip = strip < 1 ? 1 : strip > kMaxStrip ? kMaxStrip : strip;
+  strip = strip < 1 ? 1 : strip > policy::kMaxStrip ? policy::kMaxStrip : strip;
   while (strip > 1 && me_shmem(range, G, strip, COPIES, N) > kShmemLimit)
     strip--;
   auto ctas = [&](int n) { return (long)((pl.bw + n - 1) / n) * pl.bh; };
@@ -538,7 +642,7 @@ template <int G, int N, int COPIES, int MODE, int TL>
 cudaError_t launch_copies(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, int range,
                           int tpb_log2, c63_mv *mvs, const me_rd &rd, cudaStream_t s)
 {
-  const c63_cu_plane &pl = mp.pl;
+  const c63_cuda_plane &pl = mp.pl;
   const int threads = N * plane_threads_for(tpb_log2);
   const int strip = strip_length<G, N, COPIES, MODE, TL>(pl, range, threads);
   const window_shape ws = max_window(range, G, strip, COPIES);
@@ -553,7 +657,7 @@ template <int G, int N, int MODE>
 cudaError_t launch(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, c63_mv *mvs,
                    const me_rd &rd, cudaStream_t s)
 {
-  const c63_cu_plane &pl = mp.pl;
+  const c63_cuda_plane &pl = mp.pl;
   if (pl.bw <= 0 || pl.bh <= 0) return cudaSuccess;
   const int range = pl.range < 0 ? 0 : pl.range;
   /* The packed key holds raster indices below (2 * 64)^2 only. */
@@ -581,19 +685,19 @@ cudaError_t launch(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, 
 }
 
 /* The search of one plane (N = 1) or two of equal geometry (N = 2), in
- * the mode's keys; luma 32 candidate rows per thread, chroma 16 up to
- * range 8 and 8 beyond. */
+ * the mode's keys, with the policy's candidate rows per thread. */
 template <int N, int MODE>
 cudaError_t search(const uint8_t *cur, const uint8_t *ref, const me_planes &mp, c63_mv *mvs,
                    const me_rd &rd, cudaStream_t s)
 {
-  if (N == 1) return launch<32, 1, MODE>(cur, ref, mp, mvs, rd, s);
-  if (mp.pl.range <= 8) return launch<16, 2, MODE>(cur, ref, mp, mvs, rd, s);
-  return launch<8, 2, MODE>(cur, ref, mp, mvs, rd, s);
+  if (N == 1) return launch<policy::kLumaRows, 1, MODE>(cur, ref, mp, mvs, rd, s);
+  if (mp.pl.range <= policy::kChromaNarrowRange)
+    return launch<policy::kChromaRows, 2, MODE>(cur, ref, mp, mvs, rd, s);
+  return launch<policy::kChromaWideRows, 2, MODE>(cur, ref, mp, mvs, rd, s);
 }
 
 /* The planes of one launch: a alone, or a and b (U and V) together. */
-me_planes make_planes(const c63_cu_plane &a, const c63_cu_plane *b)
+me_planes make_planes(const c63_cuda_plane &a, const c63_cuda_plane *b)
 {
   me_planes mp;
   mp.pl = a;
@@ -604,7 +708,7 @@ me_planes make_planes(const c63_cu_plane &a, const c63_cu_plane *b)
   return mp;
 }
 
-bool same_geometry(const c63_cu_plane &a, const c63_cu_plane &b)
+bool same_geometry(const c63_cuda_plane &a, const c63_cuda_plane &b)
 {
   return a.w == b.w && a.h == b.h && a.bw == b.bw && a.bh == b.bh && a.range == b.range;
 }
@@ -614,11 +718,10 @@ bool same_geometry(const c63_cu_plane &a, const c63_cu_plane &b)
 /* Luma: 32 candidate rows per thread, so at the default range one warp
  * searches a block, each thread a whole column of candidates. A thread's
  * fixed costs (setup, its share of staging the window, the reduction) then
- * spread over 512 VABSDIFF4 instead of 128: on an H200 with 8 rows per
- * thread (four warps a block) only a quarter of the instructions executed
- * were VABSDIFF4. */
-cudaError_t c63_cu_motion_search(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &pl,
-                                 c63_mv *mvs, cudaStream_t s)
+ * spread over 512 VABSDIFF4 instead of 128, so that most of the
+ * instructions executed are VABSDIFF4. */
+cudaError_t c63_cuda_motion_search(const uint8_t *cur, const uint8_t *ref, const c63_cuda_plane &pl,
+                                   c63_mv *mvs, cudaStream_t s)
 {
   return search<1, kExact>(cur, ref, make_planes(pl, nullptr), mvs, me_rd{}, s);
 }
@@ -626,19 +729,20 @@ cudaError_t c63_cu_motion_search(const uint8_t *cur, const uint8_t *ref, const c
 /* Up to range 8 (the default's chroma), 16 candidate rows per thread: a
  * half warp searches a block, each thread a whole column of candidates, as
  * for luma; wider ranges take 8 rows per thread. */
-cudaError_t c63_cu_motion_search_pair(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &a,
-                                      const c63_cu_plane &b, c63_mv *mvs, cudaStream_t s)
+cudaError_t c63_cuda_motion_search_pair(const uint8_t *cur, const uint8_t *ref,
+                                        const c63_cuda_plane &a, const c63_cuda_plane &b,
+                                        c63_mv *mvs, cudaStream_t s)
 {
   if (!same_geometry(a, b)) {
-    cudaError_t err = c63_cu_motion_search(cur, ref, a, mvs, s);
-    return err == cudaSuccess ? c63_cu_motion_search(cur, ref, b, mvs, s) : err;
+    cudaError_t err = c63_cuda_motion_search(cur, ref, a, mvs, s);
+    return err == cudaSuccess ? c63_cuda_motion_search(cur, ref, b, mvs, s) : err;
   }
   return search<2, kExact>(cur, ref, make_planes(a, &b), mvs, me_rd{}, s);
 }
 
-cudaError_t c63_cu_rd_motion_search(const uint8_t *cur, const uint8_t *ref, const c63_cu_plane &pl,
-                                    const uint8_t *mv_len, int sad_16, c63_rd_searched *out,
-                                    cudaStream_t s)
+cudaError_t c63_cuda_rd_motion_search(const uint8_t *cur, const uint8_t *ref,
+                                      const c63_cuda_plane &pl, const uint8_t *mv_len, int sad_16,
+                                      c63_rd_searched *out, cudaStream_t s)
 {
   const int range = pl.range < 0 ? 0 : pl.range;
   if (range > 64) return cudaErrorInvalidValue;

@@ -29,7 +29,7 @@
  *      reference, by the 8 threads of its block.
  *
  * The kernels after the search are launched early on sm_90
- * (c63_cu_launch_after).
+ * (c63_cuda_launch_after).
  * Keyframes have one candidate per block (intra) and need only 4, which
  * transforms each block itself. The per-block arithmetic shared with the
  * CPU is in c63/rd_block.h; the reconstruction (c63_cuda_dct.cuh) follows
@@ -58,12 +58,12 @@ namespace
  *
  * Each kernel of a frame reads what the one before it wrote, on one
  * stream. On sm_90 a kernel may be launched before the one before it ends
- * (c63_cu_launch_after): its CTAs are placed while the other's last ones
- * run, and wait in c63_cu_wait_for_previous() until it has finished and its
+ * (c63_cuda_launch_after): its CTAs are placed while the other's last ones
+ * run, and wait in c63_cuda_wait_for_previous() until it has finished and its
  * writes are visible. That hides most of the gap between the kernels,
- * which a frame of seven short kernels felt (a one-CTA kernel more cost 2%
- * of the frame rate, H100). Every kernel so launched calls
- * c63_cu_wait_for_previous() before it touches global memory. */
+ * which a frame of seven short kernels would otherwise feel once per
+ * kernel. Every kernel so launched calls c63_cuda_wait_for_previous() before
+ * it touches global memory. */
 
 /* A frame's trials: C63_RD_T_COUNT slots of every block (c63/rd_block.h),
  * their summaries block by block (slot k of block gb at gb *
@@ -81,7 +81,7 @@ constexpr int kLenCopy = 32;
 
 /* Block (bx, by) of plane pl and its search window, the reference's
  * (c63_me_window), for the chroma search and the decisions. */
-__device__ __forceinline__ c63_rd_place block_place(const c63_cu_plane &pl, int bx, int by)
+__device__ __forceinline__ c63_rd_place block_place(const c63_cuda_plane &pl, int bx, int by)
 {
   c63_rd_place p;
   p.w = pl.w;
@@ -101,24 +101,24 @@ __device__ __forceinline__ c63_rd_place block_place(const c63_cu_plane &pl, int 
  * then V's) once the luma search is in, by the block's 8 threads, a row
  * each: SADs of at most five 8x8 blocks instead of a search of the
  * window. */
-constexpr int kChromaSearchThreads = 128;
+constexpr int kChromaSearchThreads = rd_policy::kChromaSearchThreads;
 
 __global__ void __launch_bounds__(kChromaSearchThreads)
     chroma_search_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref,
-                         c63_cu_planes P, const rd_tables *__restrict__ T, int sad_16,
+                         c63_cuda_planes P, const rd_tables *__restrict__ T, int sad_16,
                          c63_rd_searched *__restrict__ search)
 {
   __shared__ uint8_t mv_len[kLenCopy];
   if (threadIdx.x < kLenCopy) mv_len[threadIdx.x] = T->len[C63_HUFF_MV][threadIdx.x];
   __syncthreads();
-  c63_cu_wait_for_previous();
+  c63_cuda_wait_for_previous();
   const int mcus_w = P.p[0].bw / 2, mcus = mcus_w * (P.p[0].bh / 2);
   const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x) >> 3, r = threadIdx.x & 7;
   /* a warp's blocks go in step (they share its shuffles) */
   if ((int)((blockIdx.x * blockDim.x + (threadIdx.x & ~31u)) >> 3) >= 2 * mcus) return;
   const bool active = i < 2 * mcus;
   const int j = (active ? i : 0) % mcus, bx = j % mcus_w, by = j / mcus_w;
-  const c63_cu_plane &pl = P.p[1 + (active ? i : 0) / mcus], &luma_pl = P.p[0];
+  const c63_cuda_plane &pl = P.p[1 + (active ? i : 0) / mcus], &luma_pl = P.p[0];
   const int top = luma_pl.blk_off + 2 * by * luma_pl.bw + 2 * bx;
   const c63_mv luma[4] = {search[top].mv, search[top + 1].mv, search[top + luma_pl.bw].mv,
                           search[top + luma_pl.bw + 1].mv};
@@ -145,8 +145,9 @@ __global__ void __launch_bounds__(kChromaSearchThreads)
 /* ---- 2. Trials ---- */
 
 /* The frame's trial_tables, by one CTA. */
-__global__ void __launch_bounds__(256)
-    tables_kernel(c63_cu_planes P, const rd_tables *__restrict__ T, trial_tables *__restrict__ out)
+__global__ void __launch_bounds__(rd_policy::kTablesThreads)
+    tables_kernel(c63_cuda_planes P, const rd_tables *__restrict__ T,
+                  trial_tables *__restrict__ out)
 {
   build_trial_tables(*out, P, *T);
 }
@@ -167,17 +168,17 @@ struct __align__(16) rd_item
  * does not matter: each trial writes its own slot). The CTA zeroes its
  * blocks' summaries (a slot without a trial stays invalid; the trials
  * write the others) and writes its part of the list from shared memory,
- * both in consecutive 16-byte words: with each thread storing its own
- * slots and items, scattered, the kernel took 12.2 us (1080p, H100), its
- * SMs idle half of it while the stores drained; now 7.8 us. */
-constexpr int kListThreads = 256;
+ * both in consecutive 16-byte words: stores scattered by each thread over
+ * its own slots and items would leave the multiprocessors idle while they
+ * drain. */
+constexpr int kListThreads = rd_policy::kListThreads;
 
 __global__ void __launch_bounds__(kListThreads)
-    list_kernel(c63_cu_planes P, const c63_rd_searched *__restrict__ search, rd_trials tr,
+    list_kernel(c63_cuda_planes P, const c63_rd_searched *__restrict__ search, rd_trials tr,
                 rd_item *__restrict__ list, uint32_t *__restrict__ count,
                 const rd_tables *__restrict__ T, trial_tables *__restrict__ tables)
 {
-  c63_cu_wait_for_previous();
+  c63_cuda_wait_for_previous();
   /* the frame's tables for the kernels after this one, by its last CTA
    * (the others have more blocks to list) */
   if (blockIdx.x == gridDim.x - 1) build_trial_tables(*tables, P, *T);
@@ -198,8 +199,8 @@ __global__ void __launch_bounds__(kListThreads)
   }
   const int gb = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   const bool in = gb < P.total_blocks;
-  const c63_cu_block bp = c63_cu_locate(P, in ? gb : 0);
-  const c63_cu_plane &pl = P.p[bp.plane];
+  const c63_cuda_block bp = c63_cuda_locate(P, in ? gb : 0);
+  const c63_cuda_plane &pl = P.p[bp.plane];
   const c63_mv none = {0, 0, 0, 0};
   c63_mv own = none, own1 = none;
   if (in) {
@@ -243,19 +244,18 @@ __global__ void __launch_bounds__(kListThreads)
     list[base + i] = staged[i];
 }
 
-/* Trials' CTAs per multiprocessor: 4 (64 registers, no spills); 2, 3 and
- * 6 ran slower (docs/rd.md, "Tried and dropped"). */
-constexpr int kTrialCtas = 4;
+/* Trials' CTAs per multiprocessor (c63_cuda_policy.cuh). */
+constexpr int kTrialCtas = rd_policy::kTrialCtas;
 
 /* The 8 threads of a block per trial of a delta frame's list. */
 __global__ void __launch_bounds__(kTrialThreads, kTrialCtas)
-    trials_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, c63_cu_planes P,
-                  const trial_tables *__restrict__ tables, rd_trials tr,
+    trials_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref,
+                  c63_cuda_planes P, const trial_tables *__restrict__ tables, rd_trials tr,
                   const rd_item *__restrict__ list, const uint32_t *__restrict__ count)
 {
   __shared__ trial_tables tb;
   __shared__ trial_buf buf[kTrialsPerCta];
-  c63_cu_wait_for_previous();
+  c63_cuda_wait_for_previous();
   const int n = (int)*count;
   /* a CTA past the list's end leaves at once, before any barrier */
   if ((int)blockIdx.x * kTrialsPerCta >= n) return;
@@ -266,7 +266,7 @@ __global__ void __launch_bounds__(kTrialThreads, kTrialCtas)
   if (active) it = list[t];
   copy_trial_tables(tb, tables);
   __syncthreads();
-  const c63_cu_plane &pl = P.p[it.plane];
+  const c63_cuda_plane &pl = P.p[it.plane];
   const int mx = it.bx * 8, my = it.by * 8;
   const uint8_t *pred =
       it.mv.use_mv ? ref + pl.pix_off + (size_t)(my + it.mv.y) * pl.w + mx + it.mv.x : nullptr;
@@ -306,7 +306,7 @@ __device__ __forceinline__ c63_mv chosen_mv(const c63_rd_sum *t, int k)
 /* c63_rd_decide for block (bx, by) of plane pl, by one thread, given its
  * left neighbour's final vector (left; none in the first column) and the
  * DC before it. lens: the code lengths of the vector and DC tables. */
-__device__ __forceinline__ int decide_block(const rd_frame &f, const c63_cu_plane &pl, int chroma,
+__device__ __forceinline__ int decide_block(const rd_frame &f, const c63_cuda_plane &pl, int chroma,
                                             int bx, int by, c63_mv left, int prev_dc, int gb,
                                             const uint8_t (*lens)[kLenCopy])
 {
@@ -335,7 +335,7 @@ constexpr int kLumaStates = C63_RD_T_COUNT * C63_RD_T_COUNT;
 
 /* The table kernel's CTAs: first those of luma, kTableMcus MCUs each
  * (kLumaStates threads an MCU), then those of chroma, a thread a state. */
-constexpr int kTableThreads = 128;
+constexpr int kTableThreads = rd_policy::kTableThreads;
 constexpr int kTableMcus = kTableThreads / kLumaStates;
 __host__ __device__ inline int table_luma_ctas(int mcus)
 {
@@ -350,12 +350,12 @@ __host__ __device__ inline int table_luma_ctas(int mcus)
  * four. Then chroma: a thread per (plane, block row, block, state). table:
  * a row's units back to back, each unit's states in order. */
 __global__ void __launch_bounds__(kTableThreads)
-    table_kernel(rd_frame f, c63_cu_planes P, uint16_t *__restrict__ table)
+    table_kernel(rd_frame f, c63_cuda_planes P, uint16_t *__restrict__ table)
 {
   __shared__ uint8_t lens[kLenTables][kLenCopy];
   /* [MCU][choice of (0,0) or (0,1)]: the choice of (1,0) or (1,1) */
   __shared__ uint8_t right[2][kTableMcus][C63_RD_T_COUNT];
-  c63_cu_wait_for_previous();
+  c63_cuda_wait_for_previous();
   if (threadIdx.x < kLenCopy) {
     lens[kLenMv][threadIdx.x] = f.T->len[C63_HUFF_MV][threadIdx.x];
     lens[kLenDc0][threadIdx.x] = f.T->len[C63_HUFF_DC0][threadIdx.x];
@@ -368,7 +368,7 @@ __global__ void __launch_bounds__(kTableThreads)
     const int unit = (int)blockIdx.x * kTableMcus + local;
     const bool in = local < kTableMcus && unit < mcus;
     const int m = unit % mcus_w, r = unit / mcus_w;
-    const c63_cu_plane &pl = P.p[0];
+    const c63_cuda_plane &pl = P.p[0];
     const int top = pl.blk_off + 2 * r * pl.bw + 2 * m, bottom = top + pl.bw;
     __syncthreads(); /* lens */
     /* D10 and D11: thread s < 10 decides the right block of row s / 5
@@ -416,7 +416,7 @@ __global__ void __launch_bounds__(kTableThreads)
   if (i >= chroma) return;
   const int s = i % C63_RD_T_COUNT, unit = i / C63_RD_T_COUNT;
   const int bx = unit % mcus_w, row = unit / mcus_w, by = row % mcus_h, c = 1 + row / mcus_h;
-  const c63_cu_plane &pl = P.p[c];
+  const c63_cuda_plane &pl = P.p[c];
   const int gb = pl.blk_off + by * pl.bw + bx;
   if (bx == 0 ? s != 0 : !block_sums(f.tr, gb - 1)[s].valid) {
     table[luma + i] = 0;
@@ -442,9 +442,9 @@ __device__ __forceinline__ int luma_state_after(uint32_t e)
 }
 
 /* The pass along each row: a CTA per (MCU row, plane). Its threads load
- * the row's tables into shared memory, many loads in flight (a warp alone,
- * its lanes' loads one latency after another, took most of the pass's 11
- * us), then follow them in three short walks instead of one long one: the
+ * the row's tables into shared memory, many loads in flight (a warp alone
+ * would wait out its lanes' loads one latency after another, most of the
+ * pass), then follow them in three short walks instead of one long one: the
  * row is cut into segments, and
  *  1. a thread per (segment, state it may be entered in) follows its
  *     segment from that state, for the state it leaves;
@@ -454,7 +454,7 @@ __device__ __forceinline__ int luma_state_after(uint32_t e)
  *     state of each unit;
  * about 3 sqrt(units) steps in series instead of one a unit (120 at
  * 1080p). Then every thread writes the choices of its units. */
-constexpr int kResolveThreads = 256;
+constexpr int kResolveThreads = rd_policy::kResolveThreads;
 
 /* Segments a row of units is cut into: about sqrt(2 units), which makes
  * the walks' steps in series (2 units / segments + segments) fewest, with
@@ -472,14 +472,14 @@ static_assert(C63_RD_T_COUNT * sizeof(uint16_t) % sizeof(uint2) == 0,
               "a chroma unit's entries are whole 8-byte words");
 
 __global__ void __launch_bounds__(kResolveThreads)
-    resolve_kernel(c63_cu_planes P, const uint16_t *__restrict__ table,
+    resolve_kernel(c63_cuda_planes P, const uint16_t *__restrict__ table,
                    uint8_t *__restrict__ choice)
 {
   __shared__ __align__(8) uint16_t row[kMaxRowUnits * kLumaStates];
   __shared__ uint8_t state[kMaxRowUnits];
   __shared__ uint8_t leaves[kResolveThreads]; /* [segment][entry state] */
   __shared__ uint8_t entered[kResolveThreads];
-  c63_cu_wait_for_previous();
+  c63_cuda_wait_for_previous();
   const int mcus_w = P.p[0].bw / 2, mcus_h = P.p[0].bh / 2, tid = threadIdx.x;
   const int c = blockIdx.x % 3, r = blockIdx.x / 3;
   const int states = c ? C63_RD_T_COUNT : kLumaStates;
@@ -522,7 +522,7 @@ __global__ void __launch_bounds__(kResolveThreads)
     }
   }
   __syncthreads();
-  const c63_cu_plane &pl = P.p[c];
+  const c63_cuda_plane &pl = P.p[c];
   for (int u = tid; u < mcus_w; u += kResolveThreads) {
     const uint32_t e = row[u * states + state[u]];
     if (c) {
@@ -544,14 +544,14 @@ __global__ void __launch_bounds__(kResolveThreads)
  * coefficients, its vector, and its reconstruction, the next frame's
  * reference. */
 __global__ void __launch_bounds__(8 * kCodeBlocks)
-    code_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, c63_cu_planes P,
+    code_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, c63_cuda_planes P,
                 const trial_tables *__restrict__ tables, float lambda, rd_trials tr,
                 const uint8_t *__restrict__ choice, int16_t *__restrict__ coeffs,
                 c63_mv *__restrict__ mvs, uint8_t *__restrict__ recon, uint32_t *count)
 {
   __shared__ trial_tables tb;
   __shared__ code_ws ws[kCodeBlocks];
-  c63_cu_wait_for_previous();
+  c63_cuda_wait_for_previous();
   /* the trials kernel has read the count of the list: zero for the next
    * frame's list */
   if (count && blockIdx.x == 0 && threadIdx.x == 0) *count = 0;
@@ -562,8 +562,8 @@ __global__ void __launch_bounds__(8 * kCodeBlocks)
   /* a warp's blocks go in step (they share its votes and shuffles) */
   if ((int)(blockIdx.x * blockDim.x + (threadIdx.x & ~31u)) / 8 >= P.total_blocks) return;
   const bool active = gb < P.total_blocks;
-  const c63_cu_block bp = c63_cu_locate(P, active ? gb : 0);
-  const c63_cu_plane &pl = P.p[bp.plane];
+  const c63_cuda_block bp = c63_cuda_locate(P, active ? gb : 0);
+  const c63_cuda_plane &pl = P.p[bp.plane];
   const int slot = active && choice ? choice[gb] : C63_RD_T_INTRA;
   const c63_mv mv =
       slot == C63_RD_T_INTRA ? c63_mv{0, 0, 0, 0} : tr.sum[(size_t)gb * C63_RD_T_COUNT + slot].mv;
@@ -580,7 +580,7 @@ __global__ void __launch_bounds__(8 * kCodeBlocks)
 
 } // namespace
 
-struct c63_cu_rd {
+struct c63_cuda_rd {
   rd_tables *tables;
   trial_tables *frame_tables; /* the frame's, from tables_kernel */
   c63_rd_searched *search;
@@ -592,10 +592,10 @@ struct c63_cu_rd {
   bool early_launch; /* programmatic dependent launches (sm_90 on) */
 };
 
-cudaError_t c63_cu_rd_create(const c63_cu_planes &P, c63_cu_rd **out)
+cudaError_t c63_cuda_rd_create(const c63_cuda_planes &P, c63_cuda_rd **out)
 {
   *out = nullptr;
-  c63_cu_rd *rd = static_cast<c63_cu_rd *>(calloc(1, sizeof *rd));
+  c63_cuda_rd *rd = static_cast<c63_cuda_rd *>(calloc(1, sizeof *rd));
   if (!rd) return cudaErrorMemoryAllocation;
   const size_t nb = (size_t)P.total_blocks;
   rd->trials.stride = nb;
@@ -632,14 +632,14 @@ cudaError_t c63_cu_rd_create(const c63_cu_planes &P, c63_cu_rd **out)
    * not wait for: the first frame's kernels could read the tables early. */
   if (err == cudaSuccess) err = cudaStreamSynchronize(0);
   if (err != cudaSuccess) {
-    c63_cu_rd_destroy(rd);
+    c63_cuda_rd_destroy(rd);
     return err;
   }
   *out = rd;
   return cudaSuccess;
 }
 
-void c63_cu_rd_destroy(c63_cu_rd *rd)
+void c63_cuda_rd_destroy(c63_cuda_rd *rd)
 {
   if (!rd) return;
   cudaFree(rd->tables);
@@ -654,26 +654,27 @@ void c63_cu_rd_destroy(c63_cu_rd *rd)
   free(rd);
 }
 
-cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref,
-                           const c63_cu_planes &P, float lambda_ssd, int lambda_sad_16,
-                           int16_t *coeffs, c63_mv *mvs, uint8_t *recon, cudaStream_t s)
+cudaError_t c63_cuda_rd_code(c63_cuda_rd *rd, const uint8_t *cur, const uint8_t *ref,
+                             const c63_cuda_planes &P, float lambda_ssd, int lambda_sad_16,
+                             int16_t *coeffs, c63_mv *mvs, uint8_t *recon, cudaStream_t s)
 {
   const int nb = P.total_blocks;
   const bool delta = ref != nullptr;
   const rd_frame f = {rd->tables, lambda_ssd, lambda_sad_16, rd->trials, rd->search};
   /* keyframes have no list kernel, which builds the frame's tables */
-  if (!delta) tables_kernel<<<1, 256, 0, s>>>(P, rd->tables, rd->frame_tables);
+  if (!delta)
+    tables_kernel<<<1, rd_policy::kTablesThreads, 0, s>>>(P, rd->tables, rd->frame_tables);
   if (delta) {
     const uint8_t *mv_len = rd->tables->len[C63_HUFF_MV];
     cudaError_t err =
-        c63_cu_rd_motion_search(cur, ref, P.p[0], mv_len, lambda_sad_16, rd->search, s);
+        c63_cuda_rd_motion_search(cur, ref, P.p[0], mv_len, lambda_sad_16, rd->search, s);
     /* chroma: from the luma search's vectors */
     if (err == cudaSuccess && P.n == 3) {
       const int mcus = (P.p[0].bw / 2) * (P.p[0].bh / 2);
-      err = c63_cu_launch_after(rd->early_launch, chroma_search_kernel,
-                                (16 * mcus + kChromaSearchThreads - 1) / kChromaSearchThreads,
-                                kChromaSearchThreads, 0, s, cur, ref, P, rd->tables, lambda_sad_16,
-                                rd->search);
+      err = c63_cuda_launch_after(rd->early_launch, chroma_search_kernel,
+                                  (16 * mcus + kChromaSearchThreads - 1) / kChromaSearchThreads,
+                                  kChromaSearchThreads, 0, s, cur, ref, P, rd->tables,
+                                  lambda_sad_16, rd->search);
     }
     if (err != cudaSuccess) return err;
   }
@@ -682,14 +683,14 @@ cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref
   const bool early = rd->early_launch;
   cudaError_t err = cudaSuccess;
   if (delta)
-    err = c63_cu_launch_after(early, list_kernel, (nb + kListThreads - 1) / kListThreads,
-                              kListThreads, 0, s, P, rd->search, rd->trials, rd->list, rd->count,
-                              rd->tables, rd->frame_tables);
+    err = c63_cuda_launch_after(early, list_kernel, (nb + kListThreads - 1) / kListThreads,
+                                kListThreads, 0, s, P, rd->search, rd->trials, rd->list, rd->count,
+                                rd->tables, rd->frame_tables);
   /* as many trials as the list may hold; CTAs past its length return at
    * once (keyframes have none: the coding kernel transforms each block) */
   const long trials = (long)nb * C63_RD_T_COUNT;
   if (delta && err == cudaSuccess)
-    err = c63_cu_launch_after(
+    err = c63_cuda_launch_after(
         early, trials_kernel, (unsigned)((trials + kTrialsPerCta - 1) / kTrialsPerCta),
         kTrialThreads, 0, s, cur, ref, P, rd->frame_tables, rd->trials, rd->list, rd->count);
   if (delta && err == cudaSuccess) {
@@ -697,17 +698,17 @@ cudaError_t c63_cu_rd_code(c63_cu_rd *rd, const uint8_t *cur, const uint8_t *ref
     const int mcus = mcus_h * (P.p[0].bw / 2);
     const int ctas =
         table_luma_ctas(mcus) + (mcus * 2 * C63_RD_T_COUNT + kTableThreads - 1) / kTableThreads;
-    err = c63_cu_launch_after(early, table_kernel, (unsigned)ctas, kTableThreads, 0, s, f, P,
-                              rd->table);
+    err = c63_cuda_launch_after(early, table_kernel, (unsigned)ctas, kTableThreads, 0, s, f, P,
+                                rd->table);
     if (err == cudaSuccess)
-      err = c63_cu_launch_after(early, resolve_kernel, 3 * mcus_h, kResolveThreads, 0, s, P,
-                                rd->table, rd->choice);
+      err = c63_cuda_launch_after(early, resolve_kernel, 3 * mcus_h, kResolveThreads, 0, s, P,
+                                  rd->table, rd->choice);
   }
   if (err == cudaSuccess)
-    err = c63_cu_launch_after(early, code_kernel, (nb + kCodeBlocks - 1) / kCodeBlocks,
-                              8 * kCodeBlocks, 0, s, cur, ref, P, rd->frame_tables, lambda_ssd,
-                              rd->trials, delta ? rd->choice : nullptr, coeffs, mvs, recon,
-                              rd->count);
+    err = c63_cuda_launch_after(early, code_kernel, (nb + kCodeBlocks - 1) / kCodeBlocks,
+                                8 * kCodeBlocks, 0, s, cur, ref, P, rd->frame_tables, lambda_ssd,
+                                rd->trials, delta ? rd->choice : nullptr, coeffs, mvs, recon,
+                                rd->count);
   if (err != cudaSuccess) return err;
   return cudaGetLastError();
 }

@@ -17,6 +17,7 @@
 #include "c63/rd_block.h"
 #include "cuda/c63_cuda_dct.cuh"
 #include "cuda/c63_cuda_internal.h"
+#include "cuda/c63_cuda_policy.cuh"
 
 extern "C" {
 #include "c63/tables.h"
@@ -72,8 +73,11 @@ constexpr unsigned kFull = 0xffffffffu;
 
 /* ---- A trial by the 8 threads of its block ---- */
 
-/* Trials per CTA of the trials kernel: 32, a warp holding four. */
-constexpr int kTrialsPerCta = 32;
+/* The rd mode's tuning (c63_cuda_policy.cuh). */
+using rd_policy = c63_cuda_rd_policy;
+
+/* Trials per CTA of the trials kernel, 8 threads each. */
+constexpr int kTrialsPerCta = rd_policy::kTrialsPerCta;
 constexpr int kTrialThreads = 8 * kTrialsPerCta;
 
 /* What the trials and the coding of a frame look up, per plane: at each
@@ -90,7 +94,7 @@ struct __align__(16) trial_tables
 };
 
 /* Thread i of the one CTA of tables_kernel builds entries i, i + blockDim.x, ... */
-__device__ __forceinline__ void build_trial_tables(trial_tables &t, const c63_cu_planes &P,
+__device__ __forceinline__ void build_trial_tables(trial_tables &t, const c63_cuda_planes &P,
                                                    const rd_tables &T)
 {
   for (int i = threadIdx.x; i < 3 * 64; i += blockDim.x) {
@@ -151,39 +155,37 @@ __device__ __forceinline__ void block_fdct(trial_buf &b, int r, const int res[8]
   rd_fdct_pass(col, y, C63_RD_FDCT_SHIFT2);
 }
 
-/* try_block of c63/rd_code.c by the 8 threads of a block (thread r: row r,
- * then column r): the block at cur predicted from pred (NULL: intra), both
- * with stride w, in plane `plane`. Writes the transform (column by column:
- * y[u * 8 + v]) and the summary. Every thread of the warp calls it (the
- * inactive ones, past the end of the list, on a zero block, writing
- * nothing), for its votes and shuffles. */
-__device__ __forceinline__ void block_trial(const trial_tables &tb, trial_buf &b, int r,
-                                            bool active, const uint8_t *cur, const uint8_t *pred,
-                                            int w, int plane, int ac_limit, c63_mv mv, int16_t *y,
-                                            c63_rd_sum *sum)
+/* The stages of a trial (block_trial), each by the 8 threads of its block,
+ * thread r on row r, then column r. */
+
+/* Row r of the residual from the block's and the prediction's rows
+ * (packed bytes); returns its SAD. */
+__device__ __forceinline__ int trial_residual(uint2 cw, uint2 pw, int res[8])
 {
-  /* this row of the block and of its prediction, kept packed for the
-   * squared error at the end */
-  uint2 cw = make_uint2(0, 0), pw = make_uint2(0, 0);
-  if (active) {
-    cw = *reinterpret_cast<const uint2 *>(cur + r * w); /* rows are 8-byte aligned */
-    if (pred) pw = load_row_unaligned(pred + r * w);
-  }
-  int res[8], sad = 0;
-  {
-    int c[8], p[8];
-    unpack_row(cw, c);
-    unpack_row(pw, p);
+  int sad = 0;
+  int c[8], p[8];
+  unpack_row(cw, c);
+  unpack_row(pw, p);
 #pragma unroll
-    for (int i = 0; i < 8; i++) {
-      res[i] = (int16_t)(c[i] - p[i]);
-      sad += abs(res[i]);
-    }
+  for (int i = 0; i < 8; i++) {
+    res[i] = (int16_t)(c[i] - p[i]);
+    sad += abs(res[i]);
   }
-  int yc[8], l[8];
-  block_fdct(b, r, res, yc);
+  return sad;
+}
+
+/* Column r of the transform (yc) quantised as trials are, into l: packs
+ * the column into `packed` (two coefficients a word), leaves the
+ * decoder's input to its inverse transform in b.f (row v: b.f[v][u]; +0
+ * for a zero level, and for every level of a row whose levels in the
+ * warp's blocks are all zero), and returns the block's non-zero levels as
+ * bits z of the thread's column. */
+__device__ __forceinline__ unsigned long long trial_quantise(const trial_tables &tb, trial_buf &b,
+                                                             int r, int plane, int ac_limit,
+                                                             const int yc[8], int l[8],
+                                                             int packed[4])
+{
   unsigned long long nz = 0;
-  int packed[4];
 #pragma unroll
   for (int v = 0; v < 8; v++) {
     const int yv = yc[v];
@@ -199,19 +201,18 @@ __device__ __forceinline__ void block_trial(const trial_tables &tb, trial_buf &b
                                  dc ? C63_RD_ROUND_NEAREST : C63_RD_TRIAL_ROUND_AC,
                                  dc ? INT16_MAX : ac_limit);
     if (l[v]) nz |= 1ull << z;
-    /* the decoder's input to its inverse transform, row v: b.f[v][u] (+0
-     * for a zero level; most rows of the warp's blocks are all zero) */
     b.f[v][r] = __any_sync(kFull, l[v] != 0) ? dequant_scaled(l[v], zq >> 8, r, v) : 0.0f;
   }
-  if (active)
-    reinterpret_cast<int4 *>(y)[r] = make_int4(packed[0], packed[1], packed[2], packed[3]);
-  nz |= __shfl_xor_sync(kFull, nz, 1);
-  nz |= __shfl_xor_sync(kFull, nz, 2);
-  nz |= __shfl_xor_sync(kFull, nz, 4);
-  /* The bits of this thread's AC levels (c63_rd_ac_bits): each from the
-   * run since the non-zero coefficient before it (or the DC). */
-  const uint8_t *ac_len = tb.ac_len[plane != 0];
-  const unsigned long long m = nz | 1ull;
+  return nz;
+}
+
+/* The bits of the thread's AC levels l (c63_rd_ac_bits): each from the
+ * run since the non-zero coefficient before it (or the DC); m: the
+ * block's non-zero levels, bit 0 set. */
+__device__ __forceinline__ int trial_ac_bits(const trial_tables &tb, int r, int plane,
+                                             const uint8_t *ac_len, unsigned long long m,
+                                             const int l[8])
+{
   int bits = 0;
 #pragma unroll
   for (int v = 0; v < 8; v++) {
@@ -223,6 +224,44 @@ __device__ __forceinline__ void block_trial(const trial_tables &tb, trial_buf &b
       bits += (run >> 4) * ac_len[0xf0] + ac_len[(run & 15) << 4 | s] + s;
     }
   }
+  return bits;
+}
+
+/* try_block of c63/rd_code.c by the 8 threads of a block (thread r: row r,
+ * then column r): the block at cur predicted from pred (NULL: intra), both
+ * with stride w, in plane `plane`. Writes the transform (column by column:
+ * y[u * 8 + v]) and the summary. Every thread of the warp calls it (the
+ * inactive ones, past the end of the list, on a zero block, writing
+ * nothing), for its votes and shuffles. Stages: load the rows and take
+ * the residual, transform, quantise, price the levels, reconstruct, sum
+ * over the block. The reconstruction and the squared error stay in the
+ * body: as functions of their own they compile to other instructions. */
+__device__ __forceinline__ void block_trial(const trial_tables &tb, trial_buf &b, int r,
+                                            bool active, const uint8_t *cur, const uint8_t *pred,
+                                            int w, int plane, int ac_limit, c63_mv mv, int16_t *y,
+                                            c63_rd_sum *sum)
+{
+  /* this row of the block and of its prediction, kept packed for the
+   * squared error at the end */
+  uint2 cw = make_uint2(0, 0), pw = make_uint2(0, 0);
+  if (active) {
+    cw = *reinterpret_cast<const uint2 *>(cur + r * w); /* rows are 8-byte aligned */
+    if (pred) pw = load_row_unaligned(pred + r * w);
+  }
+  int res[8];
+  const int sad = trial_residual(cw, pw, res);
+  int yc[8], l[8];
+  block_fdct(b, r, res, yc);
+  int packed[4];
+  unsigned long long nz = trial_quantise(tb, b, r, plane, ac_limit, yc, l, packed);
+  if (active)
+    reinterpret_cast<int4 *>(y)[r] = make_int4(packed[0], packed[1], packed[2], packed[3]);
+  nz |= __shfl_xor_sync(kFull, nz, 1);
+  nz |= __shfl_xor_sync(kFull, nz, 2);
+  nz |= __shfl_xor_sync(kFull, nz, 4);
+  const uint8_t *ac_len = tb.ac_len[plane != 0];
+  const unsigned long long m = nz | 1ull;
+  const int bits = trial_ac_bits(tb, r, plane, ac_len, m, l);
   /* The decoder's reconstruction; a warp whose blocks have no level at
    * all skips it (every sum of the inverse transform would be +0). */
   int rec[8];
@@ -281,8 +320,8 @@ __device__ __forceinline__ void block_trial(const trial_tables &tb, trial_buf &b
 
 static_assert(C63_RD_TRELLIS_WINDOW == 8, "the trellis' window is a node per thread of a block");
 
-/* Blocks per CTA of the coding kernel: 16, a warp holding four. */
-constexpr int kCodeBlocks = 16;
+/* Blocks per CTA of the coding kernel, 8 threads each. */
+constexpr int kCodeBlocks = rd_policy::kCodeBlocks;
 
 /* A block's coding workspace: the trellis' inputs and nodes, then the
  * inverse transform's transposes (padded rows: fewer bank conflicts). */
@@ -346,6 +385,38 @@ __device__ __forceinline__ unsigned long long group_nonzero(const int16_t *coef,
     m |= (unsigned long long)(b >> (8 * group) & 0xffu) << (8 * h);
   }
   return m;
+}
+
+/* The end of group_trellis: the block ends after the best last node (n
+ * nodes), with an EOB unless at 63; its levels, every other AC zero, are
+ * those of the nodes back from there. any: the block has AC levels. */
+__device__ __forceinline__ void trellis_backtrack(code_ws &ws, const uint8_t *ac_len, float lambda,
+                                                  int r, int n, bool any)
+{
+  float best = INFINITY;
+  int last = 1 << 30;
+  for (int k = r; any && k < n; k += 8) {
+    const float c =
+        ws.node.cost[k] + (node_pos(ws.node.link[k]) < 63 ? lambda * ac_len[0x00] : 0.0f);
+    if (c < best) {
+      best = c;
+      last = k;
+    }
+  }
+  group_argmin(best, last);
+  if (any) {
+#pragma unroll
+    for (int h = 0; h < 8; h++)
+      if (r + h) ws.coef[r + 8 * h] = 0;
+  }
+  __syncwarp();
+  if (any && r == 0)
+    for (int k = last; k > 0;) {
+      const uint32_t l = ws.node.link[k];
+      ws.coef[node_pos(l)] = node_level(l);
+      k = node_from(l);
+    }
+  __syncwarp();
 }
 
 /* c63_rd_trellis_levels, with the nodes' costs for a coefficient computed
@@ -426,31 +497,7 @@ __device__ void group_trellis(code_ws &ws, const uint8_t *quant, const uint8_t *
     }
   }
   __syncwarp();
-  /* the block ends after the best last node, with an EOB unless at 63 */
-  float best = INFINITY;
-  int last = 1 << 30;
-  for (int k = r; any && k < n; k += 8) {
-    const float c =
-        ws.node.cost[k] + (node_pos(ws.node.link[k]) < 63 ? lambda * ac_len[0x00] : 0.0f);
-    if (c < best) {
-      best = c;
-      last = k;
-    }
-  }
-  group_argmin(best, last);
-  if (any) {
-#pragma unroll
-    for (int h = 0; h < 8; h++)
-      if (r + h) ws.coef[r + 8 * h] = 0;
-  }
-  __syncwarp();
-  if (any && r == 0)
-    for (int k = last; k > 0;) {
-      const uint32_t l = ws.node.link[k];
-      ws.coef[node_pos(l)] = node_level(l);
-      k = node_from(l);
-    }
-  __syncwarp();
+  trellis_backtrack(ws, ac_len, lambda, r, n, any);
 }
 
 /* c63_rd_code_levels of a block's chosen trial (y: its transform, column

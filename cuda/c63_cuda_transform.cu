@@ -13,30 +13,23 @@
  * transform of 8 values, unrolled, so the cosine table is constant-bank
  * operands; the intermediate values, the levels and the pixels wait in
  * shared memory between the passes (laid out so that a warp's accesses fall
- * in distinct banks), which the two threads of a block, in one warp, share.
- * Measured on an H100 at 1080p (docs/performance.md):
- *  - a thread per block row (8 threads a block, transposes through shared
- *    memory behind CTA barriers) spent two thirds of its 18 M warp
- *    instructions on addresses, barriers and per-row set-up: 29.5 us;
- *  - a thread per block with every loop unrolled and the block in
- *    registers (7,500 instructions of code) stalled on instruction fetch:
- *    28.6 us; rolled up as here, 24.7 us, but with 12 warps a
- *    multiprocessor the latencies showed;
- *  - two threads a block: 22.7 us, 13.7 M warp instructions.
+ * in distinct banks), which the two threads of a block, in one warp, share
+ * (c63_cuda_transform_policy says why two).
  *
  * Reads of a displaced prediction take three aligned words per row, so a
- * reference must be followed by C63_CU_REF_TAIL readable bytes.
+ * reference must be followed by C63_CUDA_REF_TAIL readable bytes.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "c63/quantise.h"
 #include "cuda/c63_cuda_dct.cuh"
 #include "cuda/c63_cuda_internal.h"
+#include "cuda/c63_cuda_policy.cuh"
 
 namespace
 {
 
-/* Two threads a block, 64 blocks a CTA (16 a warp). */
-constexpr int kBlocks = 64;
-constexpr int kThreads = 2 * kBlocks;
+/* Two threads a block, kBlocks blocks a CTA (c63_cuda_policy.cuh). */
+constexpr int kBlocks = c63_cuda_transform_policy::kBlocks;
+constexpr int kThreads = c63_cuda_transform_policy::kThreads;
 
 /* For each plane and position v * 8 + u of a block: the quantiser, its
  * zig-zag index, and 1 / (4 quant) in float for the quantisation. */
@@ -91,7 +84,7 @@ struct slots {
   }
 };
 
-__device__ __forceinline__ void load_tables(cta_smem &sm, const c63_cu_planes &P)
+__device__ __forceinline__ void load_tables(cta_smem &sm, const c63_cuda_planes &P)
 {
   for (int i = threadIdx.x; i < 3 * 64; i += blockDim.x) {
     const int p = i >> 6, vu = i & 63, v = vu >> 3, u = vu & 7;
@@ -120,13 +113,13 @@ struct block_at {
   bool active; /* false past the frame's last block */
 };
 
-__device__ __forceinline__ block_at locate_block(const c63_cu_planes &P, int gb)
+__device__ __forceinline__ block_at locate_block(const c63_cuda_planes &P, int gb)
 {
   block_at b{};
   b.active = gb < P.total_blocks;
   if (!b.active) return b;
-  const c63_cu_block k = c63_cu_locate(P, gb);
-  const c63_cu_plane &pl = P.p[k.plane];
+  const c63_cuda_block k = c63_cuda_locate(P, gb);
+  const c63_cuda_plane &pl = P.p[k.plane];
   b.plane = k.plane;
   b.w = pl.w;
   b.h = pl.h;
@@ -156,8 +149,8 @@ __device__ __forceinline__ const uint8_t *prediction(const uint8_t *ref, const c
  * memory, all loads in flight at once, and the CTA's tables built while
  * they are (the barrier then waits for the tables alone). */
 template <bool kCur>
-__device__ __forceinline__ void stage_rows(cta_smem &sm, const c63_cu_planes &P, const uint8_t *cur,
-                                           const uint8_t *pred, int w)
+__device__ __forceinline__ void stage_rows(cta_smem &sm, const c63_cuda_planes &P,
+                                           const uint8_t *cur, const uint8_t *pred, int w)
 {
   uint2 c[4], p[4];
   const int y0 = 4 * half();
@@ -220,7 +213,7 @@ __device__ __forceinline__ void load_levels(cta_smem &sm, const int16_t *coeffs,
  * stays below 2^15 in magnitude and the launchers take quantisers from 1
  * up, so the quantisation is c63_quantise_in_range, without a branch: a
  * column's 8 quantisations interleave. */
-__device__ __forceinline__ void fdct_quant_block(cta_smem &sm, const c63_cu_planes &P,
+__device__ __forceinline__ void fdct_quant_block(cta_smem &sm, const c63_cuda_planes &P,
                                                  const block_at &b)
 {
   const slots col;
@@ -334,7 +327,7 @@ __device__ __forceinline__ int this_block()
 
 /* One thread a block. */
 __global__ void mc_kernel(const uint8_t *__restrict__ ref, const c63_mv *__restrict__ mvs,
-                          c63_cu_planes P, uint8_t *__restrict__ pred)
+                          c63_cuda_planes P, uint8_t *__restrict__ pred)
 {
   const int gb = blockIdx.x * blockDim.x + threadIdx.x;
   const block_at b = locate_block(P, gb);
@@ -356,8 +349,8 @@ __global__ void mc_kernel(const uint8_t *__restrict__ ref, const c63_mv *__restr
 template <bool kRecon>
 __global__ void __launch_bounds__(kThreads)
     fdct_quant_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref,
-                      const c63_mv *__restrict__ mvs, c63_cu_planes P, int16_t *__restrict__ coeffs,
-                      uint8_t *__restrict__ recon)
+                      const c63_mv *__restrict__ mvs, c63_cuda_planes P,
+                      int16_t *__restrict__ coeffs, uint8_t *__restrict__ recon)
 {
   __shared__ cta_smem sm;
   const int gb = this_block();
@@ -370,7 +363,7 @@ __global__ void __launch_bounds__(kThreads)
 
 __global__ void __launch_bounds__(kThreads)
     recon_kernel(const int16_t *__restrict__ coeffs, const uint8_t *__restrict__ ref,
-                 const c63_mv *__restrict__ mvs, c63_cu_planes P, uint8_t *__restrict__ recon)
+                 const c63_mv *__restrict__ mvs, c63_cuda_planes P, uint8_t *__restrict__ recon)
 {
   __shared__ cta_smem sm;
   const int gb = this_block();
@@ -380,14 +373,14 @@ __global__ void __launch_bounds__(kThreads)
   recon_block(sm, b, recon);
 }
 
-int ctas(const c63_cu_planes &P)
+int ctas(const c63_cuda_planes &P)
 {
   return (P.total_blocks + kBlocks - 1) / kBlocks;
 }
 
 template <bool kRecon>
 cudaError_t launch_fdct(const uint8_t *cur, const uint8_t *ref, const c63_mv *mvs,
-                        const c63_cu_planes &P, int16_t *coeffs, uint8_t *recon, cudaStream_t s)
+                        const c63_cuda_planes &P, int16_t *coeffs, uint8_t *recon, cudaStream_t s)
 {
   if (P.total_blocks <= 0) return cudaSuccess;
   fdct_quant_kernel<kRecon><<<ctas(P), kThreads, 0, s>>>(cur, ref, mvs, P, coeffs, recon);
@@ -396,29 +389,30 @@ cudaError_t launch_fdct(const uint8_t *cur, const uint8_t *ref, const c63_mv *mv
 
 } // namespace
 
-cudaError_t c63_cu_motion_compensate(const uint8_t *ref, const c63_mv *mvs, const c63_cu_planes &P,
-                                     uint8_t *pred, cudaStream_t s)
+cudaError_t c63_cuda_motion_compensate(const uint8_t *ref, const c63_mv *mvs,
+                                       const c63_cuda_planes &P, uint8_t *pred, cudaStream_t s)
 {
   if (P.total_blocks <= 0) return cudaSuccess;
   mc_kernel<<<ctas(P), kBlocks, 0, s>>>(ref, mvs, P, pred);
   return cudaGetLastError();
 }
 
-cudaError_t c63_cu_fdct_quant(const uint8_t *cur, const uint8_t *ref, const c63_mv *mvs,
-                              const c63_cu_planes &P, int16_t *coeffs, cudaStream_t s)
+cudaError_t c63_cuda_fdct_quant(const uint8_t *cur, const uint8_t *ref, const c63_mv *mvs,
+                                const c63_cuda_planes &P, int16_t *coeffs, cudaStream_t s)
 {
   return launch_fdct<false>(cur, ref, mvs, P, coeffs, nullptr, s);
 }
 
-cudaError_t c63_cu_fdct_quant_recon(const uint8_t *cur, const uint8_t *ref, const c63_mv *mvs,
-                                    const c63_cu_planes &P, int16_t *coeffs, uint8_t *recon,
-                                    cudaStream_t s)
+cudaError_t c63_cuda_fdct_quant_recon(const uint8_t *cur, const uint8_t *ref, const c63_mv *mvs,
+                                      const c63_cuda_planes &P, int16_t *coeffs, uint8_t *recon,
+                                      cudaStream_t s)
 {
   return launch_fdct<true>(cur, ref, mvs, P, coeffs, recon, s);
 }
 
-cudaError_t c63_cu_dequant_idct_recon(const int16_t *coeffs, const uint8_t *ref, const c63_mv *mvs,
-                                      const c63_cu_planes &P, uint8_t *recon, cudaStream_t s)
+cudaError_t c63_cuda_dequant_idct_recon(const int16_t *coeffs, const uint8_t *ref,
+                                        const c63_mv *mvs, const c63_cuda_planes &P, uint8_t *recon,
+                                        cudaStream_t s)
 {
   if (P.total_blocks <= 0) return cudaSuccess;
   recon_kernel<<<ctas(P), kThreads, 0, s>>>(coeffs, ref, mvs, P, recon);

@@ -121,8 +121,8 @@ static void check_motion_search(int w, int h, int range, enum content c)
   memset(got, 0x55, blocks * sizeof *got);
   c63_motion_search_plane(&c63_dsp_c, cur, ref, w, h, range, want);
   snprintf(what, sizeof what, "%dx%d range %d %s", w, h, range, content_name[c]);
-  if (cuda_ok(c63_cuda_motion_search(cur, ref, w, h, range, got, msg, sizeof msg), "motion_search",
-              msg)) {
+  if (cuda_ok(c63_cuda_test_motion_search(cur, ref, w, h, range, got, msg, sizeof msg),
+              "motion_search", msg)) {
     int ok = memcmp(want, got, blocks * sizeof *want) == 0;
     if (!ok) {
       for (int b = 0; b < blocks; b++)
@@ -165,8 +165,8 @@ static void check_motion_compensate(int w, int h, int extreme)
   c63_dsp_c.motion_compensate(ref, w, h, mvs, want);
   memset(got, 0x5A, (size_t)w * h);
   snprintf(what, sizeof what, "%dx%d %s vectors", w, h, extreme ? "extreme" : "random");
-  if (cuda_ok(c63_cuda_motion_compensate(ref, w, h, mvs, got, msg, sizeof msg), "motion_compensate",
-              msg)) {
+  if (cuda_ok(c63_cuda_test_motion_compensate(ref, w, h, mvs, got, msg, sizeof msg),
+              "motion_compensate", msg)) {
     int ok = memcmp(want, got, (size_t)w * h) == 0;
     if (!ok)
       for (int i = 0; i < w * h; i++)
@@ -237,9 +237,9 @@ static void check_fdct(int w, int h, enum content c, int with_pred, enum quant_k
   memset(got, 0x5A, n * 2);
   snprintf(what, sizeof what, "%dx%d %s %s %s lim %d", w, h, content_name[c],
            with_pred ? "pred" : "intra", quant_name[qk], lim);
-  if (cuda_ok(
-          c63_cuda_fdct_quant(cur, with_pred ? pred : NULL, w, h, quant, lim, got, msg, sizeof msg),
-          "fdct_quant", msg)) {
+  if (cuda_ok(c63_cuda_test_fdct_quant(cur, with_pred ? pred : NULL, w, h, quant, lim, got, msg,
+                                       sizeof msg),
+              "fdct_quant", msg)) {
     int ok = memcmp(want, got, n * 2) == 0;
     if (!ok)
       for (size_t i = 0; i < n; i++)
@@ -271,7 +271,8 @@ static void check_zero_quant(void)
   for (int z = 0; z < 64; z++)
     quant[z] = 16;
   quant[rnd_range(0, 63)] = 0;
-  const int status = c63_cuda_fdct_quant(cur, NULL, 8, 8, quant, 2047, coeffs, msg, sizeof msg);
+  const int status =
+      c63_cuda_test_fdct_quant(cur, NULL, 8, 8, quant, 2047, coeffs, msg, sizeof msg);
   char detail[300];
   snprintf(detail, sizeof detail, "status %d (%s)", status, msg);
   report("fdct_quant", "a zero quantiser refused", status == C63_ERR_INVALID_ARG, detail);
@@ -323,8 +324,8 @@ static void check_recon(int w, int h, enum coeff_kind ck, int with_pred, enum qu
   memset(got, 0x5A, n);
   snprintf(what, sizeof what, "%dx%d %s %s %s", w, h, coeff_name[ck], with_pred ? "pred" : "intra",
            quant_name[qk]);
-  if (cuda_ok(c63_cuda_dequant_idct_recon(coeffs, with_pred ? pred : NULL, w, h, quant, got, msg,
-                                          sizeof msg),
+  if (cuda_ok(c63_cuda_test_dequant_idct_recon(coeffs, with_pred ? pred : NULL, w, h, quant, got,
+                                               msg, sizeof msg),
               "dequant_idct_recon", msg)) {
     int ok = memcmp(want, got, n) == 0;
     if (!ok)

@@ -94,7 +94,8 @@ static void check_stuffing(size_t n, enum bytes_kind k, int pending_bits, uint32
   char msg[256], what[96];
   snprintf(what, sizeof what, "%zu bytes %s, %d pending bits %#x", n, bytes_name[k], pending_bits,
            pending & ((1u << pending_bits) - 1));
-  if (c63_cuda_write_stuffed(data, n, pending, pending_bits, got, cap, &got_n, msg, sizeof msg)) {
+  if (c63_cuda_test_write_stuffed(data, n, pending, pending_bits, got, cap, &got_n, msg,
+                                  sizeof msg)) {
     failures++;
     printf("stuffing: CUDA call failed: %s\n", msg);
   } else {
@@ -167,8 +168,8 @@ static void check_frame(int w, int h, enum frame_kind k, int delta, c63_threadpo
   size_t got_n = 0;
   char msg[256], what[96];
   snprintf(what, sizeof what, "%dx%d %s %s", w, h, frame_name[k], delta ? "delta" : "key");
-  if (c63_cuda_entropy_encode(w, h, (const int16_t *const *)coeffs, (const c63_mv *const *)mvs, got,
-                              cap, &got_n, msg, sizeof msg)) {
+  if (c63_cuda_test_entropy_encode(w, h, (const int16_t *const *)coeffs, (const c63_mv *const *)mvs,
+                                   got, cap, &got_n, msg, sizeof msg)) {
     failures++;
     printf("frame: CUDA call failed (%s): %s\n", what, msg);
   } else {
