@@ -12,6 +12,7 @@
 
 #include "c63check.h"
 #include "c63enc_common.h"
+#include "c63layout_common.h"
 
 #define ELEMENT "c63cudaenc"
 
@@ -178,6 +179,13 @@ GST_START_TEST(test_cuda_tags_threads)
 }
 GST_END_TEST;
 
+/* The same layout checks as c63enc (system memory into the CUDA element). */
+GST_START_TEST(test_cuda_bad_layouts)
+{
+  c63check_enc_bad_layouts("c63cudaenc");
+}
+GST_END_TEST;
+
 static Suite *c63cudaenc_suite(void)
 {
   Suite *s = suite_create(ELEMENT);
@@ -201,6 +209,7 @@ static Suite *c63cudaenc_suite(void)
   tcase_add_test(tc, test_cuda_eos_drain);
   tcase_add_test(tc, test_cuda_size_change);
   tcase_add_test(tc, test_cuda_strided_input);
+  tcase_add_test(tc, test_cuda_bad_layouts);
   tcase_add_test(tc, test_cuda_flush);
   tcase_add_test(tc, test_cuda_failing_allocator);
   tcase_add_test(tc, test_cuda_device_id);
