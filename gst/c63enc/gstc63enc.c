@@ -590,9 +590,13 @@ static gboolean gst_c63_enc_map_input(GstC63Enc *self, GstBuffer *buffer, GstVid
       mapped = gst_c63_cuda_map(self->cuda_ctx, buffer, info, vframe, GST_MAP_READ);
 #endif
     if (!mapped && !gst_video_frame_map(vframe, info, buffer, GST_MAP_READ)) {
-      GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Could not map the input frame"),
-                        ("buffer of %" G_GSIZE_FORMAT " bytes does not match the caps",
-                         gst_buffer_get_size(buffer)));
+      GST_ELEMENT_ERROR(
+          self, STREAM, FORMAT,
+          ("Could not map the input frame: a buffer of %" G_GSIZE_FORMAT
+           " bytes for a %s %dx%d picture of %" G_GSIZE_FORMAT " bytes. Check the caps upstream.",
+           gst_buffer_get_size(buffer), GST_VIDEO_INFO_NAME(info), GST_VIDEO_INFO_WIDTH(info),
+           GST_VIDEO_INFO_HEIGHT(info), GST_VIDEO_INFO_SIZE(info)),
+          ("gst_video_frame_map failed"));
       return FALSE;
     }
     if (gst_c63_video_layout_check_frame(info, vframe, &why)) return TRUE;
