@@ -593,7 +593,7 @@ static gboolean gst_c63_enc_map_input(GstC63Enc *self, GstBuffer *buffer, GstVid
       GST_ELEMENT_ERROR(
           self, STREAM, FORMAT,
           ("Could not map the input frame: a buffer of %" G_GSIZE_FORMAT
-           " bytes for a %s %dx%d picture of %" G_GSIZE_FORMAT " bytes. Check the caps upstream.",
+           " bytes for %s %dx%d, which needs %" G_GSIZE_FORMAT ". Check the caps upstream.",
            gst_buffer_get_size(buffer), GST_VIDEO_INFO_NAME(info), GST_VIDEO_INFO_WIDTH(info),
            GST_VIDEO_INFO_HEIGHT(info), GST_VIDEO_INFO_SIZE(info)),
           ("gst_video_frame_map failed"));
