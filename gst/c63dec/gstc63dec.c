@@ -49,6 +49,7 @@
 #include <string.h>
 
 #include "gstc63dec.h"
+#include "gstc63videolayout.h"
 #ifdef HAVE_GST_CUDA
 #include "gstc63cuda.h"
 #endif
@@ -204,6 +205,7 @@ static gboolean gst_c63_dec_start(GstVideoDecoder *vdec)
   gst_c63_framer_reset(&self->framer);
   self->bytes_in = self->bytes_skipped = 0;
   self->frames_in = self->frames_out = self->frames_corrupt = self->frames_no_ref = 0;
+  self->delta_units_in = 0;
   self->error_run = self->failed = FALSE;
   self->last_key_sent = -1;
   return TRUE;
@@ -421,27 +423,56 @@ static void gst_c63_dec_negotiate_early(GstC63Dec *self, const uint8_t *data, si
     GST_DEBUG_OBJECT(self, "early negotiation failed; retried with the first picture");
 }
 
+/* Map an output buffer for writing: CUDA memory of our context on the
+ * device (*where says which), else in host memory. The buffer comes from
+ * a pool, possibly downstream's, whose GstVideoMeta is checked against
+ * the caps and the memory before libc63 writes a row: a layout that does
+ * not fit is an error (posted here), never a write past the buffer. */
+static gboolean gst_c63_dec_map_output(GstC63Dec *self, const GstVideoInfo *info, GstBuffer *buffer,
+                                       GstVideoFrame *vframe, c63_memory *where)
+{
+  gboolean mapped = FALSE;
+  gchar *why = NULL;
+
+  *where = C63_MEMORY_HOST;
+  if (gst_c63_video_layout_check_meta(info, buffer, &why)) {
+#ifdef HAVE_GST_CUDA
+    mapped =
+        self->cuda_output && gst_c63_cuda_map(self->cuda_ctx, buffer, info, vframe, GST_MAP_WRITE);
+    if (mapped) *where = C63_MEMORY_CUDA;
+#endif
+    if (!mapped && !gst_video_frame_map(vframe, info, buffer, GST_MAP_WRITE)) {
+      GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not map the output buffer"), (NULL));
+      return FALSE;
+    }
+    if (gst_c63_video_layout_check_frame(info, vframe, &why)) return TRUE;
+    gst_video_frame_unmap(vframe);
+  }
+  GST_ELEMENT_ERROR(self, RESOURCE, WRITE,
+                    ("The output buffer does not fit a %dx%d picture: %s. The buffer pool "
+                     "(downstream's, when it offers one) made a GstVideoMeta that disagrees "
+                     "with its memory or the caps.",
+                     GST_VIDEO_INFO_WIDTH(info), GST_VIDEO_INFO_HEIGHT(info), why),
+                    ("buffer of %" G_GSIZE_FORMAT " bytes", gst_buffer_get_size(buffer)));
+  g_free(why);
+  return FALSE;
+}
+
 /* Copy libc63's picture into the output buffer, whatever its layout: on
  * the GPU when the output is CUDA memory (libc63 copies device to device
- * in the shared context), else into system memory. */
+ * in the shared context), else into system memory. FALSE: an error was
+ * posted. */
 static gboolean gst_c63_dec_copy_picture(GstC63Dec *self, const c63_decoded_picture *pic,
                                          GstVideoCodecFrame *frame)
 {
   GstVideoCodecState *out = gst_video_decoder_get_output_state(GST_VIDEO_DECODER(self));
   GstVideoFrame vframe;
-  c63_memory where = C63_MEMORY_HOST;
-  gboolean ok = FALSE;
+  c63_memory where;
+  gboolean ok;
   uint8_t *dst[3];
   int stride[3], c, status;
 
-#ifdef HAVE_GST_CUDA
-  if (self->cuda_output &&
-      gst_c63_cuda_map(self->cuda_ctx, frame->output_buffer, &out->info, &vframe, GST_MAP_WRITE)) {
-    where = C63_MEMORY_CUDA;
-    ok = TRUE;
-  }
-#endif
-  if (!ok) ok = gst_video_frame_map(&vframe, &out->info, frame->output_buffer, GST_MAP_WRITE);
+  ok = gst_c63_dec_map_output(self, &out->info, frame->output_buffer, &vframe, &where);
   gst_video_codec_state_unref(out);
   if (!ok) return FALSE;
   for (c = 0; c < 3; c++) {
@@ -450,9 +481,12 @@ static gboolean gst_c63_dec_copy_picture(GstC63Dec *self, const c63_decoded_pict
   }
   status = c63_decoder_copy_picture(self->dec, pic, dst, stride, where);
   gst_video_frame_unmap(&vframe);
-  if (status != C63_OK)
-    GST_WARNING_OBJECT(self, "copying the picture out: %s", c63_decoder_error(self->dec));
-  return status == C63_OK;
+  if (status != C63_OK) {
+    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not copy the picture to the output buffer"),
+                      ("%s", c63_decoder_error(self->dec)));
+    return FALSE;
+  }
+  return TRUE;
 }
 
 /* A frame came out without a picture: unless a keyframe was sent after it
@@ -479,8 +513,12 @@ static GstFlowReturn gst_c63_dec_drop_corrupt(GstC63Dec *self, GstVideoCodecFram
   GstFlowReturn ret = GST_FLOW_OK;
 
   self->frames_corrupt++;
+  /* The text is posted only when the frame is one more than max-errors
+   * allows, which ends decoding; below that the base class only logs it. */
   GST_VIDEO_DECODER_ERROR(self, 1, STREAM, DECODE,
-                          ("Corrupt Codec63 frame, skipping to the next keyframe"),
+                          ("Corrupt Codec63 frame, more than max-errors (%d) allows: decoding "
+                           "stops",
+                           gst_video_decoder_get_max_errors(GST_VIDEO_DECODER(self))),
                           ("%s: %s", c63_status_string(status), c63_decoder_error(self->dec)), ret);
   if (ret != GST_FLOW_OK)
     self->failed = TRUE;
@@ -561,7 +599,6 @@ static GstFlowReturn gst_c63_dec_output(GstC63Dec *self, int status, const c63_d
   }
   if (!gst_c63_dec_copy_picture(self, pic, frame)) {
     gst_video_decoder_drop_frame(vdec, frame);
-    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not map the output buffer"), (NULL));
     self->failed = TRUE;
     return GST_FLOW_ERROR;
   }
@@ -640,8 +677,8 @@ static GstFlowReturn gst_c63_dec_drain(GstVideoDecoder *vdec)
 /* At EOS: input that gave no picture at all is an error, not an empty
  * success (gst-launch-1.0 would exit 0 with an empty file). GstVideoDecoder
  * has a check of its own, but it misses streams whose frames were all
- * dropped as corrupt; returning an error flow here also keeps it from
- * posting a second message. */
+ * dropped as corrupt, and says nothing of why; returning an error flow
+ * here also keeps it from posting a second message. */
 static GstFlowReturn gst_c63_dec_finish(GstVideoDecoder *vdec)
 {
   GstC63Dec *self = GST_C63_DEC(vdec);
@@ -650,13 +687,22 @@ static GstFlowReturn gst_c63_dec_finish(GstVideoDecoder *vdec)
   if (ret != GST_FLOW_OK && ret != GST_FLOW_ERROR) return ret;
   if (self->failed) /* already reported */
     return GST_FLOW_ERROR;
-  if (self->bytes_in == 0 || self->frames_out > 0) return GST_FLOW_OK;
-  if (self->frames_in == 0)
+  if (self->frames_out > 0 || (self->bytes_in == 0 && self->delta_units_in == 0))
+    return GST_FLOW_OK;
+  if (self->frames_in == 0 && self->delta_units_in == 0)
     GST_ELEMENT_ERROR(self, STREAM, DECODE,
                       ("No frame could be decoded: %" G_GUINT64_FORMAT " bytes of input hold no "
                        "Codec63 frame. Is this a Codec63 stream?",
                        self->bytes_in),
                       ("no frame start (FF D8 FF DB) found"));
+  else if (self->frames_corrupt == 0)
+    GST_ELEMENT_ERROR(self, STREAM, DECODE,
+                      ("No keyframe received: the stream must start with a keyframe, and none "
+                       "of its frames was one (a stream cut after its last keyframe?)"),
+                      ("%u delta frames had no keyframe before them; %u input buffers were "
+                       "flagged as delta units (GStreamer discards those before the first "
+                       "keyframe without decoding them)",
+                       self->frames_no_ref, self->delta_units_in));
   else
     GST_ELEMENT_ERROR(self, STREAM, DECODE,
                       ("No frame could be decoded: of %u frames, %u were corrupt and %u were "
@@ -839,6 +885,21 @@ static void gst_c63_dec_class_init(GstC63DecClass *klass)
   GST_DEBUG_CATEGORY_INIT(gst_c63_dec_debug, "c63dec", 0, "Codec63 decoder");
 }
 
+/* Count packetized input flagged as delta units: before the first
+ * keyframe GstVideoDecoder discards such buffers without handing them to
+ * handle_frame, and gst_c63_dec_finish must still know they came. */
+static GstPadProbeReturn gst_c63_dec_count_delta_units(G_GNUC_UNUSED GstPad *pad,
+                                                       GstPadProbeInfo *info, gpointer user_data)
+{
+  GstC63Dec *self = user_data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER(info);
+
+  if (gst_video_decoder_get_packetized(GST_VIDEO_DECODER(self)) &&
+      GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DELTA_UNIT))
+    self->delta_units_in++;
+  return GST_PAD_PROBE_OK;
+}
+
 static void gst_c63_dec_init(GstC63Dec *self)
 {
   GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
@@ -850,6 +911,8 @@ static void gst_c63_dec_init(GstC63Dec *self)
   gst_video_decoder_set_packetized(vdec, FALSE);
   gst_video_decoder_set_use_default_pad_acceptcaps(vdec, TRUE);
   GST_PAD_SET_ACCEPT_TEMPLATE(GST_VIDEO_DECODER_SINK_PAD(vdec));
+  gst_pad_add_probe(GST_VIDEO_DECODER_SINK_PAD(vdec), GST_PAD_PROBE_TYPE_BUFFER,
+                    gst_c63_dec_count_delta_units, self, NULL);
 }
 
 GST_ELEMENT_REGISTER_DEFINE(c63dec, "c63dec", GST_RANK_PRIMARY, GST_TYPE_C63_DEC);

@@ -41,6 +41,7 @@ struct _GstC63Dec {
   guint frames_out;      /* pictures finished */
   guint frames_corrupt;  /* frames dropped as corrupt */
   guint frames_no_ref;   /* delta frames skipped for want of a keyframe */
+  guint delta_units_in;  /* packetized buffers flagged as delta units */
   gboolean error_run;    /* corrupt frames since the last picture: warned once */
   gint64 last_key_sent;  /* system frame number of the last keyframe sent to libc63, or -1 */
   gboolean failed;       /* an error message was posted */

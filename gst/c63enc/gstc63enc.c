@@ -72,6 +72,7 @@
 
 #include "gstc63enc.h"
 #include "gstc63pinnedallocator.h"
+#include "gstc63videolayout.h"
 #ifdef HAVE_GST_CUDA
 #include "gstc63cuda.h"
 #endif
@@ -611,6 +612,47 @@ static gboolean gst_c63_enc_apply_settings(GstC63Enc *self)
   return TRUE;
 }
 
+/* Map the input picture, CUDA memory of our context on the device (libc63
+ * reads it there), anything else in host memory. Mapping as a
+ * GstVideoFrame honours GstVideoMeta, so any stride and plane offset
+ * upstream chose is taken, once checked against the memory: a layout that
+ * does not fit its buffer is an error, never a read past its end. */
+static gboolean gst_c63_enc_map_input(GstC63Enc *self, GstBuffer *buffer, GstVideoFrame *vframe)
+{
+  const GstVideoInfo *info = &self->input_state->info;
+  gboolean mapped = FALSE;
+  gchar *why = NULL;
+
+  if (gst_c63_video_layout_check_meta(info, buffer, &why)) {
+#ifdef HAVE_GST_CUDA
+    if (GST_C63_ENC_GET_CLASS(self)->backend == C63_BACKEND_CUDA)
+      mapped = gst_c63_cuda_map(self->cuda_ctx, buffer, info, vframe, GST_MAP_READ);
+#endif
+    if (!mapped && !gst_video_frame_map(vframe, info, buffer, GST_MAP_READ)) {
+      GST_ELEMENT_ERROR(
+          self, STREAM, FORMAT,
+          ("Could not map the input frame: a buffer of %" G_GSIZE_FORMAT
+           " bytes for %s %dx%d, which needs %" G_GSIZE_FORMAT ". Check the caps upstream.",
+           gst_buffer_get_size(buffer), GST_VIDEO_INFO_NAME(info), GST_VIDEO_INFO_WIDTH(info),
+           GST_VIDEO_INFO_HEIGHT(info), GST_VIDEO_INFO_SIZE(info)),
+          ("gst_video_frame_map failed"));
+      return FALSE;
+    }
+    if (gst_c63_video_layout_check_frame(info, vframe, &why)) return TRUE;
+    gst_video_frame_unmap(vframe);
+  }
+  GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                    ("The input picture does not fit its buffer: %s. The element upstream sent a "
+                     "GstVideoMeta (strides, plane offsets) that disagrees with its memory or "
+                     "the caps; fix it, or convert the pictures before the encoder.",
+                     why),
+                    ("%s %dx%d in a buffer of %" G_GSIZE_FORMAT " bytes", GST_VIDEO_INFO_NAME(info),
+                     GST_VIDEO_INFO_WIDTH(info), GST_VIDEO_INFO_HEIGHT(info),
+                     gst_buffer_get_size(buffer)));
+  g_free(why);
+  return FALSE;
+}
+
 static GstFlowReturn gst_c63_enc_handle_frame(GstVideoEncoder *venc, GstVideoCodecFrame *frame)
 {
   GstC63Enc *self = GST_C63_ENC(venc);
@@ -634,21 +676,8 @@ static GstFlowReturn gst_c63_enc_handle_frame(GstVideoEncoder *venc, GstVideoCod
     return GST_FLOW_ERROR;
   }
 
-  /* Mapping as a GstVideoFrame honours GstVideoMeta, so any stride and
-   * plane offset upstream chose is accepted. CUDA memory of our context is
-   * mapped on the device: libc63 reads it there. */
-  gboolean mapped = FALSE;
-#ifdef HAVE_GST_CUDA
-  if (GST_C63_ENC_GET_CLASS(self)->backend == C63_BACKEND_CUDA)
-    mapped = gst_c63_cuda_map(self->cuda_ctx, frame->input_buffer, &self->input_state->info,
-                              &vframe, GST_MAP_READ);
-#endif
-  if (!mapped &&
-      !gst_video_frame_map(&vframe, &self->input_state->info, frame->input_buffer, GST_MAP_READ)) {
+  if (!gst_c63_enc_map_input(self, frame->input_buffer, &vframe)) {
     gst_video_codec_frame_unref(frame);
-    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Could not map the input frame"),
-                      ("buffer of %" G_GSIZE_FORMAT " bytes does not match the caps",
-                       gst_buffer_get_size(frame->input_buffer)));
     return GST_FLOW_ERROR;
   }
   memset(&pic, 0, sizeof pic);

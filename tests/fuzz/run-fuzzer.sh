@@ -7,7 +7,7 @@
 # left in the build directory as crash-*).
 #
 # usage: run-fuzzer.sh TARGET SOURCE_ROOT BUILD_DIR SECONDS [SEED...]
-#   TARGET: decoder, encoder, headers, framer or gst. For hours: tools/fuzz-long.sh.
+#   TARGET: decoder, encoder, headers, framer, gst or gstelements. For hours: tools/fuzz-long.sh.
 # SPDX-License-Identifier: LGPL-2.1-or-later
 set -eu
 target=$1 src=$2 out=$3 seconds=$4
@@ -15,17 +15,27 @@ shift 4
 cc=${CLANG:-clang}
 command -v "$cc" > /dev/null || { echo "SKIP: no clang"; exit 77; }
 mkdir -p "$out/fuzz-$target.inc" "$out/corpus-$target"
-# libc63's configuration without the CUDA backend (GPU code is not fuzzed here)
-printf '#pragma once\n#define HAVE_CUDA 0\n' > "$out/fuzz-$target.inc/c63-config.h"
+# libc63's configuration without the CUDA backend (GPU code is not fuzzed
+# here); the version only goes into c63enc's tags
+printf '#pragma once\n#define HAVE_CUDA 0\n#define C63_VERSION_NUMBER 0\n' \
+  > "$out/fuzz-$target.inc/c63-config.h"
 bin=$out/fuzz_$target
-# The gst target compiles the elements that read streams in as well, so
+# The gst and gstelements targets compile the elements in as well, so
 # libFuzzer sees their branches, and links GStreamer (not instrumented).
 extra=
-if [ "$target" = gst ]; then
+case $target in
+gst)
+  elements="$src/gst/c63dec/gstc63dec.c $src/gst/c63dec/gstc63framer.c
+    $src/gst/c63parse/gstc63parse.c $src/gst/gstc63videolayout.c" ;;
+gstelements)
+  elements="$src/gst/c63enc/gstc63enc.c $src/gst/c63enc/gstc63pinnedallocator.c
+    $src/gst/c63dec/gstc63dec.c $src/gst/c63dec/gstc63framer.c $src/gst/gstc63videolayout.c" ;;
+*) elements= ;;
+esac
+if [ -n "$elements" ]; then
   pkgs="gstreamer-check-1.0 gstreamer-video-1.0 gstreamer-base-1.0 gstreamer-1.0"
   pkg-config --exists $pkgs || { echo "SKIP: no GStreamer development files"; exit 77; }
-  extra="-I$src/gst -I$src -DPACKAGE=\"gst-c63\" -DPACKAGE_VERSION=\"fuzz\"
-    $src/gst/c63dec/gstc63dec.c $src/gst/c63dec/gstc63framer.c $src/gst/c63parse/gstc63parse.c
+  extra="-I$src/gst -I$src -DPACKAGE=\"gst-c63\" -DPACKAGE_VERSION=\"fuzz\" $elements
     $(pkg-config --cflags --libs $pkgs)"
 fi
 # $extra is split into words on purpose
@@ -47,7 +57,7 @@ status=0
 # GStreamer and GLib keep allocations for the life of the process (type
 # system, thread pools), which LeakSanitizer reports at exit; the elements'
 # own leaks are the leaks tracer's job (docs/soak.md, gst-restart-short).
-if [ "$target" = gst ]; then
+if [ -n "$elements" ]; then
   ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
   export ASAN_OPTIONS
 fi

@@ -12,6 +12,7 @@
 
 #include "c63check.h"
 #include "c63enc_common.h"
+#include "c63layout_common.h"
 
 #define ELEMENT "c63cudaenc"
 
@@ -178,6 +179,57 @@ GST_START_TEST(test_cuda_tags_threads)
 }
 GST_END_TEST;
 
+/* The same layout checks as c63enc (system memory into the CUDA element). */
+GST_START_TEST(test_cuda_bad_layouts)
+{
+  c63check_enc_bad_layouts("c63cudaenc");
+}
+GST_END_TEST;
+
+/* CUDA memory whose GstVideoMeta does not fit it (rows 1,000,000 bytes
+ * apart in a buffer of the element's own CUDA pool): the same stream-format
+ * error as for system memory, checked on the device mapping before libc63
+ * reads a row. */
+GST_START_TEST(test_cuda_memory_bad_layout)
+{
+  GstHarness *hh = gst_harness_new(ELEMENT);
+  GstBus *bus = gst_bus_new();
+  GstCaps *caps = gst_caps_from_string("video/x-raw(memory:CUDAMemory), format=I420, width=64, "
+                                       "height=48, framerate=25/1");
+  GstQuery *query = gst_query_new_allocation(caps, TRUE);
+  GstBufferPool *pool = NULL;
+  GstBuffer *buf = NULL;
+  GstVideoMeta *meta;
+  GstVideoInfo info;
+
+  gst_element_set_bus(hh->element, bus);
+  gst_harness_set_src_caps(hh, gst_caps_ref(caps));
+  fail_unless(gst_video_info_from_caps(&info, caps));
+  fail_unless(gst_pad_peer_query(hh->srcpad, query));
+  fail_unless(gst_query_get_n_allocation_pools(query) > 0);
+  gst_query_parse_nth_allocation_pool(query, 0, &pool, NULL, NULL, NULL);
+  fail_unless(pool != NULL);
+  fail_unless(gst_buffer_pool_set_active(pool, TRUE));
+  fail_unless_equals_int(gst_buffer_pool_acquire_buffer(pool, &buf, NULL), GST_FLOW_OK);
+  meta = gst_buffer_get_video_meta(buf);
+  if (!meta)
+    meta = gst_buffer_add_video_meta_full(buf, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_FORMAT_I420, 64,
+                                          48, 3, info.offset, info.stride);
+  meta->stride[0] = 1000000;
+  GST_BUFFER_PTS(buf) = 0;
+  fail_unless_equals_int(gst_harness_push(hh, buf), GST_FLOW_ERROR);
+  c63check_expect_error(bus, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+                        "The input picture does not fit its buffer");
+  gst_buffer_pool_set_active(pool, FALSE);
+  gst_object_unref(pool);
+  gst_query_unref(query);
+  gst_caps_unref(caps);
+  gst_element_set_bus(hh->element, NULL);
+  gst_object_unref(bus);
+  gst_harness_teardown(hh);
+}
+GST_END_TEST;
+
 static Suite *c63cudaenc_suite(void)
 {
   Suite *s = suite_create(ELEMENT);
@@ -201,6 +253,8 @@ static Suite *c63cudaenc_suite(void)
   tcase_add_test(tc, test_cuda_eos_drain);
   tcase_add_test(tc, test_cuda_size_change);
   tcase_add_test(tc, test_cuda_strided_input);
+  tcase_add_test(tc, test_cuda_bad_layouts);
+  tcase_add_test(tc, test_cuda_memory_bad_layout);
   tcase_add_test(tc, test_cuda_flush);
   tcase_add_test(tc, test_cuda_failing_allocator);
   tcase_add_test(tc, test_cuda_device_id);

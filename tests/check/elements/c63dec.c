@@ -677,6 +677,16 @@ GST_START_TEST(test_dec_corrupt_fatal)
   if (push_frame(hh, truncated, 1) == GST_FLOW_OK) gst_harness_push_event(hh, gst_event_new_eos());
   msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
   fail_unless(msg != NULL);
+  {
+    GError *err = NULL;
+
+    /* past max-errors decoding stops: no promise of the next keyframe */
+    gst_message_parse_error(msg, &err, NULL);
+    fail_unless(strstr(err->message, "decoding stops") != NULL, "%s", err->message);
+    fail_unless(strstr(err->message, "max-errors") != NULL, "%s", err->message);
+    fail_if(strstr(err->message, "skipping") != NULL, "%s", err->message);
+    g_error_free(err);
+  }
   gst_message_unref(msg);
   gst_element_set_bus(hh->element, NULL);
   gst_object_unref(bus);
@@ -866,7 +876,7 @@ GST_END_TEST;
 
 /* Input that yields no picture at all ends in one error at EOS, so
  * gst-launch-1.0 fails instead of writing an empty file: */
-static void check_nothing_decoded(GstHarness *hh, GstBus *bus)
+static void check_nothing_decoded_says(GstHarness *hh, GstBus *bus, const gchar *text)
 {
   BusMessages m;
 
@@ -875,10 +885,14 @@ static void check_nothing_decoded(GstHarness *hh, GstBus *bus)
   fail_unless_equals_int(m.errors, 1);
   fail_unless(g_error_matches(m.error, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE), "%s",
               m.error->message);
-  fail_unless(strstr(m.error->message, "No frame could be decoded") != NULL, "%s",
-              m.error->message);
+  fail_unless(strstr(m.error->message, text) != NULL, "%s", m.error->message);
   clear_messages(&m);
   teardown_bus(hh, bus);
+}
+
+static void check_nothing_decoded(GstHarness *hh, GstBus *bus)
+{
+  check_nothing_decoded_says(hh, bus, "No frame could be decoded");
 }
 
 GST_START_TEST(test_dec_nothing_decoded)
@@ -893,7 +907,22 @@ GST_START_TEST(test_dec_nothing_decoded)
   for (n = 1; n < 7; n++)
     fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[n]), n), GST_FLOW_OK);
   gst_harness_push_event(hh, gst_event_new_eos());
-  check_nothing_decoded(hh, bus);
+  check_nothing_decoded_says(hh, bus, "No keyframe received");
+
+  /* the same flagged as delta units, which GstVideoDecoder discards before
+   * the decoder sees them: the element's own message, not the base
+   * class's generic one */
+  hh = dec_harness_bus(PACKETIZED_CAPS, &bus);
+  for (n = 1; n < 7; n++) {
+    GstBuffer *buf = gst_buffer_new_wrapped_bytes(g_bytes_ref(frames->pdata[n]));
+
+    GST_BUFFER_PTS(buf) = n * FRAME_DURATION;
+    GST_BUFFER_FLAG_SET(buf, GST_BUFFER_FLAG_DELTA_UNIT);
+    fail_unless_equals_int(gst_harness_push(hh, buf), GST_FLOW_OK);
+  }
+  gst_harness_push_event(hh, gst_event_new_eos());
+  check_nothing_decoded_says(hh, bus,
+                             "No keyframe received: the stream must start with a keyframe");
 
   /* only corrupt frames: the first half of each */
   hh = dec_harness_bus(PACKETIZED_CAPS, &bus);
@@ -1032,6 +1061,96 @@ GST_START_TEST(test_dec_output_memory_can_fail)
 }
 GST_END_TEST;
 
+/* A buffer pool that hands out I420 buffers whose GstVideoMeta says the
+ * luma rows are stride bytes apart, in buffers of the caps' size. */
+typedef struct {
+  GstBufferPool parent;
+  gint stride;
+} BadPool;
+typedef GstBufferPoolClass BadPoolClass;
+G_DEFINE_TYPE(BadPool, bad_pool, GST_TYPE_BUFFER_POOL)
+
+static GstFlowReturn bad_pool_alloc(GstBufferPool *pool, GstBuffer **buffer,
+                                    G_GNUC_UNUSED GstBufferPoolAcquireParams *params)
+{
+  GstStructure *config = gst_buffer_pool_get_config(pool);
+  GstCaps *caps = NULL;
+  GstVideoInfo info;
+  gint stride[GST_VIDEO_MAX_PLANES];
+  guint p;
+
+  fail_unless(gst_buffer_pool_config_get_params(config, &caps, NULL, NULL, NULL));
+  fail_unless(gst_video_info_from_caps(&info, caps));
+  gst_structure_free(config);
+  for (p = 0; p < GST_VIDEO_MAX_PLANES; p++)
+    stride[p] = GST_VIDEO_INFO_PLANE_STRIDE(&info, p);
+  stride[0] = ((BadPool *)pool)->stride;
+  *buffer = gst_buffer_new_allocate(NULL, GST_VIDEO_INFO_SIZE(&info), NULL);
+  gst_buffer_add_video_meta_full(*buffer, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_FORMAT_I420,
+                                 GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info), 3,
+                                 info.offset, stride);
+  return GST_FLOW_OK;
+}
+
+static void bad_pool_class_init(BadPoolClass *klass)
+{
+  klass->alloc_buffer = bad_pool_alloc;
+}
+
+static void bad_pool_init(G_GNUC_UNUSED BadPool *pool) {}
+
+/* The harness's sink answers allocation queries with a BadPool (its
+ * stride in the pad's "stride" data), everything else as before. */
+static gboolean bad_pool_query(GstPad *pad, GstObject *parent, GstQuery *query)
+{
+  GstPadQueryFunction chain = g_object_get_data(G_OBJECT(pad), "query");
+
+  if (GST_QUERY_TYPE(query) == GST_QUERY_ALLOCATION) {
+    BadPool *pool = g_object_new(bad_pool_get_type(), NULL);
+
+    pool->stride = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(pad), "stride"));
+    gst_query_add_allocation_pool(query, GST_BUFFER_POOL(pool), 0, 0, 0);
+    gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL);
+    gst_object_unref(pool);
+    return TRUE;
+  }
+  return chain(pad, parent, query);
+}
+
+/* Output buffers from downstream's pool whose meta does not fit their
+ * memory (rows of 1,000,000 bytes; rows of 600 bytes, past the end; rows
+ * shorter than the picture): an error naming the fault, never a write
+ * past the buffer. */
+GST_START_TEST(test_dec_bad_output_layout)
+{
+  static const gint strides[] = {1000000, 600, 100};
+  GPtrArray *frames = load_frames(K7_STREAM);
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS(strides); i++) {
+    GstBus *bus;
+    GstHarness *hh = dec_harness_bus(PACKETIZED_CAPS, &bus);
+    BusMessages m;
+
+    g_object_set_data(G_OBJECT(hh->sinkpad), "query", GST_PAD_QUERYFUNC(hh->sinkpad));
+    g_object_set_data(G_OBJECT(hh->sinkpad), "stride", GINT_TO_POINTER(strides[i]));
+    gst_pad_set_query_function(hh->sinkpad, bad_pool_query);
+    if (push_frame(hh, g_bytes_ref(frames->pdata[0]), 0) == GST_FLOW_OK)
+      gst_harness_push_event(hh, gst_event_new_eos());
+    fail_unless(gst_harness_buffers_received(hh) == 0, "stride %d: a picture came out", strides[i]);
+    pop_messages(bus, &m);
+    fail_unless_equals_int(m.errors, 1);
+    fail_unless(g_error_matches(m.error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_WRITE), "%s",
+                m.error->message);
+    fail_unless(strstr(m.error->message, "does not fit a 352x288 picture") != NULL, "%s",
+                m.error->message);
+    clear_messages(&m);
+    teardown_bus(hh, bus);
+  }
+  g_ptr_array_unref(frames);
+}
+GST_END_TEST;
+
 static Suite *c63dec_suite(void)
 {
   Suite *s = suite_create("c63dec");
@@ -1060,6 +1179,7 @@ static Suite *c63dec_suite(void)
   tcase_add_test(tc, test_dec_cuda_memory_output);
   tcase_add_test(tc, test_dec_flush_in_flight);
   tcase_add_test(tc, test_dec_alloc_failure);
+  tcase_add_test(tc, test_dec_bad_output_layout);
   tcase_add_test(tc, test_dec_output_memory_can_fail);
   return s;
 }

@@ -13,6 +13,7 @@
 
 #include "c63check.h"
 #include "c63enc_common.h"
+#include "c63layout_common.h"
 
 GST_START_TEST(test_enc_caps)
 {
@@ -150,6 +151,14 @@ GST_START_TEST(test_enc_tags_threads)
 }
 GST_END_TEST;
 
+/* GstVideoMetas that disagree with their memory or the caps: an error,
+ * never a crash or a read past the buffer. */
+GST_START_TEST(test_enc_bad_layouts)
+{
+  c63check_enc_bad_layouts("c63enc");
+}
+GST_END_TEST;
+
 static Suite *c63enc_suite(void)
 {
   Suite *s = suite_create("c63enc");
@@ -170,6 +179,7 @@ static Suite *c63enc_suite(void)
   tcase_add_test(tc, test_enc_eos_drain);
   tcase_add_test(tc, test_enc_size_change);
   tcase_add_test(tc, test_enc_strided_input);
+  tcase_add_test(tc, test_enc_bad_layouts);
   tcase_add_test(tc, test_enc_allocation);
   tcase_add_test(tc, test_enc_flush);
   tcase_add_test(tc, test_enc_failing_allocator);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <gst/base/gsttypefindhelper.h>
+#include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
 
 #include "c63check.h"
@@ -134,6 +135,75 @@ GST_START_TEST(test_typefind_damaged_header)
 }
 GST_END_TEST;
 
+/* A stream that starts inside a frame (joined mid-stream, cut at the
+ * front) is Codec63 from its first whole frame on: with certainty when the
+ * frame after it parses too. */
+GST_START_TEST(test_typefind_starts_inside_frame)
+{
+  GBytes *stream = c63check_read_file(c63check_vector("pan_352x288_q10k7.c63")->stream);
+  gsize len;
+  const guint8 *d = g_bytes_get_data(stream, &len);
+  GstTypeFindProbability prob = GST_TYPE_FIND_NONE;
+  GstCaps *caps = typefind(d + 5000, len - 5000, &prob);
+
+  fail_unless(caps && gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-c63"),
+              "typed as %" GST_PTR_FORMAT, caps);
+  fail_unless_equals_int(prob, GST_TYPE_FIND_MAXIMUM);
+  gst_caps_unref(caps);
+  g_bytes_unref(stream);
+}
+GST_END_TEST;
+
+/* decodebin plays what c63parse ! c63dec plays: files cut inside a frame
+ * at the end (the first frame's headers whole) and at the front. */
+GST_START_TEST(test_decodebin_truncated)
+{
+  GBytes *stream = c63check_read_file(c63check_vector("pan_352x288_q10k7.c63")->stream);
+  gsize len;
+  const guint8 *d = g_bytes_get_data(stream, &len);
+  gchar *dir = g_dir_make_tmp("c63typefind-XXXXXX", NULL);
+  const struct {
+    const gchar *name;
+    gsize from, to;
+  } cuts[] = {
+      {"end", 0, len / 2 + 1234},
+      {"front", 5000, len},
+      {"both", 5000, len / 2 + 1234},
+  };
+  guint i;
+
+  fail_unless(dir != NULL);
+  for (i = 0; i < G_N_ELEMENTS(cuts); i++) {
+    gchar *path = g_build_filename(dir, "cut.c63", NULL);
+    gchar *desc;
+    C63Run via_parse, via_decodebin;
+
+    fail_unless(g_file_set_contents(path, (const gchar *)d + cuts[i].from,
+                                    cuts[i].to - cuts[i].from, NULL));
+    desc = g_strdup_printf("filesrc location=%s ! c63parse ! c63dec ! fakesink name=sink", path);
+    c63check_run(desc, &via_parse);
+    g_free(desc);
+    desc = g_strdup_printf("filesrc location=%s ! decodebin ! fakesink name=sink", path);
+    c63check_run(desc, &via_decodebin);
+    g_free(desc);
+    fail_unless(via_parse.eos && via_parse.buffers > 0, "cut at the %s: c63parse ! c63dec: %s",
+                cuts[i].name, via_parse.error);
+    fail_unless(via_decodebin.eos, "cut at the %s: decodebin: %s", cuts[i].name,
+                via_decodebin.error);
+    fail_unless_equals_int(via_decodebin.buffers, via_parse.buffers);
+    fail_unless_equals_string(g_checksum_get_string(via_decodebin.video),
+                              g_checksum_get_string(via_parse.video));
+    c63check_run_clear(&via_parse);
+    c63check_run_clear(&via_decodebin);
+    g_unlink(path);
+    g_free(path);
+  }
+  g_rmdir(dir);
+  g_free(dir);
+  g_bytes_unref(stream);
+}
+GST_END_TEST;
+
 static Suite *c63typefind_suite(void)
 {
   Suite *s = suite_create("c63typefind");
@@ -146,6 +216,8 @@ static Suite *c63typefind_suite(void)
   tcase_add_test(tc, test_typefind_dqt_length_197);
   tcase_add_test(tc, test_typefind_jpeg_is_not_c63);
   tcase_add_test(tc, test_typefind_damaged_header);
+  tcase_add_test(tc, test_typefind_starts_inside_frame);
+  tcase_add_test(tc, test_decodebin_truncated);
   return s;
 }
 
