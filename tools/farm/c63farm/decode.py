@@ -1,0 +1,56 @@
+"""c63-farm decode: cut the stream at keyframes, decode the pieces on the
+farm, join the pictures.
+SPDX-License-Identifier: LGPL-2.1-or-later
+"""
+import os
+import sys
+import time
+
+from . import PROG, FarmError, UsageError, cluster, jobdir, options, runner, stream, tasks, tools
+from .progress import Progress
+
+DEFAULT_PIECE_FRAMES = 50
+
+
+def _note(opts, text):
+    if not opts.quiet:
+        sys.stderr.write("%s: %s\n" % (PROG, text))
+
+
+def decode(opts):
+    cluster.import_distributed()  # missing Dask fails at once
+    dec = tools.find("c63-dec")
+    if os.path.exists(opts.output) and os.path.exists(opts.input) and \
+            os.path.samefile(opts.output, opts.input):
+        raise UsageError("the output %s is the input" % opts.output)
+    starts, keys, (width, height), size = stream.scan(opts.input)
+    pieces = stream.pieces(starts, keys, size, opts.chunk_frames or DEFAULT_PIECE_FRAMES)
+    machine_args = options.tool_args(opts, options.MACHINE_OPTIONS)
+    manifest = {"command": "decode", "input": jobdir.input_identity(opts.input),
+                "pieces": [p[1] for p in pieces], "decoder": tools.version(dec)}
+    work = jobdir.JobDir(opts.work_dir or jobdir.default_work_dir(opts.output), manifest)
+    paths = [work.chunk_path(i, ".yuv") for i, _, _, _ in pieces]
+    start = time.monotonic()
+    with cluster.connect(opts, opts.backend == "cuda") as farm:
+        link = farm.dashboard()
+        if link:
+            _note(opts, "dashboard: %s" % link)
+        args = machine_args
+        if opts.threads is None and farm.threads_per_worker is not None:
+            args = args + ["-t", str(farm.threads_per_worker)]
+        jobs = [{"index": i, "offset": offset, "length": length, "frames": n,
+                 "input": os.path.abspath(opts.input), "dec": dec, "args": args,
+                 "out": paths[i]} for i, offset, length, n in pieces]
+        progress = Progress(len(starts), 0, opts.progress or sys.stderr.isatty(), "decoded")
+        results = runner.run(farm, tasks.decode_piece, jobs, "c63-decode-" + work.key, progress)
+    failed = [r for r in results if r["status"] != 0]
+    for r in failed:
+        sys.stderr.write("%s: piece %d: %s\n" % (PROG, r["index"], r["message"] or "corrupt"))
+    if sum(os.path.getsize(p) for p in paths) == 0:
+        raise FarmError("no frame of %s decoded" % opts.input)
+    jobdir.join_files(paths, opts.output)
+    work.remove()
+    seconds = time.monotonic() - start
+    _note(opts, "decoded %d frames of %dx%d in %d pieces, %.2f fps" % (
+        len(starts), width, height, len(pieces), len(starts) / seconds if seconds else 0.0))
+    return 1 if failed else 0
