@@ -51,10 +51,12 @@ def encode(opts):
         _note(opts, "resuming: %d of %d chunks done in %s" % (
             len(chunks) - len(todo), len(chunks), work.path))
 
+    # Timed from the cluster's being up: its start is no part of the job's speed.
     start = time.monotonic()
     if todo:
         use_gpu = opts.backend == "cuda"
         with cluster.connect(opts, use_gpu) as farm:
+            start = time.monotonic()
             _announce(opts, farm, len(chunks), chunk_frames)
             args = stream_args + machine_args + _threads_args(opts, farm)
             jobs = [{"index": i, "first": first, "frames": n, "offset": first * frame_size,
@@ -64,9 +66,10 @@ def encode(opts):
             done = frames - sum(n for _, _, n in todo)
             progress = Progress(frames, done, opts.progress or sys.stderr.isatty(), "encoded")
             runner.run(farm, tasks.encode_chunk, jobs, "c63-encode-" + work.key, progress)
+    encoded = time.monotonic()
     jobdir.join_files(paths, opts.output)
     work.remove()
-    _summary(opts, frames, len(chunks), time.monotonic() - start, fps)
+    _summary(opts, frames, len(chunks), encoded - start, time.monotonic() - start, fps)
 
 
 def _announce(opts, farm, chunks, chunk_frames):
@@ -76,10 +79,11 @@ def _announce(opts, farm, chunks, chunk_frames):
     _note(opts, "%d chunks of %d frames on %d workers" % (chunks, chunk_frames, farm.workers))
 
 
-def _summary(opts, frames, chunks, seconds, fps):
+def _summary(opts, frames, chunks, encode_seconds, seconds, fps):
     size = os.path.getsize(opts.output)
-    _note(opts, "encoded %d frames in %d chunks, %d bytes, %.2f fps" % (
-        frames, chunks, size, frames / seconds if seconds > 0 else 0.0))
+    _note(opts, "encoded %d frames in %d chunks, %d bytes, %.2f fps (chunks %.2f s, join %.2f s)"
+          % (frames, chunks, size, frames / seconds if seconds > 0 else 0.0, encode_seconds,
+             seconds - encode_seconds))
     if opts.bitrate is not None and frames and fps:
         _note(opts, "%.1f kbit/s at %s fps (target %d)" % (
             8.0 * size * fps / frames / 1000.0, opts.fps or "25", opts.bitrate))
