@@ -267,6 +267,48 @@ class BadInput(FarmCase):
         self.assertNoOutput("nodask.c63")
 
 
+def gst_launch(*pipeline):
+    subprocess.run(["gst-launch-1.0", "-q"] + " ".join(pipeline).split(), check=True)
+
+
+class MediaInput(FarmCase):
+    """Input that GStreamer decodes: the same bytes as c63-enc over the
+    decoded frames (352 and 176 are multiples of 4: GStreamer's I420 rows
+    are then the raw file's)."""
+
+    def check_media(self, name, encoder, mux, fps, k, chunk):
+        media, raw = self.path(name), self.path(name + ".yuv")
+        gst_launch("videotestsrc num-buffers=60 pattern=ball !",
+                   "video/x-raw,width=%d,height=%d,framerate=%s !" % (W, H, fps),
+                   encoder, "!", mux, "! filesink location=" + media)
+        gst_launch("filesrc location=" + media, "! decodebin ! videoconvert !",
+                   "video/x-raw,format=I420 ! filesink location=" + raw)
+        ref = self.path(name + ".ref.c63")
+        c63_enc("-w", str(W), "-h", str(H), "-k", k, "--fps", fps, "-o", ref, raw)
+        rc, err = farm("encode", "-k", k, "--chunk-frames", chunk, "-o", self.path(name + ".c63"),
+                       media)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(read(self.path(name + ".c63")), read(ref))
+
+    def test_avi_of_jpeg(self):
+        self.check_media("ball.avi", "jpegenc", "avimux", "25/1", "8", "16")
+
+    def test_webm_with_millisecond_timestamps(self):
+        # 30000/1001 fps in a container of millisecond timestamps.
+        self.check_media("ball.webm", "vp8enc keyframe-max-dist=25", "webmmux", "30000/1001",
+                         "10", "20")
+
+    def test_undecodable_file(self):
+        junk = self.path("junk.mkv")
+        with open(junk, "wb") as f:
+            f.write(b"no video here\n" * 100)
+        rc, err = farm("encode", "-o", self.path("junk.c63"), junk)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("cannot decode", err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertNoOutput("junk.c63")
+
+
 class Decode(FarmCase):
     def decode_both(self, stream):
         ref = subprocess.run([tool("c63-dec"), "--quiet", stream, self.path("ref.yuv")],

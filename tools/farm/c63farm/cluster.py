@@ -9,7 +9,7 @@ import logging
 import os
 import subprocess
 
-from . import FarmError, tasks
+from . import FarmError, media, tasks
 
 CORES_PER_CPU_WORKER = 4
 
@@ -28,6 +28,7 @@ def import_distributed():
     import cloudpickle
     if hasattr(cloudpickle, "register_pickle_by_value"):
         cloudpickle.register_pickle_by_value(tasks)
+        cloudpickle.register_pickle_by_value(media)
     return distributed
 
 

@@ -5,7 +5,8 @@ import os
 import sys
 import time
 
-from . import PROG, FarmError, UsageError, cluster, jobdir, options, plan, runner, tasks, tools
+from . import PROG, FarmError, UsageError, cluster, jobdir, options, plan, runner, stream, tasks
+from . import tools
 from .progress import Progress
 
 
@@ -14,37 +15,94 @@ def _note(opts, text):
         sys.stderr.write("%s: %s\n" % (PROG, text))
 
 
+class RawSource:
+    """A raw I420 file (-w and -h given): frames read by byte offset."""
+
+    task = staticmethod(tasks.encode_chunk)
+
+    def __init__(self, opts):
+        self.frame_size = plan.i420_frame_size(opts.width, opts.height)
+        self.frames = plan.count_frames(opts.input, self.frame_size, opts.frames,
+                                        opts.allow_partial)
+        self.width, self.height, self.fps = opts.width, opts.height, opts.fps
+        self.manifest = {}
+
+    def job(self, first, last):
+        return {"offset": first * self.frame_size}
+
+
+class MediaSource:
+    """A file GStreamer decodes (no -w/-h): frames found by timestamp."""
+
+    task = staticmethod(tasks.encode_media_chunk)
+
+    def __init__(self, opts):
+        from . import media
+        plan.check_readable(opts.input)
+        try:
+            self.media = media.probe(opts.input)
+        except (media.MediaError, ImportError, ValueError) as e:
+            raise FarmError("cannot decode %s: %s" % (opts.input, e))
+        self.frames = self.media["frames"]  # from the duration: the last chunk takes the rest
+        if opts.frames is not None:
+            raise UsageError("-f needs a raw input (-w, -h)")
+        self.width, self.height = self.media["width"], self.media["height"]
+        self.fps = opts.fps or "%d/%d" % (self.media["fps_num"], self.media["fps_den"])
+        self.uri = "file://" + os.path.abspath(opts.input)
+        self.manifest = {"media": self.media}
+
+    def job(self, first, last):
+        return {"uri": self.uri, "media": self.media, "last": last}
+
+
+def _source(opts):
+    if opts.width is None and opts.height is None:
+        return MediaSource(opts)
+    if opts.width is None or opts.height is None:
+        raise UsageError("-w WIDTH and -h HEIGHT go together (raw input), or neither "
+                         "(input that GStreamer decodes)")
+    return RawSource(opts)
+
+
 def _threads_args(opts, farm):
     if opts.threads is None and farm.threads_per_worker is not None:
         return ["-t", str(farm.threads_per_worker)]
     return []
 
 
+def _stream_args(opts, source):
+    fps = [] if opts.fps or source.fps is None else ["--fps", source.fps]
+    return ["-w", str(source.width), "-h", str(source.height)] + options.tool_args(
+        opts, options.STREAM_OPTIONS) + fps
+
+
 def encode(opts):
     cluster.import_distributed()  # missing Dask fails at once
     enc = tools.find("c63-enc")
-    stream_args = ["-w", str(opts.width), "-h", str(opts.height)] + options.tool_args(
-        opts, options.STREAM_OPTIONS)
-    machine_args = options.tool_args(opts, options.MACHINE_OPTIONS)
-    tools.check_encoder_options(enc, stream_args + machine_args)
+    if opts.width is not None and opts.height is not None:  # bad values before the input
+        tools.check_encoder_options(enc, ["-w", str(opts.width), "-h", str(opts.height)] +
+                                    options.tool_args(opts, options.STREAM_OPTIONS) +
+                                    options.tool_args(opts, options.MACHINE_OPTIONS))
     if os.path.exists(opts.output) and os.path.exists(opts.input) and \
             os.path.samefile(opts.output, opts.input):
         raise UsageError("the output %s is the input" % opts.output)
-    frame_size = plan.i420_frame_size(opts.width, opts.height)
-    frames = plan.count_frames(opts.input, frame_size, opts.frames, opts.allow_partial)
-    fps = plan.parse_fps(opts.fps)
+    source = _source(opts)
+    stream_args = _stream_args(opts, source)
+    machine_args = options.tool_args(opts, options.MACHINE_OPTIONS)
+    tools.check_encoder_options(enc, stream_args + machine_args)
+    fps = plan.parse_fps(source.fps)
     k = plan.DEFAULT_KEYFRAME_INTERVAL if opts.keyframe_interval is None else \
         opts.keyframe_interval
     chunk_frames = opts.chunk_frames or plan.default_chunk_frames(k, fps)
-    why = plan.why_not_identical(opts, chunk_frames, frames)
+    why = plan.why_not_identical(opts, chunk_frames, source.frames)
     if why:
         _note(opts, "note: the stream differs from one c63-enc run's: " + why)
 
-    manifest = {"command": "encode", "input": jobdir.input_identity(opts.input),
-                "args": stream_args, "frames": frames, "chunk_frames": chunk_frames,
-                "encoder": tools.version(enc)}
+    manifest = dict(source.manifest, command="encode",
+                    input=jobdir.input_identity(opts.input), args=stream_args,
+                    frames=source.frames, chunk_frames=chunk_frames, encoder=tools.version(enc))
     work = jobdir.JobDir(opts.work_dir or jobdir.default_work_dir(opts.output), manifest)
-    chunks = plan.chunks(frames, chunk_frames)
+    chunks = plan.chunks(source.frames, chunk_frames)
     paths = [work.chunk_path(i, ".c63") for i, _, _ in chunks]
     todo = [c for c in chunks if not os.path.exists(paths[c[0]])]
     if len(todo) < len(chunks):
@@ -54,22 +112,22 @@ def encode(opts):
     # Timed from the cluster's being up: its start is no part of the job's speed.
     start = time.monotonic()
     if todo:
-        use_gpu = opts.backend == "cuda"
-        with cluster.connect(opts, use_gpu) as farm:
+        with cluster.connect(opts, opts.backend == "cuda") as farm:
             start = time.monotonic()
             _announce(opts, farm, len(chunks), chunk_frames)
             args = stream_args + machine_args + _threads_args(opts, farm)
-            jobs = [{"index": i, "first": first, "frames": n, "offset": first * frame_size,
-                     "input": os.path.abspath(opts.input), "enc": enc, "args": args,
-                     "out": paths[i], "kill_marker": runner.kill_hook(work, i)}
+            jobs = [dict(source.job(first, i == len(chunks) - 1), index=i, first=first,
+                         frames=n, input=os.path.abspath(opts.input), enc=enc, args=args,
+                         out=paths[i], kill_marker=runner.kill_hook(work, i))
                     for i, first, n in todo]
-            done = frames - sum(n for _, _, n in todo)
-            progress = Progress(frames, done, opts.progress or sys.stderr.isatty(), "encoded")
-            runner.run(farm, tasks.encode_chunk, jobs, "c63-encode-" + work.key, progress)
+            done = source.frames - sum(n for _, _, n in todo)
+            progress = Progress(source.frames, done, opts.progress or sys.stderr.isatty(),
+                                "encoded")
+            runner.run(farm, source.task, jobs, "c63-encode-" + work.key, progress)
     encoded = time.monotonic()
     jobdir.join_files(paths, opts.output)
     work.remove()
-    _summary(opts, frames, len(chunks), encoded - start, time.monotonic() - start, fps)
+    _summary(opts, len(chunks), encoded - start, time.monotonic() - start, fps)
 
 
 def _announce(opts, farm, chunks, chunk_frames):
@@ -79,8 +137,9 @@ def _announce(opts, farm, chunks, chunk_frames):
     _note(opts, "%d chunks of %d frames on %d workers" % (chunks, chunk_frames, farm.workers))
 
 
-def _summary(opts, frames, chunks, encode_seconds, seconds, fps):
+def _summary(opts, chunks, encode_seconds, seconds, fps):
     size = os.path.getsize(opts.output)
+    frames = len(stream.scan(opts.output)[0]) if size else 0
     _note(opts, "encoded %d frames in %d chunks, %d bytes, %.2f fps (chunks %.2f s, join %.2f s)"
           % (frames, chunks, size, frames / seconds if seconds > 0 else 0.0, encode_seconds,
              seconds - encode_seconds))

@@ -30,10 +30,13 @@ MACHINE_OPTIONS = [
 ENCODE_USAGE = """\
 Usage: c63-farm encode -w WIDTH -h HEIGHT [c63-enc options] [farm options]
                        -o OUTPUT.c63 INPUT.yuv
-Encode raw I420 video into one Codec63 stream on the workers of a Dask
-cluster: each worker encodes a chunk of frames (read from INPUT by offset, so
-INPUT must be a path every worker can read) with c63-enc, and the chunks are
-joined in order.
+       c63-farm encode [c63-enc options] [farm options] -o OUTPUT.c63 INPUT
+Encode video into one Codec63 stream on the workers of a Dask cluster: each
+worker encodes a chunk of frames with c63-enc, and the chunks are joined in
+order. With -w and -h, INPUT is raw I420 (frames read by offset); without,
+any file GStreamer decodes (each worker seeks to its frames; constant
+framerate, --fps defaults to the file's). INPUT must be a path every worker
+can read.
 
 c63-enc's options, with its names and meanings (c63-enc --help):
   -w -h -f -q -k -r -m -b --rate-control --buffer --fps --backend --device
@@ -104,8 +107,8 @@ def _add(p, table):
 
 def encode_parser():
     p = _Parser(prog=PROG + " encode", add_help=False)
-    p.add_argument("-w", "--width", type=int, required=True)
-    p.add_argument("-h", "--height", type=int, required=True)
+    p.add_argument("-w", "--width", type=int)
+    p.add_argument("-h", "--height", type=int)
     p.add_argument("-f", "--frames", type=int)
     p.add_argument("--allow-partial", action="store_true")
     _add(p, STREAM_OPTIONS)

@@ -16,9 +16,8 @@ def i420_frame_size(width, height):
     return width * height + 2 * cw * ch
 
 
-def count_frames(path, frame_size, max_frames, allow_partial):
-    """The number of frames to encode from PATH, as c63-enc would take them;
-    FarmError for an input c63-enc would refuse."""
+def check_readable(path):
+    """os.stat of PATH, a regular file this process can read, else FarmError."""
     try:
         st = os.stat(path)
         if stat.S_ISDIR(st.st_mode):
@@ -28,7 +27,14 @@ def count_frames(path, frame_size, max_frames, allow_partial):
     except OSError as e:
         raise FarmError("cannot read %s: %s" % (path, e.strerror))
     if not stat.S_ISREG(st.st_mode):
-        raise FarmError("%s is not a regular file: the workers read it by offset" % path)
+        raise FarmError("%s is not a regular file: the workers read it by path" % path)
+    return st
+
+
+def count_frames(path, frame_size, max_frames, allow_partial):
+    """The number of frames to encode from PATH, as c63-enc would take them;
+    FarmError for an input c63-enc would refuse."""
+    st = check_readable(path)
     frames, rest = divmod(st.st_size, frame_size)
     if max_frames is not None and max_frames <= frames:
         return max_frames

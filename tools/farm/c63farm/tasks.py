@@ -1,7 +1,8 @@
 """The work of one Dask task: encode a range of frames, or decode a range of
 bytes, with the c63-enc and c63-dec tools of the worker's host.
 
-This module uses only the standard library and travels to the workers by
+This module and c63farm.media use only the standard library (and PyGObject
+when the input is decoded with GStreamer) and travel to the workers by
 value (cloudpickle), so a worker host needs Dask and the tools, not this
 package. Every task is idempotent: the tools write their output under a
 temporary name and rename it, so a finished chunk file is complete, and a
@@ -13,6 +14,8 @@ import os
 import signal
 import subprocess
 import time
+
+from . import media
 
 
 class ChunkFailed(Exception):
@@ -46,32 +49,76 @@ def _die_mid_chunk(marker, partial_prefix, proc):
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _encode(job, cmd, stdin, feed=None):
+    """Run c63-enc (CMD) into job["out"], its input STDIN, or a pipe that
+    FEED(job, pipe) fills, returning the frames it wrote."""
+    out, frames = job["out"], job["frames"]
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if job.get("kill_marker"):
+        _die_mid_chunk(job["kill_marker"], out, proc)
+    if feed is not None:
+        try:
+            frames = feed(job, proc.stdin)
+        except BrokenPipeError:
+            pass  # the encoder stopped: its message follows
+        except BaseException:
+            proc.kill()
+            raise
+        finally:
+            try:
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+    err = proc.stderr.read()
+    proc.wait()
+    if proc.returncode != 0 and feed is not None and frames == 0:
+        open(out, "wb").close()  # a chunk past the input's end: empty
+    elif proc.returncode != 0:
+        raise ChunkFailed("chunk %d (frames %d-%d): %s" % (
+            job["index"], job["first"], job["first"] + job["frames"] - 1, _last_line(err)))
+    return {"index": job["index"], "frames": frames, "bytes": os.path.getsize(out),
+            "seconds": time.monotonic() - start, "cached": False}
+
+
+def _cached(job):
+    if os.path.exists(job["out"]):
+        return {"index": job["index"], "frames": job["frames"],
+                "bytes": os.path.getsize(job["out"]), "seconds": 0.0, "cached": True}
+    return None
+
+
+def _encoder_command(job, extra):
+    return [_tool(job["enc"], "c63-enc")] + job["args"] + extra + [
+        "--quiet", "-o", job["out"], "-"]
+
+
 def encode_chunk(job):
-    """Encode job["frames"] frames from byte job["offset"] of job["input"]
-    into job["out"]. The encoder reads the range straight from the file:
-    its standard input is the file, positioned at the chunk's first frame."""
-    out = job["out"]
-    result = {"index": job["index"], "frames": job["frames"]}
-    if os.path.exists(out):
-        return dict(result, bytes=os.path.getsize(out), seconds=0.0, cached=True)
-    cmd = [_tool(job["enc"], "c63-enc")] + job["args"] + [
-        "-f", str(job["frames"]), "--quiet", "-o", out, "-"]
+    """Encode job["frames"] frames from byte job["offset"] of the raw file
+    job["input"] into job["out"]. The encoder reads the range straight from
+    the file: its standard input is the file, positioned at the chunk's
+    first frame."""
+    cached = _cached(job)
+    if cached:
+        return cached
     fd = os.open(job["input"], os.O_RDONLY)
     try:
         os.lseek(fd, job["offset"], os.SEEK_SET)
-        start = time.monotonic()
-        proc = subprocess.Popen(cmd, stdin=fd, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE)
-        if job.get("kill_marker"):
-            _die_mid_chunk(job["kill_marker"], out, proc)
-        _, err = proc.communicate()
+        return _encode(job, _encoder_command(job, ["-f", str(job["frames"])]), fd)
     finally:
         os.close(fd)
-    if proc.returncode != 0:
-        raise ChunkFailed("chunk %d (frames %d-%d): %s" % (
-            job["index"], job["first"], job["first"] + job["frames"] - 1, _last_line(err)))
-    return dict(result, bytes=os.path.getsize(out), seconds=time.monotonic() - start,
-                cached=False)
+
+
+def encode_media_chunk(job):
+    """Encode the chunk's frames of a file GStreamer decodes (c63farm.media)
+    into job["out"]."""
+    cached = _cached(job)
+    if cached:
+        return cached
+    try:
+        return _encode(job, _encoder_command(job, []), subprocess.PIPE, media.feed_chunk)
+    except media.MediaError as e:
+        raise ChunkFailed("chunk %d: %s" % (job["index"], e))
 
 
 def _read_range(path, offset, length):
