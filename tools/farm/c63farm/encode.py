@@ -43,24 +43,32 @@ class MediaSource:
             self.media = media.probe(opts.input)
         except (media.MediaError, ImportError, ValueError) as e:
             raise FarmError("cannot decode %s: %s" % (opts.input, e))
-        self.frames = self.media["frames"]  # from the duration: the last chunk takes the rest
-        if opts.frames is not None:
-            raise UsageError("-f needs a raw input (-w, -h)")
+        # From the duration: the last chunk takes the rest, unless -f bounds it.
+        self.frames = self.media["frames"]
+        self.bounded = opts.frames is not None
+        if self.bounded:
+            self.frames = min(self.frames, opts.frames)
         self.width, self.height = self.media["width"], self.media["height"]
         self.fps = opts.fps or "%d/%d" % (self.media["fps_num"], self.media["fps_den"])
         self.uri = "file://" + os.path.abspath(opts.input)
         self.manifest = {"media": self.media}
 
     def job(self, first, last):
-        return {"uri": self.uri, "media": self.media, "last": last}
+        return {"uri": self.uri, "media": self.media, "last": last and not self.bounded}
 
 
-def _source(opts):
+def _checked_source(opts, enc):
+    """The input, with c63-enc's verdict on the options: before the input
+    is read when it is raw (as c63-enc judges its arguments first), after
+    the probe that gives the size otherwise."""
     if opts.width is None and opts.height is None:
-        return MediaSource(opts)
+        source = MediaSource(opts)
+        tools.check_encoder_options(enc, _stream_args(opts, source) + _machine_args(opts))
+        return source
     if opts.width is None or opts.height is None:
         raise UsageError("-w WIDTH and -h HEIGHT go together (raw input), or neither "
                          "(input that GStreamer decodes)")
+    tools.check_encoder_options(enc, _stream_args(opts, opts) + _machine_args(opts))
     return RawSource(opts)
 
 
@@ -70,7 +78,13 @@ def _threads_args(opts, farm):
     return []
 
 
+def _machine_args(opts):
+    return options.tool_args(opts, options.MACHINE_OPTIONS)
+
+
 def _stream_args(opts, source):
+    """c63-enc's options that make the stream; SOURCE gives the size and
+    framerate (opts itself for raw input)."""
     fps = [] if opts.fps or source.fps is None else ["--fps", source.fps]
     return ["-w", str(source.width), "-h", str(source.height)] + options.tool_args(
         opts, options.STREAM_OPTIONS) + fps
@@ -79,17 +93,12 @@ def _stream_args(opts, source):
 def encode(opts):
     cluster.import_distributed()  # missing Dask fails at once
     enc = tools.find("c63-enc")
-    if opts.width is not None and opts.height is not None:  # bad values before the input
-        tools.check_encoder_options(enc, ["-w", str(opts.width), "-h", str(opts.height)] +
-                                    options.tool_args(opts, options.STREAM_OPTIONS) +
-                                    options.tool_args(opts, options.MACHINE_OPTIONS))
     if os.path.exists(opts.output) and os.path.exists(opts.input) and \
             os.path.samefile(opts.output, opts.input):
         raise UsageError("the output %s is the input" % opts.output)
-    source = _source(opts)
+    source = _checked_source(opts, enc)
     stream_args = _stream_args(opts, source)
-    machine_args = options.tool_args(opts, options.MACHINE_OPTIONS)
-    tools.check_encoder_options(enc, stream_args + machine_args)
+    machine_args = _machine_args(opts)
     fps = plan.parse_fps(source.fps)
     k = plan.DEFAULT_KEYFRAME_INTERVAL if opts.keyframe_interval is None else \
         opts.keyframe_interval
@@ -127,7 +136,7 @@ def encode(opts):
     encoded = time.monotonic()
     jobdir.join_files(paths, opts.output)
     work.remove()
-    _summary(opts, len(chunks), encoded - start, time.monotonic() - start, fps)
+    _summary(opts, len(chunks), encoded - start, time.monotonic() - start, source.fps)
 
 
 def _announce(opts, farm, chunks, chunk_frames):
@@ -137,12 +146,13 @@ def _announce(opts, farm, chunks, chunk_frames):
     _note(opts, "%d chunks of %d frames on %d workers" % (chunks, chunk_frames, farm.workers))
 
 
-def _summary(opts, chunks, encode_seconds, seconds, fps):
+def _summary(opts, chunks, encode_seconds, seconds, fps_text):
     size = os.path.getsize(opts.output)
     frames = len(stream.scan(opts.output)[0]) if size else 0
     _note(opts, "encoded %d frames in %d chunks, %d bytes, %.2f fps (chunks %.2f s, join %.2f s)"
           % (frames, chunks, size, frames / seconds if seconds > 0 else 0.0, encode_seconds,
              seconds - encode_seconds))
+    fps = plan.parse_fps(fps_text)
     if opts.bitrate is not None and frames and fps:
         _note(opts, "%.1f kbit/s at %s fps (target %d)" % (
-            8.0 * size * fps / frames / 1000.0, opts.fps or "25", opts.bitrate))
+            8.0 * size * fps / frames / 1000.0, fps_text or "25", opts.bitrate))

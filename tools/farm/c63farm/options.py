@@ -41,6 +41,8 @@ can read.
 c63-enc's options, with its names and meanings (c63-enc --help):
   -w -h -f -q -k -r -m -b --rate-control --buffer --fps --backend --device
   -t --allow-partial --quiet
+(--device: a worker of the local cluster sees its one GPU as device 0, so
+leave it out there; -t: by default the host's cores over its local workers)
 
 Farm options:
       --chunk-frames N   frames per chunk (default: a multiple of the keyframe
