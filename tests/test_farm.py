@@ -309,6 +309,38 @@ class MediaInput(FarmCase):
         self.assertNoOutput("junk.c63")
 
 
+class GpuWorkers(FarmCase):
+    """The local cluster of GPU workers, without a GPU: each worker pinned to
+    its own with CUDA_VISIBLE_DEVICES, declaring GPU=1."""
+
+    def test_each_worker_sees_one_gpu(self):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                        "tools", "farm"))
+        from c63farm import cluster as farm_cluster
+        gpu_cluster = farm_cluster._gpu_cluster(distributed, ["3", "5"])
+        try:
+            with distributed.Client(gpu_cluster) as gpu_client:
+                seen = gpu_client.run(lambda: os.environ.get("CUDA_VISIBLE_DEVICES"))
+                self.assertEqual(sorted(seen.values()), ["3", "5"])
+                workers = gpu_client.scheduler_info()["workers"].values()
+                self.assertEqual([w["resources"] for w in workers], [{"GPU": 1}] * 2)
+        finally:
+            gpu_cluster.close()
+
+    def test_no_gpu_for_cuda_backend(self):
+        rc, err = self.encode("nogpu.c63", "--backend", "cuda", scheduler=False,
+                              env={"CUDA_VISIBLE_DEVICES": ""})
+        self.assertEqual(rc, 1, err)
+        self.assertIn("shows no GPU", err)
+        self.assertNoOutput("nogpu.c63")
+
+    def test_scheduler_without_gpu_workers(self):
+        rc, err = self.encode("nogpu2.c63", "--backend", "cuda")
+        self.assertEqual(rc, 1, err)
+        self.assertIn("no worker declares a GPU", err)
+        self.assertNoOutput("nogpu2.c63")
+
+
 class Decode(FarmCase):
     def decode_both(self, stream):
         ref = subprocess.run([tool("c63-dec"), "--quiet", stream, self.path("ref.yuv")],

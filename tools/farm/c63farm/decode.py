@@ -33,6 +33,7 @@ def decode(opts):
     with cluster.connect(opts, opts.backend == "cuda") as farm:
         # Timed from the cluster's being up: its start is no part of the job's speed.
         start = time.monotonic()
+        work.create()
         link = farm.dashboard()
         if link:
             _note(opts, "dashboard: %s" % link)

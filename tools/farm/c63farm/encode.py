@@ -124,6 +124,7 @@ def encode(opts):
         with cluster.connect(opts, opts.backend == "cuda") as farm:
             start = time.monotonic()
             _announce(opts, farm, len(chunks), chunk_frames)
+            work.create()
             args = stream_args + machine_args + _threads_args(opts, farm)
             jobs = [dict(source.job(first, i == len(chunks) - 1), index=i, first=first,
                          frames=n, input=os.path.abspath(opts.input), enc=enc, args=args,

@@ -26,17 +26,21 @@ class JobDir:
     any other job gets a folder of its own."""
 
     def __init__(self, work_dir, manifest):
-        text = json.dumps(manifest, sort_keys=True)
-        self.key = hashlib.sha256(text.encode()).hexdigest()[:16]
+        self.text = json.dumps(manifest, sort_keys=True)
+        self.key = hashlib.sha256(self.text.encode()).hexdigest()[:16]
         self.work_dir = work_dir
         self.path = os.path.join(work_dir, self.key)
+
+    def create(self):
+        """Make the folder when the first chunk is about to run: a job that
+        fails before leaves none."""
         try:
             os.makedirs(self.path, exist_ok=True)
             manifest_path = os.path.join(self.path, "manifest.json")
             if not os.path.exists(manifest_path):
-                _write_atomically(manifest_path, text.encode())
+                _write_atomically(manifest_path, self.text.encode())
         except OSError as e:
-            raise FarmError("cannot use the work folder %s: %s" % (work_dir, e.strerror))
+            raise FarmError("cannot use the work folder %s: %s" % (self.work_dir, e.strerror))
 
     def chunk_path(self, index, suffix):
         return os.path.join(self.path, "chunk-%06d%s" % (index, suffix))
