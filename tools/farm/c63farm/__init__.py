@@ -6,6 +6,8 @@ their results into one file. See docs/farm.md.
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
 
+import sys
+
 PROG = "c63-farm"
 
 # Exit statuses, as c63-enc and c63-dec.
@@ -20,3 +22,9 @@ class FarmError(Exception):
 
 class UsageError(Exception):
     """A bad argument: printed with a pointer to --help, exit status 2."""
+
+
+def note(opts, text):
+    """A line on standard error, unless --quiet."""
+    if not opts.quiet:
+        sys.stderr.write("%s: %s\n" % (PROG, text))

@@ -80,6 +80,13 @@ class Farm:
         # Local workers share the host's cores; a remote worker's tools use all of theirs.
         self.threads_per_worker = threads_per_worker
 
+    def threads_args(self, opts):
+        """c63-enc's and c63-dec's -t: the user's, or the host's cores shared
+        by the local workers."""
+        if opts.threads is None and self.threads_per_worker is not None:
+            return ["-t", str(self.threads_per_worker)]
+        return []
+
     def dashboard(self):
         services = self.client.scheduler_info().get("services", {})
         if "dashboard" not in services or (self.local and not _has_bokeh()):

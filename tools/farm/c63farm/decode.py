@@ -6,23 +6,17 @@ import os
 import sys
 import time
 
-from . import PROG, FarmError, UsageError, cluster, jobdir, options, runner, stream, tasks, tools
+from . import PROG, FarmError, cluster, jobdir, note, options, runner, stream
+from . import tasks, tools
 from .progress import Progress
 
 DEFAULT_PIECE_FRAMES = 50
 
 
-def _note(opts, text):
-    if not opts.quiet:
-        sys.stderr.write("%s: %s\n" % (PROG, text))
-
-
 def decode(opts):
     cluster.import_distributed()  # missing Dask fails at once
     dec = tools.find("c63-dec")
-    if os.path.exists(opts.output) and os.path.exists(opts.input) and \
-            os.path.samefile(opts.output, opts.input):
-        raise UsageError("the output %s is the input" % opts.output)
+    jobdir.refuse_output_on_input(opts.output, opts.input)
     starts, keys, (width, height), size = stream.scan(opts.input)
     pieces = stream.pieces(starts, keys, size, opts.chunk_frames or DEFAULT_PIECE_FRAMES)
     machine_args = options.tool_args(opts, options.MACHINE_OPTIONS)
@@ -36,10 +30,8 @@ def decode(opts):
         work.create()
         link = farm.dashboard()
         if link:
-            _note(opts, "dashboard: %s" % link)
-        args = machine_args
-        if opts.threads is None and farm.threads_per_worker is not None:
-            args = args + ["-t", str(farm.threads_per_worker)]
+            note(opts, "dashboard: %s" % link)
+        args = machine_args + farm.threads_args(opts)
         jobs = [{"index": i, "offset": offset, "length": length, "frames": n,
                  "input": os.path.abspath(opts.input), "dec": dec, "args": args,
                  "out": paths[i]} for i, offset, length, n in pieces]
@@ -54,7 +46,7 @@ def decode(opts):
     jobdir.join_files(paths, opts.output)
     work.remove()
     end = time.monotonic()
-    _note(opts, "decoded %d frames of %dx%d in %d pieces, %.2f fps (pieces %.2f s, join %.2f s)"
+    note(opts, "decoded %d frames of %dx%d in %d pieces, %.2f fps (pieces %.2f s, join %.2f s)"
           % (len(starts), width, height, len(pieces), len(starts) / (end - start),
              decoded - start, end - decoded))
     return 1 if failed else 0

@@ -5,14 +5,9 @@ import os
 import sys
 import time
 
-from . import PROG, FarmError, UsageError, cluster, jobdir, options, plan, runner, stream, tasks
-from . import tools
+from . import FarmError, UsageError, cluster, jobdir, options, plan, runner, stream, tasks
+from . import note, tools
 from .progress import Progress
-
-
-def _note(opts, text):
-    if not opts.quiet:
-        sys.stderr.write("%s: %s\n" % (PROG, text))
 
 
 class RawSource:
@@ -50,7 +45,7 @@ class MediaSource:
             self.frames = min(self.frames, opts.frames)
         self.width, self.height = self.media["width"], self.media["height"]
         self.fps = opts.fps or "%d/%d" % (self.media["fps_num"], self.media["fps_den"])
-        self.uri = "file://" + os.path.abspath(opts.input)
+        self.uri = self.media["uri"]
         self.manifest = {"media": self.media}
 
     def job(self, first, last):
@@ -72,12 +67,6 @@ def _checked_source(opts, enc):
     return RawSource(opts)
 
 
-def _threads_args(opts, farm):
-    if opts.threads is None and farm.threads_per_worker is not None:
-        return ["-t", str(farm.threads_per_worker)]
-    return []
-
-
 def _machine_args(opts):
     return options.tool_args(opts, options.MACHINE_OPTIONS)
 
@@ -93,9 +82,7 @@ def _stream_args(opts, source):
 def encode(opts):
     cluster.import_distributed()  # missing Dask fails at once
     enc = tools.find("c63-enc")
-    if os.path.exists(opts.output) and os.path.exists(opts.input) and \
-            os.path.samefile(opts.output, opts.input):
-        raise UsageError("the output %s is the input" % opts.output)
+    jobdir.refuse_output_on_input(opts.output, opts.input)
     source = _checked_source(opts, enc)
     stream_args = _stream_args(opts, source)
     machine_args = _machine_args(opts)
@@ -105,7 +92,7 @@ def encode(opts):
     chunk_frames = opts.chunk_frames or plan.default_chunk_frames(k, fps)
     why = plan.why_not_identical(opts, chunk_frames, source.frames)
     if why:
-        _note(opts, "note: the stream differs from one c63-enc run's: " + why)
+        note(opts, "note: the stream differs from one c63-enc run's: " + why)
 
     manifest = dict(source.manifest, command="encode",
                     input=jobdir.input_identity(opts.input), args=stream_args,
@@ -115,7 +102,7 @@ def encode(opts):
     paths = [work.chunk_path(i, ".c63") for i, _, _ in chunks]
     todo = [c for c in chunks if not os.path.exists(paths[c[0]])]
     if len(todo) < len(chunks):
-        _note(opts, "resuming: %d of %d chunks done in %s" % (
+        note(opts, "resuming: %d of %d chunks done in %s" % (
             len(chunks) - len(todo), len(chunks), work.path))
 
     # Timed from the cluster's being up: its start is no part of the job's speed.
@@ -125,7 +112,7 @@ def encode(opts):
             start = time.monotonic()
             _announce(opts, farm, len(chunks), chunk_frames)
             work.create()
-            args = stream_args + machine_args + _threads_args(opts, farm)
+            args = stream_args + machine_args + farm.threads_args(opts)
             jobs = [dict(source.job(first, i == len(chunks) - 1), index=i, first=first,
                          frames=n, input=os.path.abspath(opts.input), enc=enc, args=args,
                          out=paths[i], kill_marker=runner.kill_hook(work, i))
@@ -143,17 +130,17 @@ def encode(opts):
 def _announce(opts, farm, chunks, chunk_frames):
     link = farm.dashboard()
     if link:
-        _note(opts, "dashboard: %s" % link)
-    _note(opts, "%d chunks of %d frames on %d workers" % (chunks, chunk_frames, farm.workers))
+        note(opts, "dashboard: %s" % link)
+    note(opts, "%d chunks of %d frames on %d workers" % (chunks, chunk_frames, farm.workers))
 
 
 def _summary(opts, chunks, encode_seconds, seconds, fps_text):
     size = os.path.getsize(opts.output)
     frames = len(stream.scan(opts.output)[0]) if size else 0
-    _note(opts, "encoded %d frames in %d chunks, %d bytes, %.2f fps (chunks %.2f s, join %.2f s)"
+    note(opts, "encoded %d frames in %d chunks, %d bytes, %.2f fps (chunks %.2f s, join %.2f s)"
           % (frames, chunks, size, frames / seconds if seconds > 0 else 0.0, encode_seconds,
              seconds - encode_seconds))
     fps = plan.parse_fps(fps_text)
     if opts.bitrate is not None and frames and fps:
-        _note(opts, "%.1f kbit/s at %s fps (target %d)" % (
+        note(opts, "%.1f kbit/s at %s fps (target %d)" % (
             8.0 * size * fps / frames / 1000.0, fps_text or "25", opts.bitrate))

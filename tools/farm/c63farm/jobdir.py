@@ -9,7 +9,7 @@ import os
 import shutil
 import tempfile
 
-from . import FarmError
+from . import FarmError, UsageError
 
 
 def input_identity(path):
@@ -59,6 +59,13 @@ def _write_atomically(path, data):
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     os.replace(tmp, path)
+
+
+def refuse_output_on_input(output, input):
+    """UsageError when OUTPUT names the file INPUT (by any link): writing it
+    would destroy what the workers read."""
+    if os.path.exists(output) and os.path.exists(input) and os.path.samefile(output, input):
+        raise UsageError("the output %s is the input" % output)
 
 
 def default_work_dir(output):

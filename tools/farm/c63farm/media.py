@@ -15,8 +15,6 @@ PyGObject only, imported when used).
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
 import os
-import subprocess
-import time
 
 PIPELINE = ("uridecodebin name=src ! videoconvert ! video/x-raw,format=I420 ! "
             "appsink name=sink sync=false max-buffers=4")
@@ -58,10 +56,11 @@ def _open(Gst, uri):
 
 
 def probe(path):
-    """{width, height, fps_num, fps_den, origin (the first frame's PTS),
-    frames (estimated from the duration)} of the file's video."""
+    """{uri, width, height, fps_num, fps_den, origin (the first frame's
+    PTS), frames (estimated from the duration)} of the file's video."""
     Gst, GstVideo = _gst()
-    pipeline = _open(Gst, Gst.filename_to_uri(os.path.abspath(path)))
+    uri = Gst.filename_to_uri(os.path.abspath(path))
+    pipeline = _open(Gst, uri)
     try:
         sample = pipeline.get_by_name("sink").emit("pull-preroll")
         if sample is None:
@@ -76,7 +75,7 @@ def probe(path):
     if not ok or duration <= 0:
         raise MediaError("its duration is unknown")
     frames = max(1, round((duration - origin) * info.fps_n / info.fps_d / Gst.SECOND))
-    return {"width": info.width, "height": info.height, "fps_num": info.fps_n,
+    return {"uri": uri, "width": info.width, "height": info.height, "fps_num": info.fps_n,
             "fps_den": info.fps_d, "origin": origin, "frames": frames}
 
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import tempfile
 
-from . import PROG, FarmError, UsageError
+from . import FarmError, UsageError
 
 
 def find(name):
