@@ -4,7 +4,6 @@ four CPU cores.
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
 import contextlib
-import importlib.util
 import logging
 import os
 import subprocess
@@ -52,10 +51,6 @@ def _dashboard_address():
     return ":0"
 
 
-def _has_bokeh():
-    return importlib.util.find_spec("bokeh") is not None
-
-
 def _gpu_cluster(distributed, gpus):
     workers = {
         "gpu-%s" % gpu: {"cls": distributed.Nanny,
@@ -72,9 +67,8 @@ def _gpu_cluster(distributed, gpus):
 class Farm:
     """The client, and what the tasks need to know of the workers."""
 
-    def __init__(self, client, workers, use_gpu, threads_per_worker, local):
+    def __init__(self, client, workers, use_gpu, threads_per_worker):
         self.client = client
-        self.local = local
         self.workers = workers
         self.resources = {"GPU": 1} if use_gpu else None
         # Local workers share the host's cores; a remote worker's tools use all of theirs.
@@ -89,9 +83,13 @@ class Farm:
 
     def dashboard(self):
         services = self.client.scheduler_info().get("services", {})
-        if "dashboard" not in services or (self.local and not _has_bokeh()):
+        if "dashboard" not in services:
             return None
-        return self.client.dashboard_link
+        try:
+            has_pages = self.client.run_on_scheduler(tasks.has_bokeh)
+        except Exception:  # a scheduler that cannot run it: say nothing
+            return None
+        return self.client.dashboard_link if has_pages else None
 
 
 @contextlib.contextmanager
@@ -113,7 +111,7 @@ def connect(opts, use_gpu):
         if use_gpu and not any(w.get("resources", {}).get("GPU") for w in workers.values()):
             raise FarmError("--backend cuda: no worker declares a GPU (dask worker "
                             "--resources GPU=1, see docs/farm.md)")
-        yield Farm(client, len(workers), use_gpu, threads, cluster is not None)
+        yield Farm(client, len(workers), use_gpu, threads)
     finally:
         if cluster is not None:
             _settle(client, len(cluster.workers))

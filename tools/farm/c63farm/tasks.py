@@ -156,3 +156,10 @@ def decode_piece(job):
     os.replace(tmp, done)
     return dict(result, status=proc.returncode, message=message,
                 seconds=time.monotonic() - start, cached=False)
+
+
+def has_bokeh():
+    """Whether this process can import bokeh: on the scheduler, whether its
+    web server has the dashboard's pages."""
+    import importlib.util
+    return importlib.util.find_spec("bokeh") is not None
