@@ -236,6 +236,10 @@ class BadInput(FarmCase):
         self.check_fails(1, "no complete frame", input=empty)
         self.check_fails(1, "no complete frame", input=short)
         self.check_fails(1, "partial frame", input=partial)
+        rc, err = farm("encode", "-w", str(W), "-h", str(H), "-o",
+                       self.path("no-such-folder/out.c63"), self.clip)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("its folder does not exist", err)
 
     def test_bad_arguments(self):
         self.check_fails(2, "quality", "-q", "0")

@@ -16,7 +16,7 @@ DEFAULT_PIECE_FRAMES = 50
 def decode(opts):
     cluster.import_distributed()  # missing Dask fails at once
     dec = tools.find("c63-dec")
-    jobdir.refuse_output_on_input(opts.output, opts.input)
+    jobdir.check_output(opts.output, opts.input)
     starts, keys, (width, height), size = stream.scan(opts.input)
     pieces = stream.pieces(starts, keys, size, opts.chunk_frames or DEFAULT_PIECE_FRAMES)
     machine_args = options.tool_args(opts, options.MACHINE_OPTIONS)

@@ -82,7 +82,7 @@ def _stream_args(opts, source):
 def encode(opts):
     cluster.import_distributed()  # missing Dask fails at once
     enc = tools.find("c63-enc")
-    jobdir.refuse_output_on_input(opts.output, opts.input)
+    jobdir.check_output(opts.output, opts.input)
     source = _checked_source(opts, enc)
     stream_args = _stream_args(opts, source)
     machine_args = _machine_args(opts)

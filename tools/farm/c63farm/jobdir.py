@@ -62,11 +62,17 @@ def _write_atomically(path, data):
     os.replace(tmp, path)
 
 
-def refuse_output_on_input(output, input):
-    """UsageError when OUTPUT names the file INPUT (by any link): writing it
-    would destroy what the workers read."""
+def check_output(output, input):
+    """Before any work: UsageError when OUTPUT names the file INPUT (by any
+    link: writing it would destroy what the workers read), FarmError when
+    its folder takes no new file."""
     if os.path.exists(output) and os.path.exists(input) and os.path.samefile(output, input):
         raise UsageError("the output %s is the input" % output)
+    folder = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(folder):
+        raise FarmError("cannot write %s: its folder does not exist" % output)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise FarmError("cannot write %s: its folder is not writable" % output)
 
 
 def default_work_dir(output):
