@@ -59,13 +59,16 @@ fps_of() { sed -n 's/.* \([0-9.]*\) fps.*/\1/p' "$1" | tail -n 1; }
 ratio() { echo "$1 $2" | awk '{ if ($2 > 0) printf "%.2f", $1 / $2; else print "-" }'; }
 same() { if cmp -s "$1" "$2"; then echo identical; else echo DIFFERENT; fi; }
 devices() { seq -s, 0 $(($1 - 1)); }
+# CHUNK, or the frames over $1 GPUs rounded up to whole keyframe intervals
+# shellcheck disable=SC2017 # the division rounds on purpose
+chunk_for() { echo "${CHUNK:-$(( (frames + $1 * k - 1) / ($1 * k) * k ))}"; }
 
 ref="$out/farm-bench-ref.c63" farm="$out/farm-bench-farm.c63"
 "$tools/c63-enc" --backend "$backend" -w "$w" -h "$h" -k "$k" -o "$ref" "$in" 2> "$tmp/enc.log"
 enc_fps=$(fps_of "$tmp/enc.log")
 echo "encode: c63-enc --backend $backend alone: $enc_fps fps"
 for g in $gpus; do
-  chunk=${CHUNK:-$(( (frames + g * k - 1) / (g * k) * k ))}
+  chunk=$(chunk_for "$g")
   CUDA_VISIBLE_DEVICES=$(devices "$g") "$py" "$tools/c63-farm" encode --backend "$backend" \
     --workers "$g" -w "$w" -h "$h" -k "$k" --chunk-frames "$chunk" -o "$farm" "$in" \
     2> "$tmp/farm.log" || { cat "$tmp/farm.log"; exit 1; }
@@ -81,7 +84,7 @@ t1=$(date +%s.%N)
 dec_fps=$(echo "$frames $t0 $t1" | awk '{ printf "%.1f", $1 / ($3 - $2) }')
 echo "decode: c63-dec --backend $backend alone: $dec_fps fps (wall clock, process start included)"
 for g in $gpus; do
-  chunk=${CHUNK:-$(( (frames + g * k - 1) / (g * k) * k ))}
+  chunk=$(chunk_for "$g")
   CUDA_VISIBLE_DEVICES=$(devices "$g") "$py" "$tools/c63-farm" decode --backend "$backend" \
     --workers "$g" --chunk-frames "$chunk" -o "$out/farm-bench-farm.yuv" "$ref" \
     2> "$tmp/farm.log" || { cat "$tmp/farm.log"; exit 1; }
