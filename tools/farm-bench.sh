@@ -43,6 +43,9 @@ if [ -n "${WHEELS:-}" ]; then
   PYTHONPATH=$tmp/pylib${PYTHONPATH:+:$PYTHONPATH}
   export PYTHONPATH
 fi
+# The package next to this script, wherever the build that names it went.
+PYTHONPATH=$here/farm${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONPATH
 "$py" -c 'import distributed' || { echo "farm-bench: no Dask for $py (WHEELS=DIR?)"; exit 1; }
 
 frame=$((w * h + 2 * ((w + 1) / 2) * ((h + 1) / 2)))
