@@ -45,6 +45,12 @@ bin=$dest$prefix/bin
 "$bin/c63-dec" "$dest/clip.c63" "$dest/out.yuv" > /dev/null 2>&1
 [ "$(wc -c < "$dest/out.yuv")" -eq $((64 * 48 * 3 / 2 * 3)) ]
 echo "tools: c63-synth, c63-enc and c63-dec run from $prefix/bin"
+# c63-farm: the launcher names its package where it was installed (run from
+# the scratch tree through PYTHONPATH).
+farm_py=$prefix/share/gst-c63/python
+grep -q "\"$farm_py\"" "$bin/c63-farm"
+PYTHONPATH=$dest$farm_py python3 "$bin/c63-farm" encode --help | grep -q "Usage: c63-farm encode"
+echo "tools: c63-farm runs from $prefix/bin with its package in $farm_py"
 
 # The plugin, when it was built.
 if [ -f "$plug/libgstc63.so" ]; then

@@ -3,6 +3,7 @@
 # (bookworm): compiler and build tools, GStreamer development files, tools
 # and plugins. Runs apt-get through sudo unless already root.
 # clang builds the libFuzzer targets (tests/fuzz); the build works without.
+# python3-dask and python3-distributed are c63-farm's Dask (docs/farm.md).
 # CUDA is optional: when nvcc is on the PATH (or in /usr/local/cuda/bin) the
 # build adds the CUDA backend; nothing here installs it.
 # SPDX-License-Identifier: LGPL-2.1-or-later
@@ -15,6 +16,7 @@ packages="
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
   python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
+  python3-dask python3-distributed
   clang
 "
 

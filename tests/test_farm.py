@@ -1,0 +1,381 @@
+"""c63-farm on a local Dask cluster of two workers, CPU backend
+(docs/farm.md): its streams against one c63-enc run, a worker killed in the
+middle of a chunk, a job resumed after it was stopped, bad input and
+arguments, and decoding against c63-dec.
+
+  test_farm.py BUILD_TOOLS_DIR
+(c63-farm, c63-enc, c63-dec and c63-synth of the build). Skips (exit 77)
+when Dask is not installed.
+SPDX-License-Identifier: LGPL-2.1-or-later
+"""
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+try:
+    import distributed
+except ImportError:
+    print("SKIP: Dask is not installed (tools/setup-debian.sh installs it)")
+    sys.exit(77)
+
+TOOLS = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else None
+W, H = 352, 288
+FRAME = W * H * 3 // 2
+cluster = client = None
+
+
+def tool(name):
+    return os.path.join(TOOLS, name)
+
+
+def setUpModule():
+    global cluster, client
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0", silence_logs=logging.ERROR)
+    client = distributed.Client(cluster)
+
+
+def tearDownModule():
+    client.wait_for_workers(2, timeout=20)
+    client.close()
+    cluster.close()
+
+
+def farm(*args, env=None, scheduler=True):
+    """Run c63-farm; returns (exit status, standard error)."""
+    cmd = [sys.executable, tool("c63-farm")] + list(args[:1])
+    if scheduler:
+        cmd += ["--scheduler", cluster.scheduler_address]
+    cmd += list(args[1:])
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, **(env or {})))
+    return proc.returncode, proc.stderr
+
+
+def c63_enc(*args):
+    subprocess.run([tool("c63-enc"), "--quiet"] + list(args), check=True)
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def keyframe_flags(stream):
+    """The keyframe flag of every frame (docs/format.md 2.5)."""
+    flags, pos = [], stream.find(b"\xff\xd8\xff\xdb")
+    while pos >= 0:
+        flags.append(stream[pos + 220])
+        pos = stream.find(b"\xff\xd8\xff\xdb", pos + 4)
+    return flags
+
+
+class FarmCase(unittest.TestCase):
+    frames = 48
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="c63-farm-test.")
+        cls.dir = cls.tmp.name
+        cls.clip = os.path.join(cls.dir, "clip.yuv")
+        subprocess.run([tool("c63-synth"), "-w", str(W), "-h", str(H), "-f", str(cls.frames),
+                        cls.clip], check=True, stdout=subprocess.DEVNULL)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def reference(self, *args):
+        out = self.path("ref-%s.c63" % "_".join(args))
+        if not os.path.exists(out):
+            c63_enc("-w", str(W), "-h", str(H), *args, "-o", out, self.clip)
+        return read(out)
+
+    def encode(self, out, *args, env=None, scheduler=True, input=None):
+        return farm("encode", "-w", str(W), "-h", str(H), *args, "-o", self.path(out),
+                    input or self.clip, env=env, scheduler=scheduler)
+
+    def assertNoOutput(self, name):
+        self.assertEqual([n for n in os.listdir(self.dir) if name in n], [])
+
+
+class Identity(FarmCase):
+    def test_aligned_chunks_equal_one_run(self):
+        # 1, 2, 3 and 6 keyframe intervals per chunk; 16 leaves a shorter
+        # last chunk, 48 is the whole clip in one.
+        for chunk in ("8", "16", "24", "48"):
+            with self.subTest(chunk=chunk):
+                rc, err = self.encode("id%s.c63" % chunk, "-k", "8", "--chunk-frames", chunk)
+                self.assertEqual(rc, 0, err)
+                self.assertEqual(read(self.path("id%s.c63" % chunk)), self.reference("-k", "8"))
+                self.assertNotIn("differs", err)
+
+    def test_default_chunks_and_rd_mode_equal_one_run(self):
+        rc, err = self.encode("rd.c63", "-k", "10", "-m", "rd", "-q", "40", "--fps", "10")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("chunks of 20 frames", err)  # 2 s at 10 fps
+        self.assertEqual(read(self.path("rd.c63")),
+                         self.reference("-k", "10", "-m", "rd", "-q", "40"))
+
+    def test_local_cluster_of_its_own(self):
+        rc, err = self.encode("local.c63", "-k", "8", "--chunk-frames", "16", "--workers", "2",
+                              scheduler=False)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("on 2 workers", err)
+        self.assertEqual(read(self.path("local.c63")), self.reference("-k", "8"))
+
+
+class KeyframePerChunk(FarmCase):
+    def check_decodes(self, name, keyframes_at):
+        stream = read(self.path(name))
+        flags = keyframe_flags(stream)
+        self.assertEqual(len(flags), self.frames)
+        self.assertEqual([i for i, f in enumerate(flags) if f], keyframes_at)
+        dec = subprocess.run([tool("c63-dec"), "--quiet", self.path(name), self.path(name + ".yuv")],
+                             capture_output=True, text=True)
+        self.assertEqual(dec.returncode, 0, dec.stderr)
+        self.assertEqual(os.path.getsize(self.path(name + ".yuv")), self.frames * FRAME)
+
+    def test_unaligned_chunks_start_with_keyframes(self):
+        rc, err = self.encode("unaligned.c63", "-k", "8", "--chunk-frames", "12")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("differs from one c63-enc run", err)
+        self.check_decodes("unaligned.c63", [0, 8, 12, 20, 24, 32, 36, 44])
+
+    def test_only_first_keyframe_gives_one_per_chunk(self):
+        rc, err = self.encode("k0.c63", "-k", "0", "--chunk-frames", "20")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("-k 0", err)
+        self.check_decodes("k0.c63", [0, 20, 40])
+
+
+class RateControl(FarmCase):
+    frames = 100  # 4 s at 25 fps: two chunks of the default 2 s
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        subprocess.run([tool("c63-synth"), "-w", str(W), "-h", str(H), "-f", str(cls.frames),
+                        "--scene", "natural", cls.clip], check=True, stdout=subprocess.DEVNULL)
+
+    def test_bitrate_of_the_whole_within_5_percent(self):
+        for mode in ("abr", "cbr"):
+            with self.subTest(mode=mode):
+                rc, err = self.encode(mode + ".c63", "-b", "1200", "--rate-control", mode,
+                                      "-k", "50")
+                self.assertEqual(rc, 0, err)
+                self.assertIn("2 chunks of 50 frames", err)
+                kbps = os.path.getsize(self.path(mode + ".c63")) * 8 * 25 / self.frames / 1000
+                self.assertLess(abs(kbps - 1200) / 1200, 0.05, "%.1f kbit/s" % kbps)
+
+
+class Faults(FarmCase):
+    def test_killed_worker_is_retried(self):
+        before = set(client.scheduler_info()["workers"])
+        rc, err = self.encode("killed.c63", "-k", "8", "--chunk-frames", "16",
+                              "--work-dir", self.path("work-killed"),
+                              env={"C63_FARM_TEST_KILL_CHUNK": "1"})
+        self.assertEqual(rc, 0, err)
+        # The hook's marker: chunk 1's first attempt killed its worker.
+        self.assertEqual(len([n for n in os.listdir(self.path("work-killed"))
+                              if n.startswith("killed-")]), 1)
+        client.wait_for_workers(2, timeout=20)
+        self.assertNotEqual(set(client.scheduler_info()["workers"]), before)
+        self.assertEqual(read(self.path("killed.c63")), self.reference("-k", "8"))
+
+    def test_stopped_job_resumes(self):
+        args = ("-k", "8", "--chunk-frames", "8", "--work-dir", self.path("work-resume"))
+        rc, err = self.encode("resumed.c63", *args, env={"C63_FARM_TEST_STOP_AFTER": "2"})
+        self.assertEqual(rc, 1, err)
+        self.assertNoOutput("resumed.c63")
+        rc, err = self.encode("resumed.c63", *args)
+        self.assertEqual(rc, 0, err)
+        done = int(err.split("resuming: ")[1].split()[0])
+        self.assertGreaterEqual(done, 2)
+        self.assertEqual(read(self.path("resumed.c63")), self.reference("-k", "8"))
+        self.assertFalse(os.path.exists(self.path("work-resume")))  # removed after success
+
+    def test_other_parameters_do_not_reuse_chunks(self):
+        args = ("--chunk-frames", "8", "--work-dir", self.path("work-params"))
+        rc, err = self.encode("p.c63", "-k", "8", *args, env={"C63_FARM_TEST_STOP_AFTER": "2"})
+        self.assertEqual(rc, 1, err)
+        rc, err = self.encode("p.c63", "-k", "8", "-q", "30", *args)
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("resuming", err)
+        self.assertEqual(read(self.path("p.c63")), self.reference("-k", "8", "-q", "30"))
+
+
+class BadInput(FarmCase):
+    """Each fails before any chunk runs: one message, no output, no work folder."""
+
+    def check_fails(self, status, message, *args, input=None, command="encode"):
+        out = "bad.out"
+        if command == "encode":
+            rc, err = self.encode(out, *args, input=input)
+        else:
+            rc, err = farm("decode", *args, "-o", self.path(out), input)
+        self.assertEqual(rc, status, err)
+        self.assertIn(message, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertNoOutput(out)
+
+    def test_bad_raw_input(self):
+        empty, short, partial = self.path("empty.yuv"), self.path("short.yuv"), self.path("p.yuv")
+        data = read(self.clip)
+        for path, size in ((empty, 0), (short, FRAME // 2), (partial, 3 * FRAME + 100)):
+            with open(path, "wb") as f:
+                f.write(data[:size])
+        self.check_fails(1, "No such file", input=self.path("missing.yuv"))
+        self.check_fails(1, "directory", input=self.dir)
+        self.check_fails(1, "no complete frame", input=empty)
+        self.check_fails(1, "no complete frame", input=short)
+        self.check_fails(1, "partial frame", input=partial)
+        rc, err = farm("encode", "-w", str(W), "-h", str(H), "-o",
+                       self.path("no-such-folder/out.c63"), self.clip)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("its folder does not exist", err)
+
+    def test_bad_arguments(self):
+        self.check_fails(2, "quality", "-q", "0")
+        self.check_fails(2, "unrecognized arguments", "--no-such-option")
+        self.check_fails(2, "--chunk-frames must be at least 1", "--chunk-frames", "0")
+        self.check_fails(2, "invalid int value", "--chunk-frames", "many")
+        rc, err = farm("encode", "-w", str(W), "-h", str(H), "-o", self.clip, self.clip)
+        self.assertEqual(rc, 2, err)
+        self.assertIn("is the input", err)
+        rc, err = farm("transcode", "-o", "x", "y")
+        self.assertEqual(rc, 2, err)
+
+    def test_bad_stream(self):
+        with open(self.path("empty.c63"), "wb"):
+            pass
+        self.check_fails(1, "not a Codec63 stream", input=self.clip, command="decode")
+        self.check_fails(1, "is empty", input=self.path("empty.c63"), command="decode")
+        self.check_fails(1, "No such file", input=self.path("missing.c63"), command="decode")
+
+    def test_without_dask(self):
+        # The modules set to None cannot be imported: as if not installed.
+        code = ("import runpy, sys; sys.modules['distributed'] = sys.modules['dask'] = None; "
+                "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
+        proc = subprocess.run([sys.executable, "-c", code, tool("c63-farm"), "encode", "-w",
+                               str(W), "-h", str(H), "-o", self.path("nodask.c63"), self.clip],
+                              capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("c63-farm needs Dask", proc.stderr)
+        self.assertNoOutput("nodask.c63")
+
+
+def gst_launch(*pipeline):
+    subprocess.run(["gst-launch-1.0", "-q"] + " ".join(pipeline).split(), check=True)
+
+
+class MediaInput(FarmCase):
+    """Input that GStreamer decodes: the same bytes as c63-enc over the
+    decoded frames (352 and 176 are multiples of 4: GStreamer's I420 rows
+    are then the raw file's)."""
+
+    def check_media(self, name, encoder, mux, fps, k, chunk):
+        media, raw = self.path(name), self.path(name + ".yuv")
+        gst_launch("videotestsrc num-buffers=60 pattern=ball !",
+                   "video/x-raw,width=%d,height=%d,framerate=%s !" % (W, H, fps),
+                   encoder, "!", mux, "! filesink location=" + media)
+        gst_launch("filesrc location=" + media, "! decodebin ! videoconvert !",
+                   "video/x-raw,format=I420 ! filesink location=" + raw)
+        ref = self.path(name + ".ref.c63")
+        c63_enc("-w", str(W), "-h", str(H), "-k", k, "--fps", fps, "-o", ref, raw)
+        rc, err = farm("encode", "-k", k, "--chunk-frames", chunk, "-o", self.path(name + ".c63"),
+                       media)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(read(self.path(name + ".c63")), read(ref))
+
+    def test_avi_of_jpeg(self):
+        self.check_media("ball.avi", "jpegenc", "avimux", "25/1", "8", "16")
+
+    def test_webm_with_millisecond_timestamps(self):
+        # 30000/1001 fps in a container of millisecond timestamps.
+        self.check_media("ball.webm", "vp8enc keyframe-max-dist=25", "webmmux", "30000/1001",
+                         "10", "20")
+
+    def test_undecodable_file(self):
+        junk = self.path("junk.mkv")
+        with open(junk, "wb") as f:
+            f.write(b"no video here\n" * 100)
+        rc, err = farm("encode", "-o", self.path("junk.c63"), junk)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("cannot decode", err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertNoOutput("junk.c63")
+
+
+class GpuWorkers(FarmCase):
+    """The local cluster of GPU workers, without a GPU: each worker pinned to
+    its own with CUDA_VISIBLE_DEVICES, declaring GPU=1."""
+
+    def test_each_worker_sees_one_gpu(self):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                        "tools", "farm"))
+        from c63farm import cluster as farm_cluster
+        gpu_cluster = farm_cluster._gpu_cluster(distributed, ["3", "5"])
+        try:
+            with distributed.Client(gpu_cluster) as gpu_client:
+                seen = gpu_client.run(lambda: os.environ.get("CUDA_VISIBLE_DEVICES"))
+                self.assertEqual(sorted(seen.values()), ["3", "5"])
+                workers = gpu_client.scheduler_info()["workers"].values()
+                self.assertEqual([w["resources"] for w in workers], [{"GPU": 1}] * 2)
+        finally:
+            gpu_cluster.close()
+
+    def test_no_gpu_for_cuda_backend(self):
+        rc, err = self.encode("nogpu.c63", "--backend", "cuda", scheduler=False,
+                              env={"CUDA_VISIBLE_DEVICES": ""})
+        self.assertEqual(rc, 1, err)
+        self.assertIn("shows no GPU", err)
+        self.assertNoOutput("nogpu.c63")
+
+    def test_scheduler_without_gpu_workers(self):
+        rc, err = self.encode("nogpu2.c63", "--backend", "cuda")
+        self.assertEqual(rc, 1, err)
+        self.assertIn("no worker declares a GPU", err)
+        self.assertNoOutput("nogpu2.c63")
+
+
+class Decode(FarmCase):
+    def decode_both(self, stream):
+        ref = subprocess.run([tool("c63-dec"), "--quiet", stream, self.path("ref.yuv")],
+                             capture_output=True, text=True)
+        rc, err = farm("decode", "--chunk-frames", "8", "-o", self.path("farm.yuv"), stream)
+        return ref.returncode, rc, err
+
+    def test_equal_to_c63_dec(self):
+        stream = self.path("k8.c63")
+        c63_enc("-w", str(W), "-h", str(H), "-k", "8", "-o", stream, self.clip)
+        ref_rc, rc, err = self.decode_both(stream)
+        self.assertEqual((ref_rc, rc), (0, 0), err)
+        self.assertIn("in 6 pieces", err)
+        self.assertEqual(read(self.path("farm.yuv")), read(self.path("ref.yuv")))
+
+    def test_damaged_stream_as_c63_dec(self):
+        # A delta frame's data overwritten: c63-dec skips it and the frames
+        # up to the next keyframe; the farm's pieces, cut at keyframes, too.
+        data = bytearray(self.reference("-k", "8"))
+        start = 0
+        for _ in range(12):
+            start = data.find(b"\xff\xd8\xff\xdb", start + 1)
+        del data[start + 700:start + 764]
+        stream = self.path("damaged.c63")
+        with open(stream, "wb") as f:
+            f.write(data)
+        ref_rc, rc, err = self.decode_both(stream)
+        self.assertEqual((ref_rc, rc), (1, 1), err)
+        self.assertIn("piece 1", err)
+        self.assertEqual(read(self.path("farm.yuv")), read(self.path("ref.yuv")))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,160 @@
+"""Command-line parsing: c63-enc's and c63-dec's option names, plus the
+farm's own. Values are checked by the tools themselves (see
+encoder_check in encode.py), so that the ranges live in one place.
+SPDX-License-Identifier: LGPL-2.1-or-later
+"""
+import argparse
+import sys
+
+from . import PROG, UsageError
+
+# c63-enc's options that shape the stream: (flags, dest, type). Every one is
+# handed to each chunk's c63-enc as given.
+STREAM_OPTIONS = [
+    (("-q", "--quality"), "quality", int),
+    (("-k", "--keyframe-interval"), "keyframe_interval", int),
+    (("-r", "--search-range"), "search_range", int),
+    (("-m", "--mode"), "mode", str),
+    (("-b", "--bitrate"), "bitrate", int),
+    (("--rate-control",), "rate_control", str),
+    (("--buffer",), "buffer", int),
+    (("--fps",), "fps", str),
+]
+# Options that choose where and how fast, never the bytes.
+MACHINE_OPTIONS = [
+    (("--backend",), "backend", str),
+    (("--device",), "device", int),
+    (("-t", "--threads"), "threads", int),
+]
+
+ENCODE_USAGE = """\
+Usage: c63-farm encode -w WIDTH -h HEIGHT [c63-enc options] [farm options]
+                       -o OUTPUT.c63 INPUT.yuv
+       c63-farm encode [c63-enc options] [farm options] -o OUTPUT.c63 INPUT
+Encode video into one Codec63 stream on the workers of a Dask cluster: each
+worker encodes a chunk of frames with c63-enc, and the chunks are joined in
+order. With -w and -h, INPUT is raw I420 (frames read by offset); without,
+any file GStreamer decodes (each worker seeks to its frames; constant
+framerate, --fps defaults to the file's). INPUT must be a path every worker
+can read.
+
+c63-enc's options, with its names and meanings (c63-enc --help):
+  -w -h -f -q -k -r -m -b --rate-control --buffer --fps --backend --device
+  -t --allow-partial --quiet
+(--device: a worker of the local cluster sees its one GPU as device 0, so
+leave it out there; -t: by default the host's cores over its local workers)
+
+Farm options:
+      --chunk-frames N   frames per chunk (default: a multiple of the keyframe
+                         interval, about 2 seconds at --fps)
+      --scheduler ADDR   the Dask scheduler to use (tcp://host:8786); default:
+                         a local cluster, one worker per GPU (--backend cuda)
+                         or per 4 CPU cores
+      --workers N        local cluster: this many workers
+      --work-dir DIR     where finished chunks are kept until the job is done
+                         (default: .OUTPUT.farm next to the output); it must be
+                         a path every worker can write
+      --progress         show progress also when standard error is no terminal
+
+With -m exact, constant quality and chunks a multiple of the keyframe interval
+(the default), the output is byte for byte that of one c63-enc run. Otherwise
+every chunk starts with a keyframe: the stream decodes, but differs from one
+run's (with -k 0 each chunk has one keyframe; with -b each chunk gets the
+bitrate). Finished chunks are kept, so a job started again resumes. The output
+only appears when the whole job succeeded. Exit status: 0 on success, 1 on
+errors, 2 on bad arguments.
+"""
+
+DECODE_USAGE = """\
+Usage: c63-farm decode [--backend cpu|cuda] [--device N] [-t N] [farm options]
+                       -o OUTPUT.yuv INPUT.c63
+Decode a Codec63 stream on the workers of a Dask cluster: the stream is cut
+at keyframes, the pieces are decoded with c63-dec in parallel and the
+pictures are written in order to one raw I420 file.
+
+Farm options: --chunk-frames N (frames per piece, at least; default 50),
+--scheduler ADDR, --workers N, --work-dir DIR, --progress, --quiet (see
+c63-farm encode --help).
+
+Corrupt frames are reported and skipped as c63-dec does (exit status 1, the
+output holds the frames that decoded). Exit status: 0 when the whole stream
+decoded cleanly, 1 on errors, 2 on bad arguments.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises UsageError instead of exiting, so that the
+    message format is ours."""
+
+    def error(self, message):
+        raise UsageError(message)
+
+
+def _farm_options(p):
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--chunk-frames", type=int)
+    p.add_argument("--scheduler")
+    p.add_argument("--workers", type=int)
+    p.add_argument("--work-dir")
+    p.add_argument("--progress", action="store_true")
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--help", action="store_true")
+    p.add_argument("input")
+
+
+def _add(p, table):
+    for flags, dest, typ in table:
+        p.add_argument(*flags, dest=dest, type=typ)
+
+
+def encode_parser():
+    p = _Parser(prog=PROG + " encode", add_help=False)
+    p.add_argument("-w", "--width", type=int)
+    p.add_argument("-h", "--height", type=int)
+    p.add_argument("-f", "--frames", type=int)
+    p.add_argument("--allow-partial", action="store_true")
+    _add(p, STREAM_OPTIONS)
+    _add(p, MACHINE_OPTIONS)
+    _farm_options(p)
+    return p
+
+
+def decode_parser():
+    p = _Parser(prog=PROG + " decode", add_help=False)
+    _add(p, MACHINE_OPTIONS)
+    _farm_options(p)
+    return p
+
+
+def tool_args(opts, table):
+    """The options of TABLE that were given, as a tool's argument list."""
+    args = []
+    for flags, dest, _ in table:
+        value = getattr(opts, dest)
+        if value is not None:
+            args += [flags[-1], str(value)]
+    return args
+
+
+def parse(argv):
+    """(command, options) from argv (without the program name). Returns
+    (command, None) after printing help."""
+    if not argv or argv[0] in ("--help", "help"):
+        sys.stdout.write("Usage: c63-farm encode|decode [options] -o OUTPUT INPUT\n"
+                         "       c63-farm encode --help, c63-farm decode --help\n")
+        return None, None
+    command, rest = argv[0], argv[1:]
+    if command not in ("encode", "decode"):
+        raise UsageError("unknown command '%s' (encode or decode)" % command)
+    text = ENCODE_USAGE if command == "encode" else DECODE_USAGE
+    if "--help" in rest:
+        sys.stdout.write(text)
+        return command, None
+    opts = (encode_parser() if command == "encode" else decode_parser()).parse_args(rest)
+    for name in ("chunk_frames", "workers"):
+        value = getattr(opts, name)
+        if value is not None and value < 1:
+            raise UsageError("--%s must be at least 1 (got %d)" % (name.replace("_", "-"), value))
+    if opts.input == "-" or opts.output == "-":
+        raise UsageError("input and output must be files (workers read and write them by path)")
+    return command, opts

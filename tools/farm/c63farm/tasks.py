@@ -1,0 +1,165 @@
+"""The work of one Dask task: encode a range of frames, or decode a range of
+bytes, with the c63-enc and c63-dec tools of the worker's host.
+
+This module and c63farm.media use only the standard library (and PyGObject
+when the input is decoded with GStreamer) and travel to the workers by
+value (cloudpickle), so a worker host needs Dask and the tools, not this
+package. Every task is idempotent: the tools write their output under a
+temporary name and rename it, so a finished chunk file is complete, and a
+task that runs again (its worker died, or the job was started again) finds
+the file or writes the same bytes.
+SPDX-License-Identifier: LGPL-2.1-or-later
+"""
+import os
+import signal
+import subprocess
+import time
+
+from . import media
+
+
+class ChunkFailed(Exception):
+    """A tool failed on one chunk; the message is the tool's own."""
+
+
+def _tool(path, name):
+    """The driver's path of a tool where this host has it, else NAME on PATH."""
+    return path if path and os.path.exists(path) else name
+
+
+def _last_line(data):
+    lines = [l for l in data.decode("utf-8", "replace").splitlines() if l.strip()]
+    return lines[-1] if lines else "(no message)"
+
+
+def _die_mid_chunk(marker, partial_prefix, proc):
+    """Test hook (docs/farm.md, "Testing"): kill this worker process once the
+    encoder has started writing, the first time only, as a crash would."""
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return
+    folder, base = os.path.split(partial_prefix)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and proc.poll() is None:
+        if any(n.startswith("." + base) for n in os.listdir(folder)):
+            break
+        time.sleep(0.01)
+    proc.kill()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _encode(job, cmd, stdin, feed=None):
+    """Run c63-enc (CMD) into job["out"], its input STDIN, or a pipe that
+    FEED(job, pipe) fills, returning the frames it wrote."""
+    out, frames = job["out"], job["frames"]
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if job.get("kill_marker"):
+        _die_mid_chunk(job["kill_marker"], out, proc)
+    if feed is not None:
+        try:
+            frames = feed(job, proc.stdin)
+        except BrokenPipeError:
+            pass  # the encoder stopped: its message follows
+        except BaseException:
+            proc.kill()
+            raise
+        finally:
+            try:
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+    err = proc.stderr.read()
+    proc.wait()
+    if proc.returncode != 0 and feed is not None and frames == 0:
+        open(out, "wb").close()  # a chunk past the input's end: empty
+    elif proc.returncode != 0:
+        raise ChunkFailed("chunk %d (frames %d-%d): %s" % (
+            job["index"], job["first"], job["first"] + job["frames"] - 1, _last_line(err)))
+    return {"index": job["index"], "frames": frames, "bytes": os.path.getsize(out),
+            "seconds": time.monotonic() - start, "cached": False}
+
+
+def _cached(job):
+    if os.path.exists(job["out"]):
+        return {"index": job["index"], "frames": job["frames"],
+                "bytes": os.path.getsize(job["out"]), "seconds": 0.0, "cached": True}
+    return None
+
+
+def _encoder_command(job, extra):
+    return [_tool(job["enc"], "c63-enc")] + job["args"] + extra + [
+        "--quiet", "-o", job["out"], "-"]
+
+
+def encode_chunk(job):
+    """Encode job["frames"] frames from byte job["offset"] of the raw file
+    job["input"] into job["out"]. The encoder reads the range straight from
+    the file: its standard input is the file, positioned at the chunk's
+    first frame."""
+    cached = _cached(job)
+    if cached:
+        return cached
+    fd = os.open(job["input"], os.O_RDONLY)
+    try:
+        os.lseek(fd, job["offset"], os.SEEK_SET)
+        return _encode(job, _encoder_command(job, ["-f", str(job["frames"])]), fd)
+    finally:
+        os.close(fd)
+
+
+def encode_media_chunk(job):
+    """Encode the chunk's frames of a file GStreamer decodes (c63farm.media)
+    into job["out"]."""
+    cached = _cached(job)
+    if cached:
+        return cached
+    try:
+        return _encode(job, _encoder_command(job, []), subprocess.PIPE, media.feed_chunk)
+    except media.MediaError as e:
+        raise ChunkFailed("chunk %d: %s" % (job["index"], e))
+
+
+def _read_range(path, offset, length):
+    with open(path, "rb") as f:
+        f.seek(offset)
+        data = f.read(length)
+    if len(data) != length:
+        raise ChunkFailed("%s is shorter than when the job started" % path)
+    return data
+
+
+def decode_piece(job):
+    """Decode bytes [offset, offset + length) of job["input"] (whole frames,
+    the first a keyframe) into job["out"]. c63-dec's status comes back as a
+    result, not an error: a corrupt frame is reported, not retried."""
+    out, done = job["out"], job["out"] + ".status"
+    result = {"index": job["index"], "frames": job["frames"]}
+    if os.path.exists(done):
+        with open(done) as f:
+            status, message = f.read().split("\n", 1)
+        return dict(result, status=int(status), message=message, seconds=0.0, cached=True)
+    data = _read_range(job["input"], job["offset"], job["length"])
+    cmd = [_tool(job["dec"], "c63-dec")] + job["args"] + ["--quiet", "-", out]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, input=data, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE)
+    if proc.returncode not in (0, 1):
+        raise ChunkFailed("piece %d: %s" % (job["index"], _last_line(proc.stderr)))
+    if not os.path.exists(out):
+        open(out, "wb").close()  # nothing decoded: an empty piece
+    message = proc.stderr.decode("utf-8", "replace").strip()
+    tmp = "%s.%d" % (done, os.getpid())
+    with open(tmp, "w") as f:
+        f.write("%d\n%s" % (proc.returncode, message))
+    os.replace(tmp, done)
+    return dict(result, status=proc.returncode, message=message,
+                seconds=time.monotonic() - start, cached=False)
+
+
+def has_bokeh():
+    """Whether this process can import bokeh: on the scheduler, whether its
+    web server has the dashboard's pages."""
+    import importlib.util
+    return importlib.util.find_spec("bokeh") is not None

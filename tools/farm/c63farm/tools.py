@@ -1,0 +1,48 @@
+"""Finding and asking the c63 tools: next to c63-farm (installed or built
+together), else on PATH.
+SPDX-License-Identifier: LGPL-2.1-or-later
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from . import FarmError, UsageError
+
+
+def find(name):
+    here = os.path.dirname(os.path.abspath(sys.argv[0]))
+    path = os.path.join(here, name)
+    if os.access(path, os.X_OK):
+        return path
+    found = shutil.which(name)
+    if found is None:
+        raise FarmError("cannot find %s next to c63-farm or on PATH" % name)
+    return os.path.abspath(found)
+
+
+def version(path):
+    out = subprocess.run([path, "--version"], capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def check_encoder_options(enc, args):
+    """Let c63-enc judge the options (ranges, combinations), on an empty
+    input: UsageError with its message when it refuses them. The CPU backend
+    stands in for the GPU's, which the driver's host may lack."""
+    args = list(args)
+    if "--backend" in args:
+        args[args.index("--backend") + 1] = "cpu"
+    with tempfile.TemporaryDirectory(prefix="c63-farm.") as scratch:
+        out = subprocess.run([enc] + args + ["-f", "0", "--quiet", "-o",
+                                             os.path.join(scratch, "check.c63"), os.devnull],
+                             capture_output=True, text=True)
+    if out.returncode == 0:
+        return
+    first = out.stderr.strip().splitlines()[0] if out.stderr.strip() else "exit status %d" % (
+        out.returncode)
+    first = first.replace("c63-enc:", "").strip()
+    if out.returncode == 2:
+        raise UsageError(first)
+    raise FarmError("c63-enc refuses the options: " + first)
