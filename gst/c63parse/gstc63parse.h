@@ -10,6 +10,7 @@
 #include <gst/gst.h>
 
 #include "c63/c63.h"
+#include "gstc63index.h"
 
 G_BEGIN_DECLS
 
@@ -27,6 +28,15 @@ struct _GstC63Parse {
   gint64 upstream_size;  /* bytes, 0: unknown (not asked yet: -1) */
   GstClockTime duration; /* last duration set (estimated) */
   GArray *keyframes;     /* GstClockTime of the keyframes seen, ascending (object lock) */
+
+  /* Pull mode: every frame of the stream, scanned before the first one is
+   * pushed (indexed); seeks and timestamps go by it (object lock). */
+  GstC63Index index;
+  gboolean indexed;
+  /* Push mode: the number of the next frame, -1 when it is to be taken
+   * from the time GstBaseParse gives it (after a segment: a seek). */
+  gint64 next_frame;
+  GstPadActivateFunction parent_sink_activate; /* GstBaseParse's */
 };
 
 GST_ELEMENT_REGISTER_DECLARE(c63parse);
