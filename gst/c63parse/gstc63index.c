@@ -31,6 +31,7 @@ gsize gst_c63_index_scan(GstC63Index *index, const guint8 *data, gsize len, gboo
     c63_frame_scan_result res;
     int r = c63_frame_scan(&index->scanner, data + p, len - p, at_end, &res);
 
+    if (res.size > len - p) break; /* never past the bytes given */
     if (r == C63_SCAN_FRAME) {
       GstC63IndexEntry e = {index->pos + p, res.complete && res.hdr.keyframe};
       g_array_append_val(index->entries, e);

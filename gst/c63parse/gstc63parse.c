@@ -197,14 +197,45 @@ static gboolean gst_c63_parse_pull_caps(GstC63Parse *self)
 /* Bytes read at a time when indexing; a longer frame gets a larger read. */
 #define INDEX_READ_BYTES (4u << 20)
 
+/* The index scanned: the exact duration, and every keyframe in
+ * GstBaseParse's index (for its seeks); FALSE when the frames cannot be
+ * timestamped. */
+static gboolean gst_c63_parse_publish_index(GstC63Parse *self)
+{
+  guint i, keyframes = 0;
+  GstClockTime duration;
+
+  duration = gst_c63_parse_frame_time(self, gst_c63_index_n_frames(&self->index));
+  if (!GST_CLOCK_TIME_IS_VALID(duration)) {
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                      ("The stream's %u frames cannot be timestamped at %d/%d frames per "
+                       "second: they end past the range of GStreamer's clock (292 years). Set "
+                       "a higher framerate (upstream caps or the c63parse framerate property).",
+                       gst_c63_index_n_frames(&self->index), self->fps_n, self->fps_d),
+                      (NULL));
+    return FALSE;
+  }
+  for (i = 0; i < gst_c63_index_n_frames(&self->index); i++) {
+    const GstC63IndexEntry *e = gst_c63_index_entry(&self->index, i);
+    if (!e->keyframe) continue;
+    gst_base_parse_add_index_entry(GST_BASE_PARSE(self), e->offset,
+                                   gst_c63_parse_frame_time(self, i), TRUE, TRUE);
+    keyframes++;
+  }
+  GST_INFO_OBJECT(self, "indexed %u frames (%u keyframes), %" GST_TIME_FORMAT,
+                  gst_c63_index_n_frames(&self->index), keyframes, GST_TIME_ARGS(duration));
+  gst_base_parse_set_duration(GST_BASE_PARSE(self), GST_FORMAT_TIME, duration, 0);
+  self->duration = duration;
+  return TRUE;
+}
+
 /* Pull mode: every frame's offset and keyframe flag, read once before the
  * first frame is pushed, for an exact duration and seeks by keyframe. */
 static GstFlowReturn gst_c63_parse_build_index(GstC63Parse *self)
 {
   GstPad *pad = GST_BASE_PARSE_SINK_PAD(self);
-  guint read = INDEX_READ_BYTES, i, keyframes = 0;
+  guint read = INDEX_READ_BYTES;
   gboolean at_end = FALSE;
-  GstClockTime duration;
 
   if (!self->upstream_fps && !gst_c63_parse_pull_caps(self)) return GST_FLOW_NOT_NEGOTIATED;
   gst_c63_index_reset(&self->index);
@@ -227,27 +258,7 @@ static GstFlowReturn gst_c63_parse_build_index(GstC63Parse *self)
     gst_buffer_unref(buf);
     if (used == 0 && !at_end) read = MIN(read, G_MAXUINT / 4) * 2;
   }
-  for (i = 0; i < gst_c63_index_n_frames(&self->index); i++) {
-    const GstC63IndexEntry *e = gst_c63_index_entry(&self->index, i);
-    if (!e->keyframe) continue;
-    gst_base_parse_add_index_entry(GST_BASE_PARSE(self), e->offset,
-                                   gst_c63_parse_frame_time(self, i), TRUE, TRUE);
-    keyframes++;
-  }
-  duration = gst_c63_parse_frame_time(self, gst_c63_index_n_frames(&self->index));
-  if (!GST_CLOCK_TIME_IS_VALID(duration)) {
-    GST_ELEMENT_ERROR(self, STREAM, FORMAT,
-                      ("The stream's %u frames cannot be timestamped at %d/%d frames per "
-                       "second: they end past the range of GStreamer's clock (292 years). Set "
-                       "a higher framerate (upstream caps or the c63parse framerate property).",
-                       gst_c63_index_n_frames(&self->index), self->fps_n, self->fps_d),
-                      (NULL));
-    return GST_FLOW_ERROR;
-  }
-  GST_INFO_OBJECT(self, "indexed %u frames (%u keyframes), %" GST_TIME_FORMAT,
-                  gst_c63_index_n_frames(&self->index), keyframes, GST_TIME_ARGS(duration));
-  gst_base_parse_set_duration(GST_BASE_PARSE(self), GST_FORMAT_TIME, duration, 0);
-  self->duration = duration;
+  if (!gst_c63_parse_publish_index(self)) return GST_FLOW_ERROR;
   GST_OBJECT_LOCK(self);
   self->indexed = TRUE;
   GST_OBJECT_UNLOCK(self);
