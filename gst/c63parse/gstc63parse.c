@@ -195,7 +195,7 @@ static gboolean gst_c63_parse_pull_caps(GstC63Parse *self)
 }
 
 /* Bytes read at a time when indexing; a longer frame gets a larger read. */
-#define INDEX_READ_BYTES (4u << 20)
+#define INDEX_READ_BYTES (1u << 20)
 
 /* The index scanned: the exact duration, and every keyframe in
  * GstBaseParse's index (for its seeks); FALSE when the frames cannot be
@@ -229,35 +229,50 @@ static gboolean gst_c63_parse_publish_index(GstC63Parse *self)
   return TRUE;
 }
 
+/* Index the size bytes at the scan position; *at_end when the stream ends
+ * there, *used the bytes consumed. */
+static GstFlowReturn gst_c63_parse_scan_range(GstC63Parse *self, guint size, gboolean *at_end,
+                                              gsize *used)
+{
+  GstBuffer *buf = NULL;
+  GstFlowReturn ret =
+      gst_pad_pull_range(GST_BASE_PARSE_SINK_PAD(self), self->index.pos, size, &buf);
+  GstMapInfo map;
+
+  *used = 0;
+  if (ret == GST_FLOW_EOS) { /* the stream ended with the last frame */
+    *at_end = TRUE;
+    return GST_FLOW_OK;
+  }
+  if (ret != GST_FLOW_OK) return ret;
+  if (gst_buffer_map(buf, &map, GST_MAP_READ)) {
+    *at_end = map.size < size;
+    *used = gst_c63_index_scan(&self->index, map.data, map.size, *at_end);
+    gst_buffer_unmap(buf, &map);
+  } else {
+    GST_ELEMENT_ERROR(self, RESOURCE, READ, (NULL), ("cannot map the input"));
+    ret = GST_FLOW_ERROR;
+  }
+  gst_buffer_unref(buf);
+  return ret;
+}
+
 /* Pull mode: every frame's offset and keyframe flag, read once before the
  * first frame is pushed, for an exact duration and seeks by keyframe. */
 static GstFlowReturn gst_c63_parse_build_index(GstC63Parse *self)
 {
-  GstPad *pad = GST_BASE_PARSE_SINK_PAD(self);
-  guint read = INDEX_READ_BYTES;
+  guint size = INDEX_READ_BYTES;
+  GstFlowReturn ret = GST_FLOW_OK;
   gboolean at_end = FALSE;
+  gsize used;
 
   if (!self->upstream_fps && !gst_c63_parse_pull_caps(self)) return GST_FLOW_NOT_NEGOTIATED;
   gst_c63_index_reset(&self->index);
-  while (!at_end) {
-    GstBuffer *buf = NULL;
-    GstFlowReturn ret = gst_pad_pull_range(pad, self->index.pos, read, &buf);
-    GstMapInfo map;
-    gsize used;
-
-    if (ret == GST_FLOW_EOS) break; /* the stream ended with the last frame */
-    if (ret != GST_FLOW_OK) return ret;
-    if (!gst_buffer_map(buf, &map, GST_MAP_READ)) {
-      gst_buffer_unref(buf);
-      GST_ELEMENT_ERROR(self, RESOURCE, READ, (NULL), ("cannot map the input"));
-      return GST_FLOW_ERROR;
-    }
-    at_end = map.size < read;
-    used = gst_c63_index_scan(&self->index, map.data, map.size, at_end);
-    gst_buffer_unmap(buf, &map);
-    gst_buffer_unref(buf);
-    if (used == 0 && !at_end) read = MIN(read, G_MAXUINT / 4) * 2;
+  while (ret == GST_FLOW_OK && !at_end) {
+    ret = gst_c63_parse_scan_range(self, size, &at_end, &used);
+    if (used == 0 && !at_end) size = MIN(size, G_MAXUINT / 4) * 2; /* a longer frame */
   }
+  if (ret != GST_FLOW_OK) return ret;
   if (!gst_c63_parse_publish_index(self)) return GST_FLOW_ERROR;
   GST_OBJECT_LOCK(self);
   self->indexed = TRUE;
