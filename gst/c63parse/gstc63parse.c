@@ -11,15 +11,21 @@
  * Splits a Codec63 byte stream (a `.c63` file, or a stream cut into buffers
  * of any size) into one buffer per frame, with the picture size in the caps
  * (`video/x-c63, parsed=true, width, height, framerate`). Keyframes are
- * marked as sync points (delta frames carry `GST_BUFFER_FLAG_DELTA_UNIT`),
- * and an index of them is kept, so seeks land on keyframes. Junk between
- * frames is skipped; a frame that is cut short or whose headers are broken
- * is passed on (marked corrupted) for the decoder to report.
+ * marked as sync points (delta frames carry `GST_BUFFER_FLAG_DELTA_UNIT`).
+ * Junk between frames is skipped; a frame that is cut short or whose
+ * headers are broken is passed on (marked corrupted) for the decoder to
+ * report.
  *
  * The stream has no timing: the framerate comes from the upstream caps when
- * they have one, else from the #GstC63Parse:framerate property; timestamps
- * and durations follow from it, and the duration is estimated from the
- * upstream size.
+ * they have one, else from the #GstC63Parse:framerate property, and frame n
+ * is at n frame durations. Where upstream can be read at random (pull mode:
+ * filesrc, decodebin, playbin), the whole stream is scanned once before the
+ * first frame (headers and markers only), so the duration is exact at once
+ * and seeks follow GStreamer's seek flags exactly: key-unit seeks snap to a
+ * keyframe, accurate seeks decode from the keyframe before, segment seeks
+ * stop at their stop, and reverse playback goes keyframe group by group.
+ * In push mode the duration is estimated from the upstream size and seeks
+ * go upstream in bytes.
  *
  * ## Example launch lines
  * |[
