@@ -202,7 +202,7 @@ def positions(stream):
     just before and after them, between frames, past the end."""
     last = stream.frames - 1
     ts = {0, frame_time(last), frame_time(stream.frames) + FRAME, frame_time(last) + FRAME // 2,
-          frame_time(stream.frames // 2) + FRAME // 3, FRAME // 2}
+          frame_time(stream.frames // 2), frame_time(stream.frames // 2) + FRAME // 3, FRAME // 2}
     for k in [k for k in stream.keyframes if k > 0][:5]:
         ts.update(frame_time(n) for n in (k - 1, k, k + 1) if 0 <= n <= last)
         ts.add(frame_time(k) - 1)
@@ -296,6 +296,31 @@ def test_keyframe_exact(stream):
         check(got and got[0][0] == frame_time(k), "%s: key-unit seek on keyframe %d starts at "
               "%s" % (stream.name, k, got and got[0][0]))
     p.close()
+
+
+def test_snap_nearest(stream):
+    """Keyframes every 0.4 s: a key-unit seek to 5.5 s with SNAP_NEAREST
+    starts at 5.6 s, with SNAP_BEFORE at 5.2 s, with SNAP_AFTER at 5.6 s."""
+    p = Player(stream)
+    for name, want in (("KEY_UNIT|SNAP_NEAREST", 5600), ("KEY_UNIT|SNAP_BEFORE", 5200),
+                       ("KEY_UNIT|SNAP_AFTER", 5600)):
+        p.seek(1.0, SNAPS[name], 5500 * Gst.MSECOND)
+        got = p.play()
+        check(got and got[0][0] == want * Gst.MSECOND, "%s: seek to 5.5 s %s starts at %s" % (
+            stream.name, name, got and got[0][0]))
+    p.close()
+
+
+def test_decoder_alone(stream):
+    """filesrc ! c63dec (no parser) refuses a seek and says to use c63parse."""
+    pipeline = Gst.parse_launch("filesrc location=%s ! c63dec ! fakesink" % stream.path)
+    pipeline.set_state(Gst.State.PAUSED)
+    pipeline.get_state(TIMEOUT)
+    ok = pipeline.seek_simple(Gst.Format.TIME, Gst.SeekFlags.FLUSH, frame_time(5))
+    msg = wait(pipeline, Gst.MessageType.WARNING, Gst.SECOND)
+    check(not ok and msg is not None and "c63parse" in msg.parse_warning()[0].message,
+          "filesrc ! c63dec: seek %s, warning %s" % (ok, msg and msg.parse_warning()[0].message))
+    pipeline.set_state(Gst.State.NULL)
 
 
 # ---- gst-validate-like scenarios through playbin (fakesink video sink) ----
@@ -436,6 +461,9 @@ def main():
             test_reverse(s)
             test_scrub(s)
             test_keyframe_exact(s)
+        test_decoder_alone(streams[0])
+        test_snap_nearest(Stream("gen_k10", generate(tmp, synth, enc, "k10", 150, 10, 32, 32),
+                                 every(10)))
         k7 = streams[-2]
         scenario_seek(k7, True)
         scenario_seek(k7, False)
