@@ -25,7 +25,8 @@ if [ "$target" = gst ]; then
   pkgs="gstreamer-check-1.0 gstreamer-video-1.0 gstreamer-base-1.0 gstreamer-1.0"
   pkg-config --exists $pkgs || { echo "SKIP: no GStreamer development files"; exit 77; }
   extra="-I$src/gst -I$src -DPACKAGE=\"gst-c63\" -DPACKAGE_VERSION=\"fuzz\"
-    $src/gst/c63dec/gstc63dec.c $src/gst/c63dec/gstc63framer.c $src/gst/c63parse/gstc63parse.c
+    $src/gst/c63dec/gstc63dec.c $src/gst/c63dec/gstc63framer.c $src/gst/c63parse/gstc63parse.c \
+    $src/gst/c63parse/gstc63index.c
     $(pkg-config --cflags --libs $pkgs)"
 fi
 # $extra is split into words on purpose
