@@ -26,11 +26,12 @@ struct _GstC63Parse {
   gint prop_fps_n, prop_fps_d;
   gboolean upstream_fps; /* the framerate came from upstream caps */
   gint64 upstream_size;  /* bytes, 0: unknown (not asked yet: -1) */
-  GstClockTime duration; /* last duration set (estimated) */
-  GArray *keyframes;     /* GstClockTime of the keyframes seen, ascending (object lock) */
+  GstClockTime duration; /* last duration set (estimated in push mode) */
+  GArray *keyframes;     /* push mode: times of the keyframes seen, ascending (object lock) */
 
   /* Pull mode: every frame of the stream, scanned before the first one is
-   * pushed (indexed); seeks and timestamps go by it (object lock). */
+   * pushed; seeks and timestamps go by it. Written by the streaming thread
+   * only while indexed is FALSE (indexed: object lock). */
   GstC63Index index;
   gboolean indexed;
   /* Push mode: the number of the next frame, -1 when it is to be taken
