@@ -252,6 +252,10 @@ def test_reverse(stream):
     check(p.seek(-1.0, Gst.SeekFlags.NONE, 0), "%s: reverse seek refused" % stream.name)
     check_pictures(stream, p.play(), stream.frames - 1, 0, "reverse playback")
     # From the middle back to the start.
+    # From past the end: nothing (and no critical warning from the segment).
+    check(p.seek(-1.0, Gst.SeekFlags.NONE, frame_time(stream.frames) + FRAME),
+          "%s: reverse seek past the end refused" % stream.name)
+    check_pictures(stream, p.play(), None, None, "reverse playback from past the end")
     mid = stream.frames // 2
     check(p.seek(-1.0, Gst.SeekFlags.ACCURATE, 0, frame_time(mid)), "reverse seek refused")
     check_pictures(stream, p.play(), mid - 1, 0, "reverse playback from the middle")

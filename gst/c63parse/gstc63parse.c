@@ -514,7 +514,9 @@ static GstEvent *gst_c63_parse_indexed_seek(GstC63Parse *self, GstEvent *event)
   if (n_frames == 0 || start_type != GST_SEEK_TYPE_SET ||
       (stop_type != GST_SEEK_TYPE_SET && stop_type != GST_SEEK_TYPE_NONE))
     return event; /* GstBaseParse refuses these */
-  start = MAX(start, 0);
+  /* Past the end there is nothing to play: the segment starts at the end
+   * (and stays within a stop kept from an earlier seek). */
+  start = CLAMP(start, 0, (gint64)duration);
   if (rate < 0 && (stop_type == GST_SEEK_TYPE_NONE || stop < 0)) {
     stop_type = GST_SEEK_TYPE_SET;
     stop = (gint64)duration;
