@@ -186,8 +186,8 @@ static gboolean gst_c63_parse_set_sink_caps(GstBaseParse *parse, GstCaps *caps)
   return TRUE;
 }
 
-/* In pull mode no caps event may come: upstream's caps (a capssetter's
- * framerate, say) are asked for. */
+/* In pull mode no caps event comes: upstream's fixed caps (a typefind's
+ * that already found the type, a source's) are asked for. */
 static gboolean gst_c63_parse_pull_caps(GstC63Parse *self)
 {
   GstCaps *caps = gst_pad_peer_query_caps(GST_BASE_PARSE_SINK_PAD(self), NULL);
