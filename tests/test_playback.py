@@ -33,6 +33,9 @@ def check(cond, what):
     if not cond:
         FAILURES.append(what)
         print("FAIL:", what, flush=True)
+        if len(FAILURES) >= 30:  # broken seeking: stop before waiting out every seek
+            print("giving up after %d failures" % len(FAILURES))
+            sys.exit(1)
     return cond
 
 
