@@ -417,6 +417,8 @@ def scenario_play(stream, seconds):
     ok, pos = run.pipeline.query_position(Gst.Format.TIME)
     check(len(run.seen) == stream.frames and run.seen[-1] >= seconds * Gst.SECOND,
           "%s: play_15s showed %d of %d pictures" % (stream.name, len(run.seen), stream.frames))
+    check(ok and pos >= seconds * Gst.SECOND, "%s: play_15s ended at position %s" % (
+        stream.name, pos if ok else None))
     run.close()
 
 
