@@ -70,6 +70,33 @@ static void headers(c63_frame_scanner *s, const uint8_t *buf, size_t len, int at
   }
 }
 
+/* have_header once a segment marker followed an FF in the data: the data
+ * may have ended there, with segments after it, so an FF D9 further on is
+ * only an end when the whole frame parses. */
+#define SEGMENT_AFTER_DATA 2
+
+static int is_segment_marker(uint8_t m)
+{
+  return m == 0xdb || m == 0xc0 || m == 0xc4 || m == 0xda;
+}
+
+/* The FF D9 at p ends the frame's data as c63_parse_frame_header finds it
+ * (the first FF followed by a marker, FF pairs read two bytes at a time)
+ * when no segment marker came before it in the data and the byte before it
+ * is no FF; the frame is then the headers, the data and this EOI, and only
+ * the headers are parsed again, not the data. */
+static int plain_end(const c63_frame_scanner *s, const uint8_t *buf, size_t p,
+                     c63_frame_header *hdr)
+{
+  if (s->have_header != 1 || (p > s->data_offset && buf[p - 1] == 0xff)) return 0;
+  if (c63_parse_frame_headers_only(buf, p + 2, hdr, NULL, 0) != C63_OK ||
+      hdr->data_offset != s->data_offset)
+    return 0;
+  hdr->data_size = p - hdr->data_offset;
+  hdr->frame_size = p + 2;
+  return 1;
+}
+
 int c63_frame_scan(c63_frame_scanner *s, const uint8_t *buf, size_t len, int at_end,
                    c63_frame_scan_result *res)
 {
@@ -106,7 +133,14 @@ int c63_frame_scan(c63_frame_scanner *s, const uint8_t *buf, size_t len, int at_
       return done(s, res, C63_SCAN_FRAME, p);
     } else if (buf[p + 1] == 0xd9 && p + 2 <= s->limit) {
       c63_frame_header hdr;
-      int status = c63_parse_frame_header(buf, p + 2, &hdr, NULL, 0);
+      int status;
+
+      if (plain_end(s, buf, p, &hdr)) {
+        res->complete = 1;
+        res->hdr = hdr;
+        return done(s, res, C63_SCAN_FRAME, hdr.frame_size);
+      }
+      status = c63_parse_frame_header(buf, p + 2, &hdr, NULL, 0);
 
       if (status == C63_ERR_TRUNCATED) /* FF D9 in a segment after the data */
         continue;
@@ -114,6 +148,8 @@ int c63_frame_scan(c63_frame_scanner *s, const uint8_t *buf, size_t len, int at_
       res->complete = 1;
       res->hdr = hdr;
       return done(s, res, C63_SCAN_FRAME, hdr.frame_size);
+    } else if (is_segment_marker(buf[p + 1])) {
+      s->have_header = SEGMENT_AFTER_DATA;
     }
   }
   s->scan_pos = p > s->scan_pos ? p : s->scan_pos;

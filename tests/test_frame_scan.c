@@ -182,6 +182,43 @@ static void test_markers_in_dqt(void)
   free(s);
 }
 
+/* The end of a frame's data as c63_parse_frame_header finds it, whichever
+ * way the scanner gets there: an FF D9 after an FF (read as a pair, no end)
+ * leaves the frame unfinished until the next one starts; a segment after
+ * the data holding FF D9 does not end it, the EOI after the segment does. */
+static void test_data_end(void)
+{
+  static const uint8_t dht_with_eoi[] = {0xff, 0xc4, 0x00, 0x06, 0xff, 0xd9, 0x00, 0x00};
+  static events whole, part;
+  size_t len;
+  c63_frame_header h0, h1;
+  uint8_t *s = first_two_frames(&len, &h0, &h1);
+
+  if (!s) return;
+  for (int variant = 0; variant < 2; variant++) {
+    tu_buf b = {0};
+    size_t f0 = h0.frame_size - 2; /* frame 0 without its EOI */
+
+    tu_buf_append(&b, s, f0);
+    if (variant == 0)
+      b.data[f0 - 1] = 0xff; /* the data's last byte, so FF FF D9 follows */
+    else
+      tu_buf_append(&b, dht_with_eoi, sizeof dht_with_eoi);
+    tu_buf_append(&b, s + f0, 2 + h1.frame_size);
+    f0 = b.size - h1.frame_size;
+    for (size_t c = 1; c <= 4097; c += 4096)
+      scan_chunked(b.data, b.size, c, c == 1 ? &part : &whole);
+    TU_CHECK(whole.n == 2 && whole.e[0].size == f0 && whole.e[0].complete == (variant == 1) &&
+                 whole.e[1].complete && whole.e[1].size == h1.frame_size,
+             "data end variant %d: %d events, first %zu bytes complete %d", variant, whole.n,
+             whole.e[0].size, whole.e[0].complete);
+    TU_CHECK(same_events(&whole, &part), "data end variant %d: other events in 1-byte chunks",
+             variant);
+    tu_buf_free(&b);
+  }
+  free(s);
+}
+
 /* A stream cut inside its last frame: that frame comes out broken, with all
  * the bytes left. */
 static void test_truncated(void)
@@ -267,6 +304,7 @@ int main(void)
   test_vectors();
   test_junk();
   test_markers_in_dqt();
+  test_data_end();
   test_truncated();
   test_never_ends();
   return tu_finish("frame_scan");

@@ -728,6 +728,23 @@ static gboolean gst_c63_dec_flush(GstVideoDecoder *vdec)
   return TRUE;
 }
 
+/* A byte stream carries no timing or index: a seek in time that upstream
+ * cannot take (filesrc seeks in bytes only) is refused with a message
+ * saying what to do, c63parse finding the frames and keyframes. */
+static gboolean gst_c63_dec_src_event(GstVideoDecoder *vdec, GstEvent *event)
+{
+  gboolean byte_stream_seek =
+      GST_EVENT_TYPE(event) == GST_EVENT_SEEK && !gst_video_decoder_get_packetized(vdec);
+  gboolean ok = GST_VIDEO_DECODER_CLASS(gst_c63_dec_parent_class)->src_event(vdec, event);
+
+  if (byte_stream_seek && !ok)
+    GST_ELEMENT_WARNING(vdec, STREAM, NOT_IMPLEMENTED,
+                        ("Cannot seek: c63dec reads this Codec63 stream as plain bytes. Put "
+                         "c63parse in front of it (filesrc ! c63parse ! c63dec) to seek."),
+                        ("upstream refused the seek and the input is not parsed"));
+  return ok;
+}
+
 /* Use GstVideoMeta downstream when it is supported, so the output pool may
  * pick padded strides; and let a plain video pool of system memory (ours
  * when downstream offers none) allocate through try_mem, so running out of
@@ -874,6 +891,7 @@ static void gst_c63_dec_class_init(GstC63DecClass *klass)
   vdec_class->finish = GST_DEBUG_FUNCPTR(gst_c63_dec_finish);
   vdec_class->drain = GST_DEBUG_FUNCPTR(gst_c63_dec_drain);
   vdec_class->flush = GST_DEBUG_FUNCPTR(gst_c63_dec_flush);
+  vdec_class->src_event = GST_DEBUG_FUNCPTR(gst_c63_dec_src_event);
   vdec_class->decide_allocation = GST_DEBUG_FUNCPTR(gst_c63_dec_decide_allocation);
   vdec_class->negotiate = GST_DEBUG_FUNCPTR(gst_c63_dec_negotiate);
 #ifdef HAVE_GST_CUDA

@@ -11,15 +11,21 @@
  * Splits a Codec63 byte stream (a `.c63` file, or a stream cut into buffers
  * of any size) into one buffer per frame, with the picture size in the caps
  * (`video/x-c63, parsed=true, width, height, framerate`). Keyframes are
- * marked as sync points (delta frames carry `GST_BUFFER_FLAG_DELTA_UNIT`),
- * and an index of them is kept, so seeks land on keyframes. Junk between
- * frames is skipped; a frame that is cut short or whose headers are broken
- * is passed on (marked corrupted) for the decoder to report.
+ * marked as sync points (delta frames carry `GST_BUFFER_FLAG_DELTA_UNIT`).
+ * Junk between frames is skipped; a frame that is cut short or whose
+ * headers are broken is passed on (marked corrupted) for the decoder to
+ * report.
  *
  * The stream has no timing: the framerate comes from the upstream caps when
- * they have one, else from the #GstC63Parse:framerate property; timestamps
- * and durations follow from it, and the duration is estimated from the
- * upstream size.
+ * they have one, else from the #GstC63Parse:framerate property, and frame n
+ * is at n frame durations. Where upstream can be read at random (pull mode:
+ * filesrc, decodebin, playbin), the whole stream is scanned once before the
+ * first frame (headers and markers only), so the duration is exact at once
+ * and seeks follow GStreamer's seek flags exactly: key-unit seeks snap to a
+ * keyframe, accurate seeks decode from the keyframe before, segment seeks
+ * stop at their stop, and reverse playback goes keyframe group by group.
+ * In push mode the duration is estimated from the upstream size and seeks
+ * go upstream in bytes.
  *
  * ## Example launch lines
  * |[
@@ -57,10 +63,65 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
 G_DEFINE_TYPE(GstC63Parse, gst_c63_parse, GST_TYPE_BASE_PARSE);
 GST_ELEMENT_REGISTER_DEFINE(c63parse, "c63parse", GST_RANK_PRIMARY + 1, GST_TYPE_C63_PARSE);
 
-/* Timestamps and durations follow the framerate in use. */
-static void gst_c63_parse_apply_framerate(GstC63Parse *self)
+/* Frames of under a nanosecond would share timestamps. */
+static gboolean gst_c63_parse_framerate_ok(GstC63Parse *self, gint fps_n, gint fps_d)
 {
-  gst_base_parse_set_frame_rate(GST_BASE_PARSE(self), self->fps_n, self->fps_d, 0, 0);
+  if (fps_n > 0 && fps_d > 0 && (guint64)fps_n <= (guint64)fps_d * GST_SECOND) return TRUE;
+  GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                    ("Framerate %d/%d cannot be timestamped: frames shorter than a nanosecond "
+                     "would share timestamps. Use at most 1000000000 frames per second.",
+                     fps_n, fps_d),
+                    (NULL));
+  return FALSE;
+}
+
+/* Frame n starts at n frame durations, computed from n (never a sum of
+ * rounded durations, so 30000/1001 stays exact); GST_CLOCK_TIME_NONE past
+ * the clock's range. */
+static GstClockTime gst_c63_parse_frame_time(GstC63Parse *self, guint64 n)
+{
+  GstClockTime t =
+      gst_util_uint64_scale(n, (guint64)self->fps_d * GST_SECOND, (guint64)self->fps_n);
+
+  return t <= G_MAXINT64 ? t : GST_CLOCK_TIME_NONE;
+}
+
+/* The frame showing at time t: the last one starting at or before it. */
+static guint64 gst_c63_parse_frame_number(GstC63Parse *self, GstClockTime t)
+{
+  guint64 n = gst_util_uint64_scale(t, (guint64)self->fps_n, (guint64)self->fps_d * GST_SECOND);
+
+  while (n > 0 && gst_c63_parse_frame_time(self, n) > t)
+    n--;
+  while (gst_c63_parse_frame_time(self, n + 1) <= t)
+    n++;
+  return n;
+}
+
+/* Frame n's timestamps, or an error when they are out of range. */
+static gboolean gst_c63_parse_stamp(GstC63Parse *self, GstBuffer *buf, guint64 n)
+{
+  GstClockTime t = gst_c63_parse_frame_time(self, n), end = gst_c63_parse_frame_time(self, n + 1);
+
+  if (!GST_CLOCK_TIME_IS_VALID(end)) {
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                      ("Frame %" G_GUINT64_FORMAT " cannot be timestamped at %d/%d frames per "
+                       "second: it ends past the range of GStreamer's clock (292 years). Set a "
+                       "higher framerate (upstream caps or the c63parse framerate property).",
+                       n, self->fps_n, self->fps_d),
+                      (NULL));
+    return FALSE;
+  }
+  GST_BUFFER_PTS(buf) = GST_BUFFER_DTS(buf) = t;
+  GST_BUFFER_DURATION(buf) = end - t;
+  return TRUE;
+}
+
+/* Timestamps and durations follow the framerate in use; lead_in frames
+ * before a seek's start are read (from the keyframe before it). */
+static void gst_c63_parse_apply_framerate(GstC63Parse *self, guint lead_in)
+{
+  gst_base_parse_set_frame_rate(GST_BASE_PARSE(self), self->fps_n, self->fps_d, lead_in, 0);
 }
 
 static gboolean gst_c63_parse_start(GstBaseParse *parse)
@@ -72,15 +133,19 @@ static gboolean gst_c63_parse_start(GstBaseParse *parse)
   GST_OBJECT_LOCK(self);
   self->fps_n = self->prop_fps_n;
   self->fps_d = self->prop_fps_d;
+  gst_c63_index_reset(&self->index);
+  self->indexed = FALSE;
   GST_OBJECT_UNLOCK(self);
+  if (!gst_c63_parse_framerate_ok(self, self->fps_n, self->fps_d)) return FALSE;
   self->upstream_fps = FALSE;
   g_array_set_size(self->keyframes, 0);
   self->upstream_size = -1;
   self->duration = GST_CLOCK_TIME_NONE;
+  self->next_frame = -1;
   gst_base_parse_set_min_frame_size(parse, MIN_FRAME_BYTES);
   gst_base_parse_set_syncable(parse, TRUE);
   gst_base_parse_set_has_timing_info(parse, FALSE);
-  gst_c63_parse_apply_framerate(self);
+  gst_c63_parse_apply_framerate(self, 0);
   return TRUE;
 }
 
@@ -103,6 +168,7 @@ static gboolean gst_c63_parse_set_sink_caps(GstBaseParse *parse, GstCaps *caps)
   gint n, d;
 
   if (gst_structure_get_fraction(s, "framerate", &n, &d) && n > 0 && d > 0) {
+    if (!gst_c63_parse_framerate_ok(self, n, d)) return FALSE;
     self->fps_n = n;
     self->fps_d = d;
     self->upstream_fps = TRUE;
@@ -115,9 +181,109 @@ static gboolean gst_c63_parse_set_sink_caps(GstBaseParse *parse, GstCaps *caps)
   }
   GST_DEBUG_OBJECT(self, "framerate %d/%d from %s", self->fps_n, self->fps_d,
                    self->upstream_fps ? "upstream caps" : "the property");
-  gst_c63_parse_apply_framerate(self);
+  gst_c63_parse_apply_framerate(self, 0);
   if (self->width > 0) return gst_c63_parse_set_src_caps(self);
   return TRUE;
+}
+
+/* In pull mode no caps event comes: upstream's fixed caps (a typefind's
+ * that already found the type, a source's) are asked for. */
+static gboolean gst_c63_parse_pull_caps(GstC63Parse *self)
+{
+  GstCaps *caps = gst_pad_peer_query_caps(GST_BASE_PARSE_SINK_PAD(self), NULL);
+  gboolean ok = TRUE;
+
+  GST_DEBUG_OBJECT(self, "upstream caps %" GST_PTR_FORMAT, caps);
+  if (caps && !gst_caps_is_empty(caps) && gst_caps_is_fixed(caps))
+    ok = gst_c63_parse_set_sink_caps(GST_BASE_PARSE(self), caps);
+  gst_clear_caps(&caps);
+  return ok;
+}
+
+/* Bytes read at a time when indexing; a longer frame gets a larger read. */
+#define INDEX_READ_BYTES (1u << 20)
+
+/* The index scanned: the exact duration, and every keyframe in
+ * GstBaseParse's index (for its seeks); FALSE when the frames cannot be
+ * timestamped. */
+static gboolean gst_c63_parse_publish_index(GstC63Parse *self)
+{
+  guint i, keyframes = 0;
+  GstClockTime duration;
+
+  duration = gst_c63_parse_frame_time(self, gst_c63_index_n_frames(&self->index));
+  if (!GST_CLOCK_TIME_IS_VALID(duration)) {
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                      ("The stream's %u frames cannot be timestamped at %d/%d frames per "
+                       "second: they end past the range of GStreamer's clock (292 years). Set "
+                       "a higher framerate (upstream caps or the c63parse framerate property).",
+                       gst_c63_index_n_frames(&self->index), self->fps_n, self->fps_d),
+                      (NULL));
+    return FALSE;
+  }
+  for (i = 0; i < gst_c63_index_n_frames(&self->index); i++) {
+    const GstC63IndexEntry *e = gst_c63_index_entry(&self->index, i);
+    if (!e->keyframe) continue;
+    gst_base_parse_add_index_entry(GST_BASE_PARSE(self), e->offset,
+                                   gst_c63_parse_frame_time(self, i), TRUE, TRUE);
+    keyframes++;
+  }
+  GST_INFO_OBJECT(self, "indexed %u frames (%u keyframes), %" GST_TIME_FORMAT,
+                  gst_c63_index_n_frames(&self->index), keyframes, GST_TIME_ARGS(duration));
+  gst_base_parse_set_duration(GST_BASE_PARSE(self), GST_FORMAT_TIME, duration, 0);
+  self->duration = duration;
+  return TRUE;
+}
+
+/* Index the size bytes at the scan position; *at_end when the stream ends
+ * there, *used the bytes consumed. */
+static GstFlowReturn gst_c63_parse_scan_range(GstC63Parse *self, guint size, gboolean *at_end,
+                                              gsize *used)
+{
+  GstBuffer *buf = NULL;
+  GstFlowReturn ret =
+      gst_pad_pull_range(GST_BASE_PARSE_SINK_PAD(self), self->index.pos, size, &buf);
+  GstMapInfo map;
+
+  *used = 0;
+  if (ret == GST_FLOW_EOS) { /* the stream ended with the last frame */
+    *at_end = TRUE;
+    return GST_FLOW_OK;
+  }
+  if (ret != GST_FLOW_OK) return ret;
+  if (gst_buffer_map(buf, &map, GST_MAP_READ)) {
+    *at_end = map.size < size;
+    *used = gst_c63_index_scan(&self->index, map.data, map.size, *at_end);
+    gst_buffer_unmap(buf, &map);
+  } else {
+    GST_ELEMENT_ERROR(self, RESOURCE, READ, (NULL), ("cannot map the input"));
+    ret = GST_FLOW_ERROR;
+  }
+  gst_buffer_unref(buf);
+  return ret;
+}
+
+/* Pull mode: every frame's offset and keyframe flag, read once before the
+ * first frame is pushed, for an exact duration and seeks by keyframe. */
+static GstFlowReturn gst_c63_parse_build_index(GstC63Parse *self)
+{
+  guint size = INDEX_READ_BYTES;
+  GstFlowReturn ret = GST_FLOW_OK;
+  gboolean at_end = FALSE;
+  gsize used;
+
+  if (!self->upstream_fps && !gst_c63_parse_pull_caps(self)) return GST_FLOW_NOT_NEGOTIATED;
+  gst_c63_index_reset(&self->index);
+  while (ret == GST_FLOW_OK && !at_end) {
+    ret = gst_c63_parse_scan_range(self, size, &at_end, &used);
+    if (used == 0 && !at_end) size = MIN(size, G_MAXUINT / 4) * 2; /* a longer frame */
+  }
+  if (ret != GST_FLOW_OK) return ret;
+  if (!gst_c63_parse_publish_index(self)) return GST_FLOW_ERROR;
+  GST_OBJECT_LOCK(self);
+  self->indexed = TRUE;
+  GST_OBJECT_UNLOCK(self);
+  return GST_FLOW_OK;
 }
 
 /* A keyframe at ts: remembered for snapping key-unit seeks (in stream order). */
@@ -132,10 +298,10 @@ static void gst_c63_parse_note_keyframe(GstC63Parse *self, guint64 offset, GstCl
   GST_OBJECT_UNLOCK(self);
 }
 
-/* The duration: the time parsed so far scaled by the upstream size, in
- * whole frames, so exact once the last frame is parsed. GstBaseParse only
- * estimates after 3 s of frames; this starts with the first, and updates
- * when the estimate moves by a second or the end is reached. */
+/* Push mode: the duration is the time parsed so far scaled by the upstream
+ * size, in whole frames, so exact once the last frame is parsed. GstBaseParse
+ * only estimates after 3 s of frames; this starts with the first, and
+ * updates when the estimate moves by a second or the end is reached. */
 static void gst_c63_parse_update_duration(GstC63Parse *self, guint64 end_offset, GstClockTime end)
 {
   GstClockTime frame = gst_util_uint64_scale(GST_SECOND, self->fps_d, self->fps_n);
@@ -150,7 +316,8 @@ static void gst_c63_parse_update_duration(GstC63Parse *self, guint64 end_offset,
     return;
   frames = gst_util_uint64_scale_round(gst_util_uint64_scale(end, self->upstream_size, end_offset),
                                        1, frame);
-  est = gst_util_uint64_scale(frames, GST_SECOND * self->fps_d, self->fps_n);
+  est = gst_c63_parse_frame_time(self, frames);
+  if (!GST_CLOCK_TIME_IS_VALID(est)) return;
   if (GST_CLOCK_TIME_IS_VALID(self->duration) && end_offset < (guint64)self->upstream_size &&
       (GstClockTimeDiff)(est - self->duration) < GST_SECOND &&
       (GstClockTimeDiff)(self->duration - est) < GST_SECOND)
@@ -159,6 +326,16 @@ static void gst_c63_parse_update_duration(GstC63Parse *self, guint64 end_offset,
   GST_DEBUG_OBJECT(self, "duration %" GST_TIME_FORMAT, GST_TIME_ARGS(est));
   self->duration = est;
   gst_base_parse_set_duration(GST_BASE_PARSE(self), GST_FORMAT_TIME, est, 0);
+}
+
+/* Pull mode: frame timestamps from the frame's place in the index. */
+static gboolean gst_c63_parse_timestamp(GstC63Parse *self, GstBaseParseFrame *frame)
+{
+  gint64 n;
+
+  if (!self->indexed) return TRUE; /* push mode: in pre_push_frame */
+  n = gst_c63_index_frame_at_offset(&self->index, frame->offset);
+  return n < 0 || gst_c63_parse_stamp(self, frame->buffer, (guint64)n);
 }
 
 static GstFlowReturn gst_c63_parse_handle_frame(GstBaseParse *parse, GstBaseParseFrame *frame,
@@ -170,6 +347,10 @@ static GstFlowReturn gst_c63_parse_handle_frame(GstBaseParse *parse, GstBasePars
   GstMapInfo map;
   int r;
 
+  if (!self->indexed && GST_PAD_MODE(GST_BASE_PARSE_SINK_PAD(parse)) == GST_PAD_MODE_PULL) {
+    GstFlowReturn ret = gst_c63_parse_build_index(self);
+    if (ret != GST_FLOW_OK) return ret;
+  }
   /* Called again with more bytes at the same offset, or at a new one. */
   if (frame->flags & GST_BASE_PARSE_FRAME_FLAG_NEW_FRAME) c63_frame_scanner_init(&self->scanner);
   if (!gst_buffer_map(frame->buffer, &map, GST_MAP_READ)) {
@@ -205,6 +386,7 @@ static GstFlowReturn gst_c63_parse_handle_frame(GstBaseParse *parse, GstBasePars
       *skipsize = (gint)MIN(res.size, (gsize)G_MAXINT);
       return GST_FLOW_OK;
     }
+    if (!gst_c63_parse_timestamp(self, frame)) return GST_FLOW_ERROR;
     return gst_base_parse_finish_frame(parse, frame, res.size);
   }
   if (res.hdr.width != self->width || res.hdr.height != self->height ||
@@ -214,68 +396,239 @@ static GstFlowReturn gst_c63_parse_handle_frame(GstBaseParse *parse, GstBasePars
     self->height = res.hdr.height;
     if (!gst_c63_parse_set_src_caps(self)) return GST_FLOW_NOT_NEGOTIATED;
   }
-  if (res.hdr.keyframe) {
+  if (res.hdr.keyframe)
     GST_BUFFER_FLAG_UNSET(frame->buffer, GST_BUFFER_FLAG_DELTA_UNIT);
-    gst_c63_parse_note_keyframe(self, frame->offset, GST_BUFFER_PTS(frame->buffer));
-  } else {
+  else
     GST_BUFFER_FLAG_SET(frame->buffer, GST_BUFFER_FLAG_DELTA_UNIT);
-  }
   GST_BUFFER_FLAG_UNSET(frame->buffer, GST_BUFFER_FLAG_CORRUPTED);
-  if (GST_BUFFER_PTS_IS_VALID(frame->buffer))
-    gst_c63_parse_update_duration(self, frame->offset + res.size,
-                                  GST_BUFFER_PTS(frame->buffer) +
-                                      gst_util_uint64_scale(GST_SECOND, self->fps_d, self->fps_n));
+  if (!gst_c63_parse_timestamp(self, frame)) return GST_FLOW_ERROR;
   return gst_base_parse_finish_frame(parse, frame, res.size);
 }
 
-/* A key-unit seek in time starts at a keyframe already seen (the one
- * before the target, or after it with SNAP_AFTER), so the first picture
- * shown is that keyframe; a target beyond the keyframes seen so far is left
- * to GstBaseParse. */
-static gboolean gst_c63_parse_src_event(GstBaseParse *parse, GstEvent *event)
+/* Push mode: frames are counted from the time GstBaseParse gives the first
+ * one after a segment (or upstream's), and counted again from the time it
+ * gives when that is more than half a frame off the count (a gap, or
+ * upstream timestamps); timestamps then follow from the count. */
+static gboolean gst_c63_parse_count(GstC63Parse *self, GstBuffer *buf)
+{
+  GstClockTime t = GST_BUFFER_PTS_IS_VALID(buf) ? GST_BUFFER_PTS(buf) : GST_BUFFER_DTS(buf);
+  gint64 n = self->next_frame;
+
+  if (GST_CLOCK_TIME_IS_VALID(t)) {
+    GstClockTime counted =
+        n >= 0 ? gst_c63_parse_frame_time(self, (guint64)n) : GST_CLOCK_TIME_NONE;
+    GstClockTime half = gst_c63_parse_frame_time(self, 1) / 2;
+
+    if (!GST_CLOCK_TIME_IS_VALID(counted) || (t > counted ? t - counted : counted - t) > half)
+      n = (gint64)gst_util_uint64_scale_round(t, (guint64)self->fps_n,
+                                              (guint64)self->fps_d * GST_SECOND);
+  }
+  if (n < 0) return TRUE; /* no time at all */
+  if (!gst_c63_parse_stamp(self, buf, (guint64)n)) return FALSE;
+  self->next_frame = n + 1;
+  return TRUE;
+}
+
+/* Timestamps are final here. The segment's stop ends the stream: pictures
+ * are those in [start, stop). Frames before the start are pushed all the
+ * same (GstBaseParse's clipping is not asked for): the decoder needs them
+ * from the keyframe before the start, and clips its pictures itself. */
+static GstFlowReturn gst_c63_parse_pre_push_frame(GstBaseParse *parse, GstBaseParseFrame *frame)
 {
   GstC63Parse *self = GST_C63_PARSE(parse);
+  GstBuffer *buf = frame->buffer;
+
+  if (!self->indexed && !gst_c63_parse_count(self, buf)) return GST_FLOW_ERROR;
+  if (!self->indexed && GST_BUFFER_PTS_IS_VALID(buf)) {
+    if (!GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DELTA_UNIT))
+      gst_c63_parse_note_keyframe(self, frame->offset, GST_BUFFER_PTS(buf));
+    if (GST_BUFFER_DURATION_IS_VALID(buf))
+      gst_c63_parse_update_duration(self, frame->offset + gst_buffer_get_size(buf),
+                                    GST_BUFFER_PTS(buf) + GST_BUFFER_DURATION(buf));
+  }
+  if (GST_BUFFER_PTS_IS_VALID(buf) && GST_CLOCK_TIME_IS_VALID(parse->segment.stop) &&
+      GST_BUFFER_PTS(buf) >= parse->segment.stop) {
+    GST_DEBUG_OBJECT(self, "frame at %" GST_TIME_FORMAT " is past the segment's stop",
+                     GST_TIME_ARGS(GST_BUFFER_PTS(buf)));
+    return GST_FLOW_EOS;
+  }
+  return GST_FLOW_OK;
+}
+
+static gboolean gst_c63_parse_sink_event(GstBaseParse *parse, GstEvent *event)
+{
+  GstC63Parse *self = GST_C63_PARSE(parse);
+
+  /* Push mode: after a new segment (a seek) the count starts again from
+   * the time GstBaseParse gives the first frame. */
+  if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT || GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP)
+    self->next_frame = -1;
+  return GST_BASE_PARSE_CLASS(gst_c63_parse_parent_class)->sink_event(parse, event);
+}
+
+/* The keyframe a key-unit seek to target starts at, given the nearest
+ * keyframe times before and after it (GST_CLOCK_TIME_NONE: none):
+ * SNAP_BEFORE (the default), SNAP_AFTER or SNAP_NEAREST (both flags; the
+ * one before on a tie). */
+static GstClockTime gst_c63_parse_snap(GstSeekFlags flags, GstClockTime target, GstClockTime before,
+                                       GstClockTime after)
+{
+  gboolean snap_before = (flags & GST_SEEK_FLAG_SNAP_BEFORE) != 0;
+  gboolean snap_after = (flags & GST_SEEK_FLAG_SNAP_AFTER) != 0;
+
+  if (!GST_CLOCK_TIME_IS_VALID(after)) return before;
+  if (!GST_CLOCK_TIME_IS_VALID(before)) return after;
+  if (snap_after && snap_before) return target - before <= after - target ? before : after;
+  return snap_after ? after : before;
+}
+
+static GstEvent *gst_c63_parse_seek_event(GstEvent *old, gdouble rate, GstSeekFlags flags,
+                                          gint64 start, GstSeekType stop_type, gint64 stop)
+{
+  GstEvent *event =
+      gst_event_new_seek(rate, GST_FORMAT_TIME, flags, GST_SEEK_TYPE_SET, start, stop_type, stop);
+
+  gst_event_set_seqnum(event, gst_event_get_seqnum(old));
+  gst_event_unref(old);
+  return event;
+}
+
+/* Pull mode, with the index: a key-unit seek starts at the keyframe the
+ * snap flags pick; every seek reads from the keyframe before its start
+ * (GstBaseParse finds it in its index, with that many frames of lead-in)
+ * and the decoder shows the pictures from the start on. A reverse seek
+ * with no stop runs from the end of the stream. */
+static GstEvent *gst_c63_parse_indexed_seek(GstC63Parse *self, GstEvent *event)
+{
   gdouble rate;
   GstFormat format;
   GstSeekFlags flags;
   GstSeekType start_type, stop_type;
   gint64 start, stop;
+  guint n_frames = gst_c63_index_n_frames(&self->index);
+  GstClockTime duration = gst_c63_parse_frame_time(self, n_frames);
+  guint64 n;
+  gint64 k;
 
-  if (GST_EVENT_TYPE(event) != GST_EVENT_SEEK)
-    return GST_BASE_PARSE_CLASS(gst_c63_parse_parent_class)->src_event(parse, event);
   gst_event_parse_seek(event, &rate, &format, &flags, &start_type, &start, &stop_type, &stop);
-  if (format == GST_FORMAT_TIME && (flags & GST_SEEK_FLAG_KEY_UNIT) && rate > 0 &&
-      start_type == GST_SEEK_TYPE_SET && start >= 0) {
-    GArray *k = self->keyframes;
-    gint64 snapped = -1;
-    guint i;
+  if (n_frames == 0 || start_type != GST_SEEK_TYPE_SET ||
+      (stop_type != GST_SEEK_TYPE_SET && stop_type != GST_SEEK_TYPE_NONE))
+    return event; /* GstBaseParse refuses these */
+  /* Past the end there is nothing to play: the segment starts at the end
+   * (and stays within a stop kept from an earlier seek). */
+  start = CLAMP(start, 0, (gint64)duration);
+  if (rate < 0 && (stop_type == GST_SEEK_TYPE_NONE || stop < 0)) {
+    stop_type = GST_SEEK_TYPE_SET;
+    stop = (gint64)duration;
+  }
+  n = MIN(gst_c63_parse_frame_number(self, start), n_frames - 1);
+  if ((flags & GST_SEEK_FLAG_KEY_UNIT) && rate > 0 && (GstClockTime)start < duration) {
+    gint64 before = gst_c63_index_keyframe_before(&self->index, n);
+    gint64 after = gst_c63_index_keyframe_after(
+        &self->index, gst_c63_parse_frame_time(self, n) == (GstClockTime)start ? n : n + 1);
+    GstClockTime snapped = gst_c63_parse_snap(
+        flags, start, before >= 0 ? gst_c63_parse_frame_time(self, before) : GST_CLOCK_TIME_NONE,
+        after >= 0 ? gst_c63_parse_frame_time(self, after) : GST_CLOCK_TIME_NONE);
 
-    GST_OBJECT_LOCK(self);
-    if (k->len > 0 && g_array_index(k, GstClockTime, k->len - 1) >= (GstClockTime)start) {
-      for (i = 0; i < k->len; i++) {
-        GstClockTime ts = g_array_index(k, GstClockTime, i);
-        if (ts <= (GstClockTime)start) snapped = (gint64)ts;
-        if (ts >= (GstClockTime)start) {
-          if ((flags & GST_SEEK_FLAG_SNAP_AFTER) && !(flags & GST_SEEK_FLAG_SNAP_BEFORE))
-            snapped = (gint64)ts;
-          break;
-        }
-      }
-    }
-    GST_OBJECT_UNLOCK(self);
-    if (snapped >= 0 && snapped != start) {
-      GstEvent *snap =
-          gst_event_new_seek(rate, format, flags, start_type, snapped, stop_type, stop);
-
-      GST_DEBUG_OBJECT(self,
-                       "key-unit seek to %" GST_TIME_FORMAT " starts at keyframe %" GST_TIME_FORMAT,
+    if (GST_CLOCK_TIME_IS_VALID(snapped)) {
+      GST_DEBUG_OBJECT(self, "key-unit seek to %" GST_TIME_FORMAT " starts at %" GST_TIME_FORMAT,
                        GST_TIME_ARGS(start), GST_TIME_ARGS(snapped));
-      gst_event_set_seqnum(snap, gst_event_get_seqnum(event));
-      gst_event_unref(event);
-      event = snap;
+      start = (gint64)snapped;
+      n = gst_c63_parse_frame_number(self, start);
     }
   }
+  k = gst_c63_index_keyframe_before(&self->index, n);
+  gst_c63_parse_apply_framerate(self, k >= 0 ? (guint)(n - (guint64)k) : 0);
+  return gst_c63_parse_seek_event(event, rate, flags | GST_SEEK_FLAG_ACCURATE, start, stop_type,
+                                  stop);
+}
+
+/* Push mode: a key-unit seek in time starts at a keyframe already seen (as
+ * the snap flags pick); a target beyond the keyframes seen so far is left
+ * to GstBaseParse. */
+static GstEvent *gst_c63_parse_snapped_seek(GstC63Parse *self, GstEvent *event)
+{
+  gdouble rate;
+  GstFormat format;
+  GstSeekFlags flags;
+  GstSeekType start_type, stop_type;
+  gint64 start, stop;
+  GArray *k = self->keyframes;
+  GstClockTime before = GST_CLOCK_TIME_NONE, after = GST_CLOCK_TIME_NONE, snapped;
+  guint i;
+
+  gst_event_parse_seek(event, &rate, &format, &flags, &start_type, &start, &stop_type, &stop);
+  if (!(flags & GST_SEEK_FLAG_KEY_UNIT) || rate <= 0 || start_type != GST_SEEK_TYPE_SET ||
+      start < 0)
+    return event;
+  GST_OBJECT_LOCK(self);
+  if (k->len > 0 && g_array_index(k, GstClockTime, k->len - 1) >= (GstClockTime)start) {
+    for (i = 0; i < k->len; i++) {
+      GstClockTime ts = g_array_index(k, GstClockTime, i);
+      if (ts <= (GstClockTime)start) before = ts;
+      if (ts >= (GstClockTime)start) {
+        after = ts;
+        break;
+      }
+    }
+  }
+  GST_OBJECT_UNLOCK(self);
+  if (!GST_CLOCK_TIME_IS_VALID(after)) return event;
+  snapped = gst_c63_parse_snap(flags, start, before, after);
+  if (snapped == (GstClockTime)start) return event;
+  GST_DEBUG_OBJECT(self,
+                   "key-unit seek to %" GST_TIME_FORMAT " starts at keyframe %" GST_TIME_FORMAT,
+                   GST_TIME_ARGS(start), GST_TIME_ARGS(snapped));
+  return gst_c63_parse_seek_event(event, rate, flags, (gint64)snapped, stop_type, stop);
+}
+
+static gboolean gst_c63_parse_src_event(GstBaseParse *parse, GstEvent *event)
+{
+  GstC63Parse *self = GST_C63_PARSE(parse);
+
+  if (GST_EVENT_TYPE(event) == GST_EVENT_SEEK) {
+    GstFormat format;
+    gboolean indexed;
+
+    gst_event_parse_seek(event, NULL, &format, NULL, NULL, NULL, NULL, NULL);
+    GST_OBJECT_LOCK(self);
+    indexed = self->indexed;
+    GST_OBJECT_UNLOCK(self);
+    if (format == GST_FORMAT_TIME)
+      event = indexed ? gst_c63_parse_indexed_seek(self, event)
+                      : gst_c63_parse_snapped_seek(self, event);
+  }
   return GST_BASE_PARSE_CLASS(gst_c63_parse_parent_class)->src_event(parse, event);
+}
+
+/* Pull mode reads upstream's bytes directly, so no caps event comes (a
+ * typefind in pull mode finds nothing, a capssetter sets nothing): it is
+ * taken where upstream is the source itself or already has its caps, and
+ * random access is possible. Elsewhere push mode keeps upstream's caps (its
+ * framerate) and GstBaseParse's duration estimate. */
+static gboolean gst_c63_parse_sink_activate(GstPad *pad, GstObject *parent)
+{
+  GstQuery *query = gst_query_new_scheduling();
+  gboolean pull = gst_pad_peer_query(pad, query) &&
+                  gst_query_has_scheduling_mode_with_flags(query, GST_PAD_MODE_PULL,
+                                                           GST_SCHEDULING_FLAG_SEEKABLE);
+  GstPad *peer = gst_pad_get_peer(pad);
+
+  gst_query_unref(query);
+  if (pull && peer) {
+    GstElement *up = gst_pad_get_parent_element(peer);
+    GstCaps *caps = gst_pad_query_caps(peer, NULL);
+
+    pull = (up && GST_OBJECT_FLAG_IS_SET(up, GST_ELEMENT_FLAG_SOURCE)) ||
+           (caps && gst_caps_is_fixed(caps));
+    gst_clear_caps(&caps);
+    gst_clear_object(&up);
+  }
+  gst_clear_object(&peer);
+  GST_DEBUG_OBJECT(parent, "pull mode %s", pull ? "possible" : "not taken");
+  if (pull) /* GstBaseParse's own activation, which starts its pull loop */
+    return GST_C63_PARSE(parent)->parent_sink_activate(pad, parent);
+  return gst_pad_activate_mode(pad, GST_PAD_MODE_PUSH, TRUE);
 }
 
 static void gst_c63_parse_set_property(GObject *object, guint prop_id, const GValue *value,
@@ -318,6 +671,7 @@ static void gst_c63_parse_finalize(GObject *object)
   GstC63Parse *self = GST_C63_PARSE(object);
 
   g_array_unref(self->keyframes);
+  gst_c63_index_clear(&self->index);
   G_OBJECT_CLASS(gst_c63_parse_parent_class)->finalize(object);
 }
 
@@ -359,6 +713,8 @@ static void gst_c63_parse_class_init(GstC63ParseClass *klass)
   parse_class->set_sink_caps = GST_DEBUG_FUNCPTR(gst_c63_parse_set_sink_caps);
   parse_class->handle_frame = GST_DEBUG_FUNCPTR(gst_c63_parse_handle_frame);
   parse_class->src_event = GST_DEBUG_FUNCPTR(gst_c63_parse_src_event);
+  parse_class->sink_event = GST_DEBUG_FUNCPTR(gst_c63_parse_sink_event);
+  parse_class->pre_push_frame = GST_DEBUG_FUNCPTR(gst_c63_parse_pre_push_frame);
 }
 
 static void gst_c63_parse_init(GstC63Parse *self)
@@ -367,6 +723,10 @@ static void gst_c63_parse_init(GstC63Parse *self)
   self->prop_fps_d = self->fps_d = DEFAULT_FPS_D;
   self->keyframes = g_array_new(FALSE, FALSE, sizeof(GstClockTime));
   c63_frame_scanner_init(&self->scanner);
+  gst_c63_index_init(&self->index);
+  self->parent_sink_activate = GST_PAD_ACTIVATEFUNC(GST_BASE_PARSE_SINK_PAD(self));
+  gst_pad_set_activate_function(GST_BASE_PARSE_SINK_PAD(self),
+                                GST_DEBUG_FUNCPTR(gst_c63_parse_sink_activate));
   GST_PAD_SET_ACCEPT_INTERSECT(GST_BASE_PARSE_SINK_PAD(self));
   GST_PAD_SET_ACCEPT_TEMPLATE(GST_BASE_PARSE_SINK_PAD(self));
 }

@@ -10,6 +10,7 @@
 #include <gst/gst.h>
 
 #include "c63/c63.h"
+#include "gstc63index.h"
 
 G_BEGIN_DECLS
 
@@ -25,8 +26,18 @@ struct _GstC63Parse {
   gint prop_fps_n, prop_fps_d;
   gboolean upstream_fps; /* the framerate came from upstream caps */
   gint64 upstream_size;  /* bytes, 0: unknown (not asked yet: -1) */
-  GstClockTime duration; /* last duration set (estimated) */
-  GArray *keyframes;     /* GstClockTime of the keyframes seen, ascending (object lock) */
+  GstClockTime duration; /* last duration set (estimated in push mode) */
+  GArray *keyframes;     /* push mode: times of the keyframes seen, ascending (object lock) */
+
+  /* Pull mode: every frame of the stream, scanned before the first one is
+   * pushed; seeks and timestamps go by it. Written by the streaming thread
+   * only while indexed is FALSE (indexed: object lock). */
+  GstC63Index index;
+  gboolean indexed;
+  /* Push mode: the number of the next frame, -1 when it is to be taken
+   * from the time GstBaseParse gives it (after a segment: a seek). */
+  gint64 next_frame;
+  GstPadActivateFunction parent_sink_activate; /* GstBaseParse's */
 };
 
 GST_ELEMENT_REGISTER_DECLARE(c63parse);

@@ -26,7 +26,8 @@ extra=
 case $target in
 gst)
   elements="$src/gst/c63dec/gstc63dec.c $src/gst/c63dec/gstc63framer.c
-    $src/gst/c63parse/gstc63parse.c $src/gst/gstc63videolayout.c" ;;
+    $src/gst/c63parse/gstc63parse.c $src/gst/c63parse/gstc63index.c
+    $src/gst/gstc63videolayout.c" ;;
 gstelements)
   elements="$src/gst/c63enc/gstc63enc.c $src/gst/c63enc/gstc63pinnedallocator.c
     $src/gst/c63dec/gstc63dec.c $src/gst/c63dec/gstc63framer.c $src/gst/gstc63videolayout.c" ;;

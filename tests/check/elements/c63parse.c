@@ -68,7 +68,7 @@ static void check_frames(const gchar *caps, const gchar *framerate_prop, gsize c
   for (i = 0; i < n; i++) {
     GstBuffer *buf = gst_harness_pull(hh);
     GstClockTime pts = gst_util_uint64_scale(i, GST_SECOND * fps_d, fps_n);
-    GstClockTime dur = gst_util_uint64_scale(GST_SECOND, fps_d, fps_n);
+    GstClockTime dur = gst_util_uint64_scale(i + 1, GST_SECOND * fps_d, fps_n) - pts;
     gboolean key = FALSE;
     gsize size;
     const guint8 *want = g_bytes_get_data(frames->pdata[i], &size);
@@ -79,8 +79,8 @@ static void check_frames(const gchar *caps, const gchar *framerate_prop, gsize c
     c63check_frame_info(buf, NULL, NULL, &key, NULL);
     fail_unless(GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DELTA_UNIT) == !key,
                 "frame %u: keyframe %d, flags %x", i, key, GST_BUFFER_FLAGS(buf));
-    /* GstBaseParse adds the rounded frame duration up: within 1 ns a frame. */
-    fail_unless(GST_BUFFER_PTS(buf) + i >= pts && GST_BUFFER_PTS(buf) <= pts + i,
+    /* From the frame's number, exactly: no rounded durations added up. */
+    fail_unless(GST_BUFFER_PTS(buf) == pts && GST_BUFFER_DTS(buf) == pts,
                 "frame %u at %" GST_TIME_FORMAT ", want %" GST_TIME_FORMAT, i,
                 GST_TIME_ARGS(GST_BUFFER_PTS(buf)), GST_TIME_ARGS(pts));
     fail_unless_equals_uint64(GST_BUFFER_DURATION(buf), dur);
@@ -286,11 +286,11 @@ GST_START_TEST(test_parse_pipeline_duration_seek)
   fail_unless_equals_uint64(duration, v->frames * FRAME_DURATION);
   pipeline_free(pipeline);
 
-  /* Prerolled only: the duration is known (estimated from the size). */
+  /* Prerolled only: the duration is exact (the stream was indexed). */
   pipeline = pipeline_new(desc, &p);
   set_state_wait(pipeline, GST_STATE_PAUSED);
   fail_unless(gst_element_query_duration(pipeline, GST_FORMAT_TIME, &duration));
-  fail_unless(duration > 0, "no duration at preroll");
+  fail_unless_equals_uint64(duration, v->frames * FRAME_DURATION);
 
   /* Play through (the keyframes are indexed), then seek back into the
    * middle of a group: frame 17 lies after keyframe 14. */
@@ -311,9 +311,8 @@ GST_START_TEST(test_parse_pipeline_duration_seek)
     fail_unless_equals_string(p.sha->pdata[i], clean.sha->pdata[start + i]);
   }
 
-  /* A seek before anything past the start was parsed (no keyframe known
-   * there): GstBaseParse finds the place; the pictures from there on are
-   * those of a clean decode, with their timestamps. */
+  /* A seek before anything past the start was pushed: the index knows
+   * every keyframe, so it starts at keyframe 14 as well. */
   set_state_wait(pipeline, GST_STATE_NULL);
   pictures_clear(&p);
   set_state_wait(pipeline, GST_STATE_PAUSED);
@@ -325,7 +324,7 @@ GST_START_TEST(test_parse_pipeline_duration_seek)
   wait_eos(pipeline);
   fail_unless(p.sha->len > 0);
   start = (guint)(g_array_index(p.pts, GstClockTime, 0) / FRAME_DURATION);
-  fail_unless(start <= 17, "the first picture after the seek is frame %u", start);
+  fail_unless(start == key, "the first picture after the seek is frame %u", start);
   fail_unless_equals_int(p.sha->len, v->frames - start);
   for (i = 0; i < p.sha->len; i++) {
     fail_unless_equals_uint64(g_array_index(p.pts, GstClockTime, i), (start + i) * FRAME_DURATION);
@@ -377,7 +376,7 @@ static gboolean have_elements(const gchar *const *names)
   for (; *names; names++) {
     GstElementFactory *f = gst_element_factory_find(*names);
     if (!f) {
-      g_print("c63parse transcode test skipped: no %s element (gstreamer1.0-plugins-%s)\n", *names,
+      g_print("c63parse test skipped: no %s element (gstreamer1.0-plugins-%s)\n", *names,
               !g_strcmp0(*names, "x264enc") ? "ugly" : "good");
       return FALSE;
     }
@@ -385,6 +384,155 @@ static gboolean have_elements(const gchar *const *names)
   }
   return TRUE;
 }
+
+/* The stream four times over (120 frames) in a file of its own. */
+static gchar *write_long_stream(gchar **dir)
+{
+  GBytes *stream = c63check_read_file(c63check_vector(K7_STREAM)->stream);
+  GError *err = NULL;
+  GString *all = g_string_new(NULL);
+  gchar *path;
+  gsize n;
+  const gchar *d = g_bytes_get_data(stream, &n);
+  guint i;
+
+  *dir = g_dir_make_tmp("c63parse-XXXXXX", &err);
+  fail_unless(*dir != NULL);
+  path = g_build_filename(*dir, "long.c63", NULL);
+  for (i = 0; i < 4; i++)
+    g_string_append_len(all, d, (gssize)n);
+  fail_unless(g_file_set_contents(path, all->str, (gssize)all->len, &err));
+  g_string_free(all, TRUE);
+  g_bytes_unref(stream);
+  return path;
+}
+
+static void remove_file(gchar *path, gchar *dir)
+{
+  g_unlink(path);
+  g_rmdir(dir);
+  g_free(path);
+  g_free(dir);
+}
+
+static void on_parsed(G_GNUC_UNUSED GstElement *sink, GstBuffer *buf, G_GNUC_UNUSED GstPad *pad,
+                      GArray *pts)
+{
+  GstClockTime t = GST_BUFFER_PTS(buf);
+  g_array_append_val(pts, t);
+}
+
+/* filesrc ! c63parse at 30000/1001: frame n at n x 1001/30000 s exactly, in
+ * pull mode (filesrc) and in push mode (a queue in between); frame 108 is
+ * at 3.603600000 s, not a sum of rounded durations. */
+GST_START_TEST(test_parse_exact_timestamps)
+{
+  static const gchar *const middles[] = {"", "queue !"};
+  gchar *dir, *path = write_long_stream(&dir);
+  guint m, i;
+
+  for (m = 0; m < G_N_ELEMENTS(middles); m++) {
+    gchar *desc = g_strdup_printf("filesrc location=\"%s\" ! %s c63parse framerate=30000/1001 ! "
+                                  "fakesink name=sink signal-handoffs=true sync=false",
+                                  path, middles[m]);
+    GstElement *pipeline = gst_parse_launch(desc, NULL);
+    GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+    GArray *pts = g_array_new(FALSE, FALSE, sizeof(GstClockTime));
+
+    g_signal_connect(sink, "handoff", G_CALLBACK(on_parsed), pts);
+    set_state_wait(pipeline, GST_STATE_PLAYING);
+    wait_eos(pipeline);
+    fail_unless_equals_int(pts->len, 120);
+    fail_unless_equals_uint64(g_array_index(pts, GstClockTime, 108), 3603600000u);
+    for (i = 0; i < pts->len; i++)
+      fail_unless_equals_uint64(g_array_index(pts, GstClockTime, i),
+                                gst_util_uint64_scale(i, 1001 * GST_SECOND, 30000));
+    g_array_unref(pts);
+    gst_object_unref(sink);
+    pipeline_free(pipeline);
+    g_free(desc);
+  }
+  remove_file(path, dir);
+}
+GST_END_TEST;
+
+/* Framerates whose timestamps GStreamer cannot hold are refused with an
+ * error that says so: frames under a nanosecond (2147483647/1), and frames
+ * past the clock's range (1/2147483647: frame 4 ends after 292 years), in
+ * pull and push mode, from the property or upstream caps. */
+GST_START_TEST(test_parse_framerate_refused)
+{
+  static const struct {
+    const gchar *middle, *text;
+  } cases[] = {
+      {"c63parse framerate=2147483647/1", "shorter than a nanosecond"},
+      {"queue ! c63parse framerate=2147483647/1", "shorter than a nanosecond"},
+      {"typefind ! capssetter caps=\"video/x-c63,framerate=2147483647/1\" ! c63parse",
+       "shorter than a nanosecond"},
+      {"c63parse framerate=1/2147483647", "cannot be timestamped"},
+      {"queue ! c63parse framerate=1/2147483647", "cannot be timestamped"},
+  };
+  static const gchar *const needed[] = {"capssetter", NULL};
+  const C63Vector *v = c63check_vector(K7_STREAM);
+  guint i;
+
+  if (!have_elements(needed)) return;
+  for (i = 0; i < G_N_ELEMENTS(cases); i++) {
+    gchar *desc = describe(cases[i].middle, v);
+    GstElement *pipeline = gst_parse_launch(desc, NULL);
+    GstBus *bus = gst_element_get_bus(pipeline);
+    GstMessage *msg;
+    GError *err = NULL;
+
+    fail_unless(pipeline != NULL, "%s", desc);
+    gst_element_set_state(pipeline, GST_STATE_PLAYING);
+    msg = gst_bus_timed_pop_filtered(bus, 60 * GST_SECOND, GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+    fail_unless(msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR, "%s: no error", desc);
+    gst_message_parse_error(msg, &err, NULL);
+    fail_unless(g_error_matches(err, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT) &&
+                    strstr(err->message, cases[i].text) != NULL,
+                "%s: %s", desc, err->message);
+    g_error_free(err);
+    gst_message_unref(msg);
+    gst_object_unref(bus);
+    pipeline_free(pipeline);
+    g_free(desc);
+  }
+}
+GST_END_TEST;
+
+/* The framerate of upstream caps wins where filesrc could be read at
+ * random: typefind ! capssetter sends no caps in pull mode, so c63parse
+ * takes push mode there and keeps 30/1 (not its default 25/1). */
+GST_START_TEST(test_parse_capssetter_framerate)
+{
+  static const gchar *const needed[] = {"capssetter", NULL};
+  const C63Vector *v = c63check_vector(K7_STREAM);
+  gchar *desc;
+  GstElement *pipeline, *parse;
+  GstPad *src;
+  GstCaps *caps;
+  gint n = 0, d = 0;
+
+  if (!have_elements(needed)) return;
+  desc = describe("typefind ! capssetter caps=\"video/x-c63,framerate=30/1\" ! c63parse name=parse",
+                  v);
+  pipeline = gst_parse_launch(desc, NULL);
+  parse = gst_bin_get_by_name(GST_BIN(pipeline), "parse");
+  src = gst_element_get_static_pad(parse, "src");
+
+  set_state_wait(pipeline, GST_STATE_PAUSED);
+  caps = gst_pad_get_current_caps(src);
+  fail_unless(caps != NULL);
+  fail_unless(gst_structure_get_fraction(gst_caps_get_structure(caps, 0), "framerate", &n, &d));
+  fail_unless(n == 30 && d == 1, "framerate %d/%d, want 30/1", n, d);
+  gst_caps_unref(caps);
+  gst_object_unref(src);
+  gst_object_unref(parse);
+  pipeline_free(pipeline);
+  g_free(desc);
+}
+GST_END_TEST;
 
 /* filesrc ! decodebin ! videoconvert ! x264enc ! mp4mux: the MP4 lasts
  * frames / 25 s. */
@@ -441,6 +589,9 @@ static Suite *c63parse_suite(void)
   tcase_add_test(tc, test_parse_junk);
   tcase_add_test(tc, test_parse_pipeline_duration_seek);
   tcase_add_test(tc, test_parse_decodebin);
+  tcase_add_test(tc, test_parse_exact_timestamps);
+  tcase_add_test(tc, test_parse_framerate_refused);
+  tcase_add_test(tc, test_parse_capssetter_framerate);
   tcase_add_test(tc, test_parse_transcode_mp4);
   return s;
 }
