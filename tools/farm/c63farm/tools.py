@@ -28,8 +28,8 @@ def version(path):
 
 
 def check_encoder_options(enc, args):
-    """Let c63-enc judge the options (ranges, combinations), on an empty
-    input: UsageError with its message when it refuses them. The CPU backend
+    """Let c63-enc judge the options (ranges, combinations), with -f 0 on an
+    empty input: UsageError with its message when it refuses them. The CPU backend
     stands in for the GPU's, which the driver's host may lack."""
     args = list(args)
     if "--backend" in args:
@@ -38,7 +38,9 @@ def check_encoder_options(enc, args):
         out = subprocess.run([enc] + args + ["-f", "0", "--quiet", "-o",
                                              os.path.join(scratch, "check.c63"), os.devnull],
                              capture_output=True, text=True)
-    if out.returncode == 0:
+    # -f 0 passes the options and then refuses to write an empty stream
+    # (exit 1, "no frame to encode"): that refusal is the answer wanted
+    if out.returncode == 0 or (out.returncode == 1 and "no frame to encode" in out.stderr):
         return
     first = out.stderr.strip().splitlines()[0] if out.stderr.strip() else "exit status %d" % (
         out.returncode)
