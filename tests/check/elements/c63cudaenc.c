@@ -116,12 +116,17 @@ GST_END_TEST;
 /* A device that does not exist: a clear error at negotiation, no crash. */
 GST_START_TEST(test_cuda_bad_device)
 {
-  GstHarness *hh = gst_harness_new(ELEMENT);
+  GstElement *enc = gst_element_factory_make(ELEMENT, NULL);
+  GstHarness *hh;
   GstBus *bus = gst_bus_new();
   GstBuffer *buf = c63check_picture(32, 32, 0, 0);
 
+  /* set before the element starts: above READY the device is kept */
+  fail_unless(enc != NULL);
+  g_object_set(enc, "cuda-device-id", 4096, NULL);
+  hh = gst_harness_new_with_element(enc, "sink", "src");
+  gst_object_unref(enc);
   gst_element_set_bus(hh->element, bus);
-  g_object_set(hh->element, "cuda-device-id", 4096, NULL);
   gst_harness_set_src_caps_str(hh, "video/x-raw, format=I420, width=32, height=32, "
                                    "framerate=25/1");
   fail_if(gst_harness_push(hh, buf) == GST_FLOW_OK);
