@@ -8,39 +8,16 @@
 #include "bitreader.h"
 #include "c63.h"
 #include "entropy.h"
+#include "huff_lut.h"
 #include "sparse.h"
 #include "tables.h"
 
-/* Returns the symbol, or -1 for a bit pattern that is no code. */
-static int decode_symbol(c63_bitreader *br, const c63_huff_dec *t)
-{
-  uint32_t look = c63_br_peek(br, 16);
-  int len = t->look_len[look >> 8];
-  if (len) {
-    c63_br_skip(br, len);
-    return t->look_sym[look >> 8];
-  }
-  for (len = 9; len <= 16; len++) {
-    int32_t code = (int32_t)(look >> (16 - len));
-    if (t->maxcode[len] >= 0 && code <= t->maxcode[len] && code >= t->mincode[len]) {
-      c63_br_skip(br, len);
-      return t->vals[t->valptr[len] + code - t->mincode[len]];
-    }
-  }
-  return -1;
-}
-
-/* JPEG sign extension of `size` raw bits. */
-static inline int get_value(c63_bitreader *br, int size)
-{
-  if (size == 0) return 0;
-  int v = (int)c63_br_get(br, size);
-  return v >= (1 << (size - 1)) ? v : v - ((1 << size) - 1);
-}
-
 typedef struct decode_ctx {
   c63_bitreader br;
-  const c63_huff_dec *tabs;
+  const c63_huff_lut *luts;
+  /* Where the last Huffman code began: the reference-compatible reader
+   * looked 16 bits ahead of it (end_of_data_verdict). */
+  uint64_t last_code_at;
   char *msg;
   size_t msg_size;
 } decode_ctx;
@@ -51,14 +28,92 @@ typedef struct decode_ctx {
     return code;                                                                                   \
   } while (0)
 
+/* At least 27 bits (a code and its extra bits) at the top of the reader. */
+static inline uint32_t peek_code(c63_bitreader *br)
+{
+  if (br->nbits < 32) c63_br_refill(br);
+  return (uint32_t)(br->acc >> 32);
+}
+
+/* Decode a code of table t and its value. Returns the symbol, or -1 for a
+ * bit pattern that is no code. */
+static inline int decode_value(decode_ctx *d, const c63_huff_lut *t, int *value)
+{
+  const uint32_t bits = peek_code(&d->br);
+  d->last_code_at = c63_br_position(&d->br);
+  const uint32_t e = c63_huff_entry(t, bits);
+  if (!e) return -1;
+  c63_br_skip(&d->br, c63_huff_entry_bits(e));
+  *value = c63_huff_entry_value(e);
+  return c63_huff_entry_symbol(e);
+}
+
 /* Any size of the table (0..11), kept in an int8_t as the reference keeps
  * it: values past +-127 wrap (two's complement), as there. */
 static int get_mv_component(decode_ctx *d, int8_t *v)
 {
-  int size = decode_symbol(&d->br, &d->tabs[C63_HUFF_MV]);
-  if (size < 0) FAIL(C63_ERR_BITSTREAM, "invalid motion vector code");
-  *v = (int8_t)(uint8_t)(get_value(&d->br, size) & 0xff);
+  int value;
+  if (decode_value(d, &d->luts[C63_HUFF_MV], &value) < 0)
+    FAIL(C63_ERR_BITSTREAM, "invalid motion vector code");
+  *v = (int8_t)(uint8_t)(value & 0xff);
   return C63_OK;
+}
+
+/* The AC coefficients of a block, appended at *pe (docs/format.md 4.6). A
+ * run past coefficient 63 ends the block with *spill = index - 64 and its
+ * value. Returns 0, -1 for a bit pattern that is no code, or an AC symbol
+ * that does not exist. The accumulator stays in locals: the stores through
+ * *pe could otherwise alias the reader's fields. */
+static int decode_ac(decode_ctx *d, const c63_huff_lut *t, uint32_t **pe, int *spill,
+                     int *spill_value)
+{
+  c63_bitreader *br = &d->br;
+  uint64_t acc = br->acc;
+  int nbits = br->nbits, code_nbits = nbits, bad = 0;
+  uint32_t *e = *pe;
+  for (int i = 1; i < 64;) {
+    if (nbits < 32) {
+      br->acc = acc;
+      br->nbits = nbits;
+      c63_br_refill(br);
+      acc = br->acc;
+      nbits = br->nbits;
+    }
+    const uint32_t en = c63_huff_entry(t, (uint32_t)(acc >> 32));
+    if (!en) {
+      bad = -1;
+      break;
+    }
+    code_nbits = nbits;
+    acc <<= c63_huff_entry_bits(en);
+    nbits -= c63_huff_entry_bits(en);
+    const int sym = c63_huff_entry_symbol(en);
+    if ((sym & 15) == 0) {
+      if (sym == 0x00) break; /* EOB */
+      if (sym != 0xf0) {
+        bad = sym;
+        break;
+      }
+      i += 16; /* ZRL */
+      continue;
+    }
+    i += sym >> 4;
+    if (i > 63) {
+      *spill = i - 64;
+      *spill_value = c63_huff_entry_value(en);
+      break; /* the reference's loop ends here too, without an EOB */
+    }
+    /* size >= 1: never zero; the entry holds the value as a sparse entry
+     * does, in its top 16 bits */
+    *e++ = (uint32_t)i++ << 16 | en >> 16;
+  }
+  br->acc = acc;
+  br->nbits = nbits;
+  /* No refill since the last code: it began code_nbits before the end of
+   * what the reader has taken in. */
+  d->last_code_at = br->bits_in - (uint64_t)code_nbits;
+  *pe = e;
+  return bad;
 }
 
 /* Decoding order of block (bx, by) of plane c within the plane: MCUs in
@@ -150,34 +205,17 @@ static int get_block(decode_ctx *d, const c63_geometry *g, int c, int bx, int by
   if (f->entries_cap - f->n_entries < 64)
     FAIL(C63_ERR_BITSTREAM, "more coefficients than frame data of this size can code");
   uint32_t *e = f->entries + f->n_entries, *e0 = e;
-  int size = decode_symbol(&d->br, &d->tabs[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0]);
-  if (size < 0) FAIL(C63_ERR_BITSTREAM, "invalid DC code (plane %d block %d,%d)", c, bx, by);
+  int value;
+  if (decode_value(d, &d->luts[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0], &value) < 0)
+    FAIL(C63_ERR_BITSTREAM, "invalid DC code (plane %d block %d,%d)", c, bx, by);
   /* The reference keeps DC values in int16_t. */
-  *prev_dc = (int16_t)(*prev_dc + get_value(&d->br, size));
+  *prev_dc = (int16_t)(*prev_dc + value);
   if (*prev_dc) *e++ = c63_sparse_entry(0, *prev_dc);
 
-  const c63_huff_dec *act = &d->tabs[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0];
-  for (int i = 1; i < 64;) {
-    int sym = decode_symbol(&d->br, act);
-    if (sym < 0) FAIL(C63_ERR_BITSTREAM, "invalid AC code (plane %d block %d,%d)", c, bx, by);
-    if (sym == 0x00) break; /* EOB */
-    int run = sym >> 4;
-    size = sym & 15;
-    if (size == 0) {
-      if (run != 15) FAIL(C63_ERR_BITSTREAM, "invalid AC symbol %02X", sym);
-      i += 16; /* ZRL */
-      continue;
-    }
-    i += run;
-    /* size >= 1: never zero */
-    const int value = get_value(&d->br, size);
-    if (i > 63) {
-      spill = i - 64;
-      spill_value = value;
-      break; /* the reference's loop ends here too, without an EOB */
-    }
-    *e++ = c63_sparse_entry(i++, value);
-  }
+  const int bad =
+      decode_ac(d, &d->luts[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0], &e, &spill, &spill_value);
+  if (bad < 0) FAIL(C63_ERR_BITSTREAM, "invalid AC code (plane %d block %d,%d)", c, bx, by);
+  if (bad) FAIL(C63_ERR_BITSTREAM, "invalid AC symbol %02X", bad);
   if (c63_br_overrun(&d->br))
     FAIL(C63_ERR_TRUNCATED, "frame data ends inside block %d,%d of plane %d", bx, by, c);
   f->start[blk] = (uint32_t)f->n_entries;
@@ -186,10 +224,24 @@ static int get_block(decode_ctx *d, const c63_geometry *g, int c, int bx, int by
   return spill < 0 ? C63_OK : spill_ac(d, g, c, bx, by, f, blk, spill, spill_value);
 }
 
+/* Whether the data ends with an FF whose stuffing byte is missing, and the
+ * decoding reached that FF. The reference-compatible verdict counts it as
+ * reached when the decoder looked at it: every read looks at the bits it
+ * takes, and a Huffman code at the 16 bits from its start (the longest
+ * code), whatever the code's length. Reading ahead further (as the refill
+ * does) does not count. */
+static int ends_with_unpaired_ff(const decode_ctx *d)
+{
+  if (!d->br.bad_stuff) return 0;
+  uint64_t seen = c63_br_position(&d->br);
+  if (d->last_code_at + 16 > seen) seen = d->last_code_at + 16;
+  return seen > d->br.bad_stuff_bit;
+}
+
 int c63_entropy_decode(const uint8_t *data, size_t size, const c63_geometry *g, int keyframe,
                        c63_sparse_frame *f, char *msg, size_t msg_size)
 {
-  decode_ctx ctx = {.tabs = c63_huff_dec_tables(), .msg = msg, .msg_size = msg_size};
+  decode_ctx ctx = {.luts = c63_huff_luts(), .msg = msg, .msg_size = msg_size};
   decode_ctx *d = &ctx;
   int prev_dc[3] = {0, 0, 0}, r;
   size_t plane_off[3];
@@ -216,6 +268,6 @@ int c63_entropy_decode(const uint8_t *data, size_t size, const c63_geometry *g, 
       }
     }
   }
-  if (d->br.bad_stuff) FAIL(C63_ERR_BITSTREAM, "frame data ends with an FF byte");
+  if (ends_with_unpaired_ff(d)) FAIL(C63_ERR_BITSTREAM, "frame data ends with an FF byte");
   return C63_OK;
 }
