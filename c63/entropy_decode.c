@@ -15,9 +15,9 @@
 typedef struct decode_ctx {
   c63_bitreader br;
   const c63_huff_lut *luts;
-  /* Where the last Huffman code began: the reference-compatible reader
-   * looked 16 bits ahead of it (end_of_data_verdict). */
-  uint64_t last_code_at;
+  /* Bits the reader held when the last AC code began (end_of_data_verdict):
+   * a block's last code is an AC code. */
+  int last_code_nbits;
   char *msg;
   size_t msg_size;
 } decode_ctx;
@@ -28,65 +28,75 @@ typedef struct decode_ctx {
     return code;                                                                                   \
   } while (0)
 
-/* At least 27 bits (a code and its extra bits) at the top of the reader. */
-static inline uint32_t peek_code(c63_bitreader *br)
+/* The reader's accumulator, held in locals while a block is decoded: in
+ * registers, as stores through the output pointers cannot alias them. */
+typedef struct acc_bits {
+  uint64_t acc;
+  int nbits;
+} acc_bits;
+
+/* At least 32 bits in b (a code and its extra bits take at most 27). */
+static inline void fill(c63_bitreader *br, acc_bits *b)
 {
-  if (br->nbits < 32) c63_br_refill(br);
-  return (uint32_t)(br->acc >> 32);
+  if (b->nbits >= 32 || c63_br_refill_fast(br, &b->acc, &b->nbits)) return;
+  br->acc = b->acc;
+  br->nbits = b->nbits;
+  c63_br_refill(br);
+  b->acc = br->acc;
+  b->nbits = br->nbits;
 }
 
-/* Decode a code of table t and its value. Returns the symbol, or -1 for a
- * bit pattern that is no code. */
-static inline int decode_value(decode_ctx *d, const c63_huff_lut *t, int *value)
+static inline void skip(acc_bits *b, int n)
 {
-  const uint32_t bits = peek_code(&d->br);
-  d->last_code_at = c63_br_position(&d->br);
-  const uint32_t e = c63_huff_entry(t, bits);
-  if (!e) return -1;
-  c63_br_skip(&d->br, c63_huff_entry_bits(e));
-  *value = c63_huff_entry_value(e);
-  return c63_huff_entry_symbol(e);
+  b->acc <<= n;
+  b->nbits -= n;
+}
+
+static inline int get_bit(c63_bitreader *br, acc_bits *b)
+{
+  fill(br, b);
+  const int bit = (int)(b->acc >> 63);
+  skip(b, 1);
+  return bit;
+}
+
+/* The entry (huff_lut.h) of the next code of table t, value included, and
+ * the bits it takes consumed; 0 (nothing consumed) when there is no code. */
+static inline uint32_t next_code(c63_bitreader *br, acc_bits *b, const c63_huff_lut *t)
+{
+  fill(br, b);
+  const uint32_t e = c63_huff_entry(t, (uint32_t)(b->acc >> 32));
+  skip(b, c63_huff_entry_bits(e));
+  return e;
 }
 
 /* Any size of the table (0..11), kept in an int8_t as the reference keeps
  * it: values past +-127 wrap (two's complement), as there. */
-static int get_mv_component(decode_ctx *d, int8_t *v)
+static int get_mv_component(decode_ctx *d, acc_bits *b, int8_t *v)
 {
-  int value;
-  if (decode_value(d, &d->luts[C63_HUFF_MV], &value) < 0)
-    FAIL(C63_ERR_BITSTREAM, "invalid motion vector code");
-  *v = (int8_t)(uint8_t)(value & 0xff);
+  const uint32_t e = next_code(&d->br, b, &d->luts[C63_HUFF_MV]);
+  if (!e) FAIL(C63_ERR_BITSTREAM, "invalid motion vector code");
+  *v = (int8_t)(uint8_t)(c63_huff_entry_value(e) & 0xff);
   return C63_OK;
 }
 
 /* The AC coefficients of a block, appended at *pe (docs/format.md 4.6). A
  * run past coefficient 63 ends the block with *spill = index - 64 and its
  * value. Returns 0, -1 for a bit pattern that is no code, or an AC symbol
- * that does not exist. The accumulator stays in locals: the stores through
- * *pe could otherwise alias the reader's fields. */
-static int decode_ac(decode_ctx *d, const c63_huff_lut *t, uint32_t **pe, int *spill,
-                     int *spill_value)
+ * that does not exist. */
+static inline int decode_ac(decode_ctx *d, acc_bits *b, const c63_huff_lut *t, uint32_t **pe,
+                            int *spill, int *spill_value)
 {
-  c63_bitreader *br = &d->br;
-  uint64_t acc = br->acc;
-  int nbits = br->nbits, code_nbits = nbits, bad = 0;
+  int code_nbits = b->nbits, bad = 0;
   uint32_t *e = *pe;
   for (int i = 1; i < 64;) {
-    if (nbits < 32) {
-      br->acc = acc;
-      br->nbits = nbits;
-      c63_br_refill(br);
-      acc = br->acc;
-      nbits = br->nbits;
-    }
-    const uint32_t en = c63_huff_entry(t, (uint32_t)(acc >> 32));
+    fill(&d->br, b);
+    code_nbits = b->nbits;
+    const uint32_t en = next_code(&d->br, b, t);
     if (!en) {
       bad = -1;
       break;
     }
-    code_nbits = nbits;
-    acc <<= c63_huff_entry_bits(en);
-    nbits -= c63_huff_entry_bits(en);
     const int sym = c63_huff_entry_symbol(en);
     if ((sym & 15) == 0) {
       if (sym == 0x00) break; /* EOB */
@@ -107,11 +117,7 @@ static int decode_ac(decode_ctx *d, const c63_huff_lut *t, uint32_t **pe, int *s
      * does, in its top 16 bits */
     *e++ = (uint32_t)i++ << 16 | en >> 16;
   }
-  br->acc = acc;
-  br->nbits = nbits;
-  /* No refill since the last code: it began code_nbits before the end of
-   * what the reader has taken in. */
-  d->last_code_at = br->bits_in - (uint64_t)code_nbits;
+  d->last_code_nbits = code_nbits;
   *pe = e;
   return bad;
 }
@@ -179,15 +185,16 @@ static int get_block(decode_ctx *d, const c63_geometry *g, int c, int bx, int by
 {
   int chroma = c != 0, r, spill = -1, spill_value = 0;
   c63_mv *mv = &mvs[idx];
+  acc_bits b = {d->br.acc, d->br.nbits};
 
-  mv->use_mv = (uint8_t)c63_br_get(&d->br, 1);
+  mv->use_mv = (uint8_t)get_bit(&d->br, &b);
   if (mv->use_mv) {
-    if (c63_br_get(&d->br, 1)) {
+    if (get_bit(&d->br, &b)) {
       /* The reference reads before the start of its array here. */
       if (idx == 0) FAIL(C63_ERR_BITSTREAM, "vector reuse at the first block of plane %d", c);
       mv->x = mvs[idx - 1].x;
       mv->y = mvs[idx - 1].y;
-    } else if ((r = get_mv_component(d, &mv->x)) || (r = get_mv_component(d, &mv->y))) {
+    } else if ((r = get_mv_component(d, &b, &mv->x)) || (r = get_mv_component(d, &b, &mv->y))) {
       return r;
     }
     /* Keyframes are not predicted: their vectors are read and ignored.
@@ -205,17 +212,18 @@ static int get_block(decode_ctx *d, const c63_geometry *g, int c, int bx, int by
   if (f->entries_cap - f->n_entries < 64)
     FAIL(C63_ERR_BITSTREAM, "more coefficients than frame data of this size can code");
   uint32_t *e = f->entries + f->n_entries, *e0 = e;
-  int value;
-  if (decode_value(d, &d->luts[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0], &value) < 0)
-    FAIL(C63_ERR_BITSTREAM, "invalid DC code (plane %d block %d,%d)", c, bx, by);
+  const uint32_t dc = next_code(&d->br, &b, &d->luts[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0]);
+  if (!dc) FAIL(C63_ERR_BITSTREAM, "invalid DC code (plane %d block %d,%d)", c, bx, by);
   /* The reference keeps DC values in int16_t. */
-  *prev_dc = (int16_t)(*prev_dc + value);
+  *prev_dc = (int16_t)(*prev_dc + c63_huff_entry_value(dc));
   if (*prev_dc) *e++ = c63_sparse_entry(0, *prev_dc);
 
   const int bad =
-      decode_ac(d, &d->luts[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0], &e, &spill, &spill_value);
+      decode_ac(d, &b, &d->luts[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0], &e, &spill, &spill_value);
   if (bad < 0) FAIL(C63_ERR_BITSTREAM, "invalid AC code (plane %d block %d,%d)", c, bx, by);
   if (bad) FAIL(C63_ERR_BITSTREAM, "invalid AC symbol %02X", bad);
+  d->br.acc = b.acc;
+  d->br.nbits = b.nbits;
   if (c63_br_overrun(&d->br))
     FAIL(C63_ERR_TRUNCATED, "frame data ends inside block %d,%d of plane %d", bx, by, c);
   f->start[blk] = (uint32_t)f->n_entries;
@@ -233,8 +241,10 @@ static int get_block(decode_ctx *d, const c63_geometry *g, int c, int bx, int by
 static int ends_with_unpaired_ff(const decode_ctx *d)
 {
   if (!d->br.bad_stuff) return 0;
+  /* No refill since the last code: the reader's count still holds. */
+  const uint64_t last_code_at = c63_br_bits_in(&d->br) - (uint64_t)d->last_code_nbits;
   uint64_t seen = c63_br_position(&d->br);
-  if (d->last_code_at + 16 > seen) seen = d->last_code_at + 16;
+  if (last_code_at + 16 > seen) seen = last_code_at + 16;
   return seen > d->br.bad_stuff_bit;
 }
 
