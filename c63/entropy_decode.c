@@ -92,7 +92,8 @@ static inline int decode_ac(decode_ctx *d, acc_bits *b, const c63_huff_lut *t, u
   for (int i = 1; i < 64;) {
     fill(&d->br, b);
     code_nbits = b->nbits;
-    const uint32_t en = next_code(&d->br, b, t);
+    const uint32_t en = c63_huff_entry(t, (uint32_t)(b->acc >> 32));
+    skip(b, c63_huff_entry_bits(en));
     if (!en) {
       bad = -1;
       break;

@@ -77,28 +77,124 @@ static void run_thread(const hs_ctx *c, int t, hs_elem *out)
   th->blocks = blocks;
 }
 
-/* Every thread from a guessed start, then passes until each thread starts
- * where its predecessor ended. A pass reads the previous pass's end states
- * only, as GPU threads would. Returns the passes after the first. */
-static int synchronise(hs_ctx *c, c63_hs_state *prev_end)
+/* The states a decoder passed through, in bit order, its end state last. */
+typedef struct hs_path {
+  c63_hs_state *st;
+  uint32_t n, cap;
+} hs_path;
+
+static int push_state(hs_path *p, c63_hs_state s)
 {
-  for (int t = 0; t < c->n_threads; t++) {
-    c->th[t].start = c63_hs_block_start((uint32_t)t * c->subseq_bits, 0);
-    run_thread(c, t, NULL);
+  if (p->n == p->cap) {
+    uint32_t cap = p->cap ? 2 * p->cap : 64;
+    c63_hs_state *st = realloc(p->st, cap * sizeof(*st));
+    if (!st) return -1;
+    p->st = st;
+    p->cap = cap;
   }
-  int rounds = 0;
-  for (int changed = 1; changed; rounds++) {
-    changed = 0;
-    for (int t = 0; t < c->n_threads; t++)
-      prev_end[t] = c->th[t].end;
-    for (int t = 1; t < c->n_threads; t++) {
-      if (c63_hs_equal(c->th[t].start, prev_end[t - 1])) continue;
-      c->th[t].start = prev_end[t - 1];
-      run_thread(c, t, NULL);
-      changed = 1;
+  p->st[p->n++] = s;
+  return 0;
+}
+
+/* Candidate k of thread t: from the subsequence's first bit at a block
+ * start of MCU position k to the first field boundary past its end. */
+static int run_candidate(const hs_ctx *c, int t, int k, hs_path *p)
+{
+  const uint32_t limit = thread_limit(c, t);
+  c63_hs_state s = c63_hs_block_start((uint32_t)t * c->subseq_bits, k);
+  p->n = 0;
+  while (s.field != C63_HS_BAD && s.pos < limit) {
+    if (push_state(p, s)) return -1;
+    c63_hs_out o;
+    c63_hs_step(c->luts, c63_hs_peek(c->bits, s.pos), &s, &o);
+  }
+  return push_state(p, s);
+}
+
+/* Whether path p passed through state s. */
+static int on_path(const hs_path *p, c63_hs_state s)
+{
+  uint32_t lo = 0, hi = p->n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (p->st[mid].pos < s.pos)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  for (; lo < p->n && p->st[lo].pos == s.pos; lo++)
+    if (c63_hs_equal(p->st[lo], s)) return 1;
+  return 0;
+}
+
+/* Decode from `from` (where subsequence t truly begins: its predecessor's
+ * end) until the state is one that a candidate of thread t passed through:
+ * from there that candidate's decoding is the true one. Returns the
+ * candidate and the bits decoded into subsequence t (*bits), or -1 when none
+ * is met by the subsequence's end. */
+static int meet(const hs_ctx *c, int t, c63_hs_state from, const hs_path *cand, uint32_t *bits)
+{
+  const uint32_t limit = thread_limit(c, t);
+  c63_hs_state s = from;
+  for (;;) {
+    for (int k = 0; k < C63_HS_PHASES; k++) {
+      if (on_path(&cand[k], s)) {
+        *bits = s.pos - (uint32_t)t * c->subseq_bits;
+        return k;
+      }
     }
+    if (s.field == C63_HS_BAD || s.pos >= limit) return -1;
+    c63_hs_out o;
+    c63_hs_step(c->luts, c63_hs_peek(c->bits, s.pos), &s, &o);
   }
-  return rounds - 1;
+}
+
+/* Find where each thread truly starts. Every thread runs six candidate
+ * decoders, one per MCU position, over its subsequence. Its predecessor's
+ * true end then needs only to be decoded until it meets one of them, whose
+ * end is then the thread's true end (on the GPU: the meeting for each of the
+ * predecessor's six candidates, and a scan over the six-entry maps); where
+ * it meets none, the thread decodes again from its true start (a fallback
+ * pass). Returns 0, or -1 when out of memory. */
+static int synchronise(hs_ctx *c, c63_hs_stats *st)
+{
+  hs_path *paths = calloc((size_t)c->n_threads * C63_HS_PHASES, sizeof(hs_path));
+  int r = -1;
+  if (!paths) return -1;
+  for (int t = 0; t < c->n_threads; t++)
+    for (int k = 0; k < C63_HS_PHASES; k++)
+      if (run_candidate(c, t, k, &paths[t * C63_HS_PHASES + k])) goto out;
+  /* thread 0 truly starts as its candidate 0 */
+  c->th[0].start = c63_hs_block_start(0, 0);
+  int cand = 0, run = 0;
+  for (int t = 1; t < c->n_threads; t++) {
+    c63_hs_state from;
+    if (cand >= 0) {
+      const hs_path *p = &paths[(t - 1) * C63_HS_PHASES + cand];
+      from = p->st[p->n - 1];
+    } else {
+      run_thread(c, t - 1, NULL);
+      from = c->th[t - 1].end;
+    }
+    c->th[t].start = from;
+    uint32_t bits = 0;
+    cand = meet(c, t, from, &paths[t * C63_HS_PHASES], &bits);
+    if (cand < 0) {
+      st->fallbacks++;
+      if (++run > st->fallback_run_max) st->fallback_run_max = run;
+      continue;
+    }
+    run = 0;
+    st->met++;
+    st->meet_bits_sum += bits;
+    if (bits > st->meet_bits_max) st->meet_bits_max = bits;
+  }
+  r = 0;
+out:
+  for (int i = 0; i < c->n_threads * C63_HS_PHASES; i++)
+    free(paths[i].st);
+  free(paths);
+  return r;
 }
 
 /* The true state at bit pos, if a field begins there (elems sorted by pos). */
@@ -117,11 +213,11 @@ static const hs_elem *field_at(const hs_elem *elems, size_t n, uint32_t pos)
 
 /* Bits from `from` until a decoder that begins there at a block start of
  * MCU position k is in step with the true parse (the same state at the same
- * bit); -1 when it never is within the data. */
+ * bit); -1 when it is not within the data or C63_HS_SYNC_WINDOW bits. */
 static long sync_distance(const hs_ctx *c, const hs_elem *elems, size_t n, uint32_t from, int k)
 {
   c63_hs_state s = c63_hs_block_start(from, k);
-  while (s.field != C63_HS_BAD && s.pos < c->total_bits) {
+  while (s.field != C63_HS_BAD && s.pos < c->total_bits && s.pos - from <= C63_HS_SYNC_WINDOW) {
     const hs_elem *truth = field_at(elems, n, s.pos);
     if (truth && c63_hs_equal(truth->at, s)) return (long)(s.pos - from);
     c63_hs_out o;
@@ -150,7 +246,7 @@ static void measure_sync(const hs_ctx *c, const hs_elem *elems, size_t n, c63_hs
   for (int t = 1; t < c->n_threads; t++) {
     const uint32_t from = (uint32_t)t * c->subseq_bits;
     long best = -1;
-    for (int k = 0; k < 6; k++) {
+    for (int k = 0; k < C63_HS_PHASES; k++) {
       const long d = sync_distance(c, elems, n, from, k);
       if (k == 0)
         add_distance(d, &st->synced, &st->never_synced, &st->sync_bits_sum, &st->sync_bits_max);
@@ -263,13 +359,15 @@ static int assemble(const hs_ctx *c, const hs_elem *elems, size_t n, c63_hs_stat
   return end.pos <= c->total_bits ? C63_OK : C63_HS_HAND_TO_CPU;
 }
 
-/* Place every thread's fields by a prefix sum of the counts and decode them
- * there; NULL when out of memory. */
+/* Count each thread's fields from its true start, place them by a prefix
+ * sum of the counts and decode them there; NULL when out of memory. */
 static hs_elem *place(hs_ctx *c, size_t *n)
 {
   size_t total = 0;
-  for (int t = 0; t < c->n_threads; t++)
+  for (int t = 0; t < c->n_threads; t++) {
+    run_thread(c, t, NULL); /* the counts, from the true start */
     total += c->th[t].steps;
+  }
   hs_elem *elems = malloc((total ? total : 1) * sizeof(hs_elem));
   if (!elems) return NULL;
   size_t off = 0;
@@ -295,23 +393,19 @@ int c63_hs_model_decode(const uint8_t *data, size_t size, const c63_geometry *g,
   c.n_threads = (int)((c.total_bits + subseq_bits - 1) / subseq_bits);
   if (c.n_threads < 1) c.n_threads = 1;
   c.th = calloc((size_t)c.n_threads, sizeof(hs_thread));
-  c63_hs_state *prev_end = calloc((size_t)c.n_threads, sizeof(c63_hs_state));
   hs_elem *elems = NULL;
   size_t n = 0;
-  if (!c.th || !prev_end) goto out;
-  const int rounds = synchronise(&c, prev_end);
+  c63_hs_stats st = {.subsequences = c.n_threads};
+  if (!c.th || synchronise(&c, &st)) goto out;
   if (!(elems = place(&c, &n))) goto out;
   r = unpaired_ff ? C63_HS_HAND_TO_CPU
                   : assemble(&c, elems, n, c.th[c.n_threads - 1].end, g, keyframe, f);
   if (r == C63_OK && stats) {
-    memset(stats, 0, sizeof(*stats));
-    stats->subsequences = c.n_threads;
-    stats->rounds = rounds;
-    measure_sync(&c, elems, n, stats);
+    measure_sync(&c, elems, n, &st);
+    *stats = st;
   }
 out:
   free(elems);
-  free(prev_end);
   free(c.th);
   free(c.bits);
   return r;

@@ -1,10 +1,12 @@
 /* A C model of the self-synchronising parallel entropy decoder (Weißenberger
  * and Schmidt): the frame's unstuffed bits are cut into subsequences of
- * subseq_bits; each "thread" decodes its own from a guessed state (a block
- * start at its first bit), then threads whose start state was not the one
- * their predecessor ended in decode again until every state chains; a
- * prefix sum of the counts places each thread's output; a last pass builds
- * the sparse frame (DC prediction, vector reuse). The threads run one after
+ * subseq_bits; each "thread" decodes its own six times from a guessed
+ * state (a block start at its first bit, at each of the six positions in the
+ * MCU); the true decoding from a thread's predecessor's end then needs only
+ * to run until it meets one of those six, whose end is the thread's (a
+ * thread that none meets decodes again); a prefix sum of the counts places
+ * each thread's output; a last pass builds the sparse frame (DC prediction,
+ * vector reuse). The threads run one after
  * the other here; the steps are huff_sync.h's, which the GPU port shares.
  * docs/design.md, "Parallel entropy decoding".
  * SPDX-License-Identifier: LGPL-2.1-or-later */
@@ -24,11 +26,25 @@
  * c63_entropy_decode. */
 #define C63_HS_HAND_TO_CPU 1
 
+/* Candidate decoders per thread: one per block position in the MCU. */
+#define C63_HS_PHASES 6
+
+/* How far the synchronisation figures follow a decoder. */
+#define C63_HS_SYNC_WINDOW 16384
+
 typedef struct c63_hs_stats {
   int subsequences;
-  int rounds; /* passes after the first until every state chained */
+  /* Subsequences after the first where the true decoding, from the
+   * predecessor's end, met one of the thread's candidates (and after how
+   * many bits of the subsequence), and where it met none (the thread
+   * decoded again). */
+  long met, fallbacks;
+  int fallback_run_max; /* the most consecutive subsequences that met none */
+  uint64_t meet_bits_sum;
+  uint32_t meet_bits_max;
   /* Per subsequence after the first: bits from its start until the decoder
-   * that began there with a guessed state is in step with the true parse. */
+   * that began there with a guessed state (MCU position 0) is in step with
+   * the true parse, or never within C63_HS_SYNC_WINDOW bits. */
   long synced;       /* subsequences whose guessed decoder fell into step */
   long never_synced; /* ... that did not within the data */
   uint64_t sync_bits_sum;
