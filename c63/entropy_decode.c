@@ -35,10 +35,10 @@ typedef struct acc_bits {
   int nbits;
 } acc_bits;
 
-/* At least 32 bits in b (a code and its extra bits take at most 27). */
-static inline void fill(c63_bitreader *br, acc_bits *b)
+/* At least n (<= 56) bits in b. */
+static inline void fill_to(c63_bitreader *br, acc_bits *b, int n)
 {
-  if (b->nbits >= 32 || c63_br_refill_fast(br, &b->acc, &b->nbits)) return;
+  if (b->nbits >= n || c63_br_refill_fast(br, &b->acc, &b->nbits)) return;
   br->acc = b->acc;
   br->nbits = b->nbits;
   c63_br_refill(br);
@@ -46,18 +46,16 @@ static inline void fill(c63_bitreader *br, acc_bits *b)
   b->nbits = br->nbits;
 }
 
+/* At least 32 bits in b (a code and its extra bits take at most 27). */
+static inline void fill(c63_bitreader *br, acc_bits *b)
+{
+  fill_to(br, b, 32);
+}
+
 static inline void skip(acc_bits *b, int n)
 {
   b->acc <<= n;
   b->nbits -= n;
-}
-
-static inline int get_bit(c63_bitreader *br, acc_bits *b)
-{
-  fill(br, b);
-  const int bit = (int)(b->acc >> 63);
-  skip(b, 1);
-  return bit;
 }
 
 /* The entry (huff_lut.h) of the next code of table t, value included, and
@@ -70,53 +68,42 @@ static inline uint32_t next_code(c63_bitreader *br, acc_bits *b, const c63_huff_
   return e;
 }
 
-/* Any size of the table (0..11), kept in an int8_t as the reference keeps
- * it: values past +-127 wrap (two's complement), as there. */
-static int get_mv_component(decode_ctx *d, acc_bits *b, int8_t *v)
-{
-  const uint32_t e = next_code(&d->br, b, &d->luts[C63_HUFF_MV]);
-  if (!e) FAIL(C63_ERR_BITSTREAM, "invalid motion vector code");
-  *v = (int8_t)(uint8_t)(c63_huff_entry_value(e) & 0xff);
-  return C63_OK;
-}
-
 /* The AC coefficients of a block, appended at *pe (docs/format.md 4.6). A
  * run past coefficient 63 ends the block with *spill = index - 64 and its
- * value. Returns 0, -1 for a bit pattern that is no code, or an AC symbol
- * that does not exist. */
+ * value. Returns 0, or -1 for a bit pattern that is no code (the tables
+ * have no other symbols of size 0 than EOB and ZRL). The index is kept as
+ * index << 16, to which an entry >> 12 adds run << 16 | value (huff_lut.h). */
 static inline int decode_ac(decode_ctx *d, acc_bits *b, const c63_huff_lut *t, uint32_t **pe,
                             int *spill, int *spill_value)
 {
-  int code_nbits = b->nbits, bad = 0;
-  uint32_t *e = *pe;
-  for (int i = 1; i < 64;) {
+  const uint32_t end = 64u << 16;
+  uint32_t at = 1u << 16, *e = *pe;
+  int code_nbits, bad = 0;
+  for (;;) {
     fill(&d->br, b);
     code_nbits = b->nbits;
     const uint32_t en = c63_huff_entry(t, (uint32_t)(b->acc >> 32));
     skip(b, c63_huff_entry_bits(en));
-    if (!en) {
-      bad = -1;
-      break;
-    }
-    const int sym = c63_huff_entry_symbol(en);
-    if ((sym & 15) == 0) {
+    if (en & C63_HUFF_LUT_SPECIAL) {
+      const int sym = c63_huff_entry_symbol(en);
       if (sym == 0x00) break; /* EOB */
       if (sym != 0xf0) {
-        bad = sym;
+        bad = -1;
         break;
       }
-      i += 16; /* ZRL */
+      at += 16u << 16; /* ZRL */
+      if (at >= end) break;
       continue;
     }
-    i += sym >> 4;
-    if (i > 63) {
-      *spill = i - 64;
+    const uint32_t entry = at + (en >> 12);
+    if (entry >= end) {
+      *spill = (int)(entry >> 16) - 64;
       *spill_value = c63_huff_entry_value(en);
       break; /* the reference's loop ends here too, without an EOB */
     }
-    /* size >= 1: never zero; the entry holds the value as a sparse entry
-     * does, in its top 16 bits */
-    *e++ = (uint32_t)i++ << 16 | en >> 16;
+    *e++ = entry;              /* size >= 1: never zero */
+    at = (entry | 0xffff) + 1; /* the next index, << 16 */
+    if (at >= end) break;
   }
   d->last_code_nbits = code_nbits;
   *pe = e;
@@ -184,29 +171,43 @@ static int spill_ac(decode_ctx *d, const c63_geometry *g, int c, int bx, int by,
 static int get_block(decode_ctx *d, const c63_geometry *g, int c, int bx, int by, int keyframe,
                      c63_sparse_frame *f, size_t blk, c63_mv *mvs, size_t idx, int *prev_dc)
 {
-  int chroma = c != 0, r, spill = -1, spill_value = 0;
-  c63_mv *mv = &mvs[idx];
+  int chroma = c != 0, spill = -1, spill_value = 0;
   acc_bits b = {d->br.acc, d->br.nbits};
 
-  mv->use_mv = (uint8_t)get_bit(&d->br, &b);
-  if (mv->use_mv) {
-    if (get_bit(&d->br, &b)) {
-      /* The reference reads before the start of its array here. */
-      if (idx == 0) FAIL(C63_ERR_BITSTREAM, "vector reuse at the first block of plane %d", c);
-      mv->x = mvs[idx - 1].x;
-      mv->y = mvs[idx - 1].y;
-    } else if ((r = get_mv_component(d, &b, &mv->x)) || (r = get_mv_component(d, &b, &mv->y))) {
-      return r;
-    }
-    /* Keyframes are not predicted: their vectors are read and ignored.
-     * In a delta frame the reference reads ref[(y + mv_y) * w + x + mv_x]
-     * for the block's pixels: a vector past the left or right edge goes on
-     * in the neighbouring row, which is fine while the reads stay inside the
-     * plane's buffer (c63_mv_reads_inside); beyond it they are not. */
-    if (!keyframe && !c63_mv_reads_inside(g->pad_w[c], g->pad_h[c], bx, by, mv->x, mv->y))
-      FAIL(C63_ERR_BITSTREAM, "motion vector (%d,%d) of block %d,%d reads outside plane %d", mv->x,
-           mv->y, bx, by, c);
-  }
+  /* The flags and both vector codes decoded from one window whatever the
+   * flags say, and the taken bits and the vector chosen without a branch:
+   * whether a block reuses its neighbour's vector is unpredictable. */
+  fill_to(&d->br, &b, 56); /* 2 flags and two codes with extra bits: 56 */
+  const uint64_t a = b.acc;
+  const int use = (int)(a >> 63), reuse = (int)(a >> 62) & 1, coded = use & !reuse;
+  const c63_huff_lut *mvt = &d->luts[C63_HUFF_MV];
+  const uint32_t ex = c63_huff_entry(mvt, (uint32_t)(a >> 30));
+  const int lx = c63_huff_entry_bits(ex);
+  const uint32_t ey = c63_huff_entry(mvt, (uint32_t)((a << 2 << lx) >> 32));
+  const int ly = c63_huff_entry_bits(ey);
+  /* The reference reads before the start of its array here. */
+  if (use && reuse && idx == 0)
+    FAIL(C63_ERR_BITSTREAM, "vector reuse at the first block of plane %d", c);
+  if (coded && (ex == C63_HUFF_LUT_NONE || ey == C63_HUFF_LUT_NONE))
+    FAIL(C63_ERR_BITSTREAM, "invalid motion vector code");
+  skip(&b, use ? (coded ? 2 + lx + ly : 2) : 1);
+  const c63_mv left = mvs[idx - (idx != 0)]; /* unused at idx 0 */
+  /* Any size of the table (0..11), kept in an int8_t as the reference keeps
+   * it: values past +-127 wrap (two's complement), as there. */
+  const int8_t vx = (int8_t)(uint8_t)(c63_huff_entry_value(ex) & 0xff);
+  const int8_t vy = (int8_t)(uint8_t)(c63_huff_entry_value(ey) & 0xff);
+  const c63_mv mv = {.x = (int8_t)(use ? (reuse ? left.x : vx) : 0),
+                     .y = (int8_t)(use ? (reuse ? left.y : vy) : 0),
+                     .use_mv = (uint8_t)use};
+  mvs[idx] = mv;
+  /* Keyframes are not predicted: their vectors are read and ignored.
+   * In a delta frame the reference reads ref[(y + mv_y) * w + x + mv_x]
+   * for the block's pixels: a vector past the left or right edge goes on
+   * in the neighbouring row, which is fine while the reads stay inside the
+   * plane's buffer (c63_mv_reads_inside); beyond it they are not. */
+  if (use && !keyframe && !c63_mv_reads_inside(g->pad_w[c], g->pad_h[c], bx, by, mv.x, mv.y))
+    FAIL(C63_ERR_BITSTREAM, "motion vector (%d,%d) of block %d,%d reads outside plane %d", mv.x,
+         mv.y, bx, by, c);
 
   /* A block adds at most 64 entries; c63_sparse_entries_bound sizes the
    * array so that this never fails on a frame of the bound's size. */
@@ -214,15 +215,16 @@ static int get_block(decode_ctx *d, const c63_geometry *g, int c, int bx, int by
     FAIL(C63_ERR_BITSTREAM, "more coefficients than frame data of this size can code");
   uint32_t *e = f->entries + f->n_entries, *e0 = e;
   const uint32_t dc = next_code(&d->br, &b, &d->luts[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0]);
-  if (!dc) FAIL(C63_ERR_BITSTREAM, "invalid DC code (plane %d block %d,%d)", c, bx, by);
+  if (dc == C63_HUFF_LUT_NONE)
+    FAIL(C63_ERR_BITSTREAM, "invalid DC code (plane %d block %d,%d)", c, bx, by);
   /* The reference keeps DC values in int16_t. */
   *prev_dc = (int16_t)(*prev_dc + c63_huff_entry_value(dc));
-  if (*prev_dc) *e++ = c63_sparse_entry(0, *prev_dc);
+  *e = c63_sparse_entry(0, *prev_dc);
+  e += *prev_dc != 0;
 
   const int bad =
       decode_ac(d, &b, &d->luts[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0], &e, &spill, &spill_value);
-  if (bad < 0) FAIL(C63_ERR_BITSTREAM, "invalid AC code (plane %d block %d,%d)", c, bx, by);
-  if (bad) FAIL(C63_ERR_BITSTREAM, "invalid AC symbol %02X", bad);
+  if (bad) FAIL(C63_ERR_BITSTREAM, "invalid AC code (plane %d block %d,%d)", c, bx, by);
   d->br.acc = b.acc;
   d->br.nbits = b.nbits;
   if (c63_br_overrun(&d->br))

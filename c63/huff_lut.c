@@ -17,11 +17,10 @@ static void fill_windows(c63_huff_lut *t, int code, int len, int sym)
   const int size = sym & 15, free_bits = C63_HUFF_LUT_BITS - len;
   const int first = code << free_bits, n = 1 << free_bits;
   for (int j = 0; j < n; j++) {
-    uint32_t e = (uint32_t)len | (uint32_t)sym << 8;
+    uint32_t e = c63_huff_make_entry(len, sym, 0, 0);
     if (size <= free_bits) {
       uint32_t extra = (uint32_t)j >> (free_bits - size);
-      e = (uint32_t)(len + size) | (uint32_t)sym << 8 | C63_HUFF_LUT_VALUE |
-          (uint32_t)(uint16_t)c63_huff_extend(extra, size) << 16;
+      e = c63_huff_make_entry(len + size, sym, c63_huff_extend(extra, size), C63_HUFF_LUT_VALUE);
     }
     t->fast[first + j] = e;
   }

@@ -28,11 +28,23 @@ extern "C" {
  * its value fit in one lookup; the four tables (32 KiB) fit a core's L1. */
 #define C63_HUFF_LUT_BITS 11
 
-/* An entry of c63_huff_lut.fast: bits 0..4: bits to consume (0: the code is
- * longer than the window, or no code); bit 5: C63_HUFF_LUT_VALUE, the value's
- * extra bits are among them and bits 16..31 hold the value (signed); bits
- * 8..15: the symbol. */
-#define C63_HUFF_LUT_VALUE 0x20u
+/* An entry of c63_huff_lut.fast: bits 0..4: the bits to consume (0: the
+ * code is longer than the window, or no code); 8..11: the symbol's low four
+ * bits (the value's size); 12..27: the value (with C63_HUFF_LUT_VALUE);
+ * 28..31: the symbol's high four bits (an AC run). An AC coefficient's entry
+ * shifted right by 12 is thus run << 16 | value: added to index << 16, it
+ * gives the coefficient's sparse entry. */
+#define C63_HUFF_LUT_VALUE 0x20u   /* the value's extra bits are included */
+#define C63_HUFF_LUT_SPECIAL 0x40u /* size 0: EOB, ZRL, a zero DC or vector */
+/* c63_huff_entry's answer for a bit pattern that is no code: special, with
+ * a symbol (10) that no table has. */
+#define C63_HUFF_LUT_NONE (C63_HUFF_LUT_SPECIAL | 1u << 28)
+
+C63_HUFF_FN uint32_t c63_huff_make_entry(int bits, int sym, int value, uint32_t flags)
+{
+  return (uint32_t)bits | (uint32_t)(sym & 15) << 8 | (uint32_t)(uint16_t)value << 12 |
+         (uint32_t)(sym >> 4) << 28 | flags | ((sym & 15) ? 0u : C63_HUFF_LUT_SPECIAL);
+}
 
 typedef struct c63_huff_lut {
   uint32_t fast[1 << C63_HUFF_LUT_BITS];
@@ -71,33 +83,6 @@ C63_HUFF_FN int c63_huff_slow(const c63_huff_lut *t, uint32_t bits)
  * when the window does not hold it whole: 0 for a bit pattern that is no
  * code. The size of a symbol is its low four bits (DC, vector: 0..11; AC: 0
  * for EOB and ZRL). */
-C63_HUFF_FN uint32_t c63_huff_entry_long(const c63_huff_lut *t, uint32_t bits, uint32_t e)
-{
-  int len, sym;
-  if (e) {
-    len = (int)(e & 31);
-    sym = (int)(e >> 8 & 0xff);
-  } else {
-    const int r = c63_huff_slow(t, bits);
-    if (r < 0) return 0;
-    len = r >> 8;
-    sym = r & 0xff;
-  }
-  const int size = sym & 15;
-  const int value = size ? c63_huff_extend((bits << len) >> (32 - size), size) : 0;
-  return (uint32_t)(len + size) | (uint32_t)sym << 8 | C63_HUFF_LUT_VALUE |
-         (uint32_t)(uint16_t)value << 16;
-}
-
-/* The entry of the code at the top of `bits` (as above), value included:
- * bits 0..4 the bits it takes (code and extra bits), 8..15 the symbol,
- * 16..31 the value; 0 for no code. */
-C63_HUFF_FN uint32_t c63_huff_entry(const c63_huff_lut *t, uint32_t bits)
-{
-  const uint32_t e = t->fast[bits >> (32 - C63_HUFF_LUT_BITS)];
-  return (e & C63_HUFF_LUT_VALUE) ? e : c63_huff_entry_long(t, bits, e);
-}
-
 C63_HUFF_FN int c63_huff_entry_bits(uint32_t e)
 {
   return (int)(e & 31);
@@ -105,12 +90,40 @@ C63_HUFF_FN int c63_huff_entry_bits(uint32_t e)
 
 C63_HUFF_FN int c63_huff_entry_symbol(uint32_t e)
 {
-  return (int)(e >> 8 & 0xff);
+  return (int)(e >> 28 << 4 | (e >> 8 & 15));
 }
 
 C63_HUFF_FN int c63_huff_entry_value(uint32_t e)
 {
-  return (int)(int16_t)(uint16_t)(e >> 16);
+  return (int)(int16_t)(uint16_t)(e >> 12);
+}
+
+/* The entry, value included, of the code at the top of `bits` (the next 32
+ * bits of the stream; at least 27 valid: a 16-bit code and 11 extra bits)
+ * when the window does not hold it whole (e: the window's entry):
+ * C63_HUFF_LUT_NONE for a bit pattern that is no code. */
+C63_HUFF_FN uint32_t c63_huff_entry_long(const c63_huff_lut *t, uint32_t bits, uint32_t e)
+{
+  int len, sym;
+  if (e) {
+    len = c63_huff_entry_bits(e);
+    sym = c63_huff_entry_symbol(e);
+  } else {
+    const int r = c63_huff_slow(t, bits);
+    if (r < 0) return C63_HUFF_LUT_NONE;
+    len = r >> 8;
+    sym = r & 0xff;
+  }
+  const int size = sym & 15;
+  const int value = size ? c63_huff_extend((bits << len) >> (32 - size), size) : 0;
+  return c63_huff_make_entry(len + size, sym, value, C63_HUFF_LUT_VALUE);
+}
+
+/* The entry of the code at the top of `bits` (as above), value included. */
+C63_HUFF_FN uint32_t c63_huff_entry(const c63_huff_lut *t, uint32_t bits)
+{
+  const uint32_t e = t->fast[bits >> (32 - C63_HUFF_LUT_BITS)];
+  return (e & C63_HUFF_LUT_VALUE) ? e : c63_huff_entry_long(t, bits, e);
 }
 
 #ifdef __cplusplus

@@ -100,7 +100,7 @@ C63_HUFF_FN void c63_hs_step(const c63_huff_lut *luts, uint32_t bits, c63_hs_sta
   }
   const int table = s->field == C63_HS_AC ? (chroma ? 3 : 2) : s->field == C63_HS_DC ? chroma : 0;
   const uint32_t e = c63_huff_entry(&luts[table], bits);
-  if (!e) {
+  if (e == C63_HUFF_LUT_NONE) {
     s->field = C63_HS_BAD;
     return;
   }
