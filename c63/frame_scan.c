@@ -18,22 +18,40 @@
  * take more; a frame whose headers are longer is broken. */
 #define MAX_HEADER_BYTES (4u * 65540u)
 
-void c63_frame_scanner_init(c63_frame_scanner *s)
+/* What c63_frame_scanner's opaque storage holds between calls. */
+typedef struct scan_state {
+  int synced, have_header, broken_header;
+  size_t scan_pos, data_offset, limit;
+  int width, height;
+} scan_state;
+
+_Static_assert(sizeof(scan_state) <= sizeof(c63_frame_scanner),
+               "the scanner's state outgrew C63_FRAME_SCANNER_SIZE");
+
+static void state_init(scan_state *s)
 {
-  if (!s) return;
   memset(s, 0, sizeof *s);
   s->limit = MAX_HEADER_BYTES;
 }
 
-static int done(c63_frame_scanner *s, c63_frame_scan_result *res, int status, size_t size)
+void c63_frame_scanner_init(c63_frame_scanner *scanner)
+{
+  scan_state s;
+  if (!scanner) return;
+  memset(scanner, 0, sizeof *scanner);
+  state_init(&s);
+  memcpy(scanner->opaque, &s, sizeof s);
+}
+
+static int done(scan_state *s, c63_frame_scan_result *res, int status, size_t size)
 {
   res->size = size;
-  c63_frame_scanner_init(s);
+  state_init(s);
   return status;
 }
 
 /* Not in a frame: skip to the next frame start. */
-static int sync(c63_frame_scanner *s, const uint8_t *buf, size_t len, int at_end,
+static int sync(scan_state *s, const uint8_t *buf, size_t len, int at_end,
                 c63_frame_scan_result *res)
 {
   size_t off = c63_find_frame_start(buf, len);
@@ -49,7 +67,7 @@ static int sync(c63_frame_scanner *s, const uint8_t *buf, size_t len, int at_end
 }
 
 /* Parse the frame's headers once they are all there. */
-static void headers(c63_frame_scanner *s, const uint8_t *buf, size_t len, int at_end)
+static void headers(scan_state *s, const uint8_t *buf, size_t len, int at_end)
 {
   c63_frame_header hdr;
   int status;
@@ -85,8 +103,7 @@ static int is_segment_marker(uint8_t m)
  * when no segment marker came before it in the data and the byte before it
  * is no FF; the frame is then the headers, the data and this EOI, and only
  * the headers are parsed again, not the data. */
-static int plain_end(const c63_frame_scanner *s, const uint8_t *buf, size_t p,
-                     c63_frame_header *hdr)
+static int plain_end(const scan_state *s, const uint8_t *buf, size_t p, c63_frame_header *hdr)
 {
   if (s->have_header != 1 || (p > s->data_offset && buf[p - 1] == 0xff)) return 0;
   if (c63_parse_frame_headers_only(buf, p + 2, hdr, NULL, 0) != C63_OK ||
@@ -97,12 +114,11 @@ static int plain_end(const c63_frame_scanner *s, const uint8_t *buf, size_t p,
   return 1;
 }
 
-int c63_frame_scan(c63_frame_scanner *s, const uint8_t *buf, size_t len, int at_end,
-                   c63_frame_scan_result *res)
+static int scan(scan_state *s, const uint8_t *buf, size_t len, int at_end,
+                c63_frame_scan_result *res)
 {
   size_t p, end;
 
-  if (!s || !res || (!buf && len > 0)) return C63_ERR_INVALID_ARG;
   memset(res, 0, sizeof *res);
   if (!s->synced) {
     int r = sync(s, buf, len, at_end, res);
@@ -160,4 +176,19 @@ int c63_frame_scan(c63_frame_scanner *s, const uint8_t *buf, size_t len, int at_
   if (at_end) return done(s, res, C63_SCAN_FRAME, len); /* the stream ends inside it */
   res->size = s->scan_pos;
   return C63_SCAN_NEED_DATA;
+}
+
+int c63_frame_scan(c63_frame_scanner *scanner, const uint8_t *buf, size_t len, int at_end,
+                   c63_frame_scan_result *res)
+{
+  scan_state s;
+  int r;
+
+  if (!scanner || !res || (!buf && len > 0)) return C63_ERR_INVALID_ARG;
+  /* Copied in and out rather than cast, so the caller's storage is only
+   * ever accessed as its own type. */
+  memcpy(&s, scanner->opaque, sizeof s);
+  r = scan(&s, buf, len, at_end, res);
+  memcpy(scanner->opaque, &s, sizeof s);
+  return r;
 }
