@@ -448,15 +448,16 @@ void c63_decoder_flush(c63_decoder *dec);
  * is NULL. */
 const char *c63_decoder_error(const c63_decoder *dec);
 
-/* Send and receive, the decoding path: each frame sent is parsed and entropy-decoded on one of
- * the decoder's threads while earlier ones are (parsing does not depend on
- * pixels), then reconstructed in order. Send one frame (SOI..EOI, copied) tagged with
- * user, or NULL to drain; C63_ERR_AGAIN when pictures must be received
- * first. c63_decoder_reset between sends applies from the next frame sent.
- * Receive gives the frames in order: C63_OK with a picture, or the frame's
- * own failure status (pic->user says which frame; decoding goes on with the
- * next, from a keyframe); C63_ERR_AGAIN when more frames must be sent;
- * C63_ERR_EOF once drained (the decoder then accepts frames again). */
+/* Send and receive, the decoding path: each frame sent is parsed and
+ * entropy-decoded on one of the decoder's threads while earlier ones are
+ * (parsing does not depend on pixels), then reconstructed in order. Send
+ * one frame (SOI..EOI, copied) tagged with user, or NULL to drain;
+ * C63_ERR_AGAIN when pictures must be received first. c63_decoder_reset
+ * between sends applies from the next frame sent. Receive gives the frames
+ * in order: C63_OK with a picture, or the frame's own failure status
+ * (pic->user says which frame; decoding goes on with the next, from a
+ * keyframe); C63_ERR_AGAIN when more frames must be sent; C63_ERR_EOF once
+ * drained (the decoder then accepts frames again). */
 int c63_decoder_send_packet(c63_decoder *dec, const uint8_t *data, size_t size, int64_t user);
 int c63_decoder_receive_picture(c63_decoder *dec, c63_decoded_picture *pic);
 /* Frames the decoder holds before the first picture comes out. */
