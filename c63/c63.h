@@ -311,11 +311,11 @@ int c63_parse_frame_header(const uint8_t *buf, size_t len, c63_frame_header *hdr
 int c63_parse_frame_headers_only(const uint8_t *buf, size_t len, c63_frame_header *hdr, char *msg,
                                  size_t msg_size);
 
-/* Find where the next frame starts at or after buf[0]: the offset of the next
- * SOI marker followed (after at most one 00 byte) by a DQT, SOF0, DHT or SOS
- * marker, or len if none (or a possible partial start at the very end, in
- * which case its offset). Used to resynchronise after corrupt data. Returns
- * len when buf is NULL. */
+/* Find where the next frame starts at or after buf[0], as c63_frame_scan
+ * resynchronises (it is a fresh scanner's first call): the offset of the
+ * next SOI marker followed (after at most one 00 byte) by a DQT, SOF0, DHT
+ * or SOS marker, or len if none (or a possible partial start at the very
+ * end, in which case its offset). Returns len when buf is NULL. */
 size_t c63_find_frame_start(const uint8_t *buf, size_t len);
 
 /* The largest a coded frame of width x height can be, headers included: a
@@ -331,11 +331,10 @@ size_t c63_max_frame_bytes(int width, int height);
 /* ---- Splitting a byte stream into frames ------------------------------- */
 
 /* c63_frame_scan is the way to split a byte stream into frames, whatever
- * its chunking, junk or damage; c63_parse_frame_header and
- * c63_parse_frame_headers_only read a frame already in hand, and
- * c63_find_frame_start is the resynchronisation step c63_frame_scan takes
- * between frames, for a caller that only probes a few bytes (a
- * typefinder). */
+ * its chunking, junk or damage; c63_find_frame_start is a wrapper over it
+ * for a caller that only probes a few bytes (a typefinder), and
+ * c63_parse_frame_header and c63_parse_frame_headers_only read a frame
+ * already in hand. */
 
 typedef enum c63_scan_status {
   C63_SCAN_NEED_DATA = 0, /* call again with more bytes, or with at_end set */

@@ -50,11 +50,38 @@ static int done(scan_state *s, c63_frame_scan_result *res, int status, size_t si
   return status;
 }
 
+/* The markers that may follow SOI (after at most one 00): DQT, SOF0, DHT,
+ * SOS. */
+static int is_segment_marker(uint8_t m)
+{
+  return m == 0xdb || m == 0xc0 || m == 0xc4 || m == 0xda;
+}
+
+/* The offset of the next frame start in buf (SOI, an optional 00, then FF
+ * and a segment marker: 4 or 5 bytes), of a possible partial one at the
+ * very end, or len. */
+static size_t frame_start(const uint8_t *buf, size_t len)
+{
+  for (size_t i = 0; i < len; i++) {
+    if (buf[i] != 0xff) continue;
+    const size_t have = len - i;
+    if (have < 2) return i; /* a partial candidate at the end: wait for more */
+    if (buf[i + 1] != 0xd8) continue;
+    size_t j = i + 2;
+    if (j < len && buf[j] == 0x00) j++;
+    if (j >= len) return i;
+    if (buf[j] != 0xff) continue;
+    if (j + 1 >= len) return i;
+    if (is_segment_marker(buf[j + 1])) return i;
+  }
+  return len;
+}
+
 /* Not in a frame: skip to the next frame start. */
 static int sync(scan_state *s, const uint8_t *buf, size_t len, int at_end,
                 c63_frame_scan_result *res)
 {
-  size_t off = c63_find_frame_start(buf, len);
+  size_t off = frame_start(buf, len);
 
   if (off == 0 && len >= 5) { /* SOI, an optional 00, FF and a segment marker */
     s->synced = 1;
@@ -92,11 +119,6 @@ static void headers(scan_state *s, const uint8_t *buf, size_t len, int at_end)
  * may have ended there, with segments after it, so an FF D9 further on is
  * only an end when the whole frame parses. */
 #define SEGMENT_AFTER_DATA 2
-
-static int is_segment_marker(uint8_t m)
-{
-  return m == 0xdb || m == 0xc0 || m == 0xc4 || m == 0xda;
-}
 
 /* The FF D9 at p ends the frame's data as c63_parse_frame_header finds it
  * (the first FF followed by a marker, FF pairs read two bytes at a time)
@@ -191,4 +213,23 @@ int c63_frame_scan(c63_frame_scanner *scanner, const uint8_t *buf, size_t len, i
   r = scan(&s, buf, len, at_end, res);
   memcpy(scanner->opaque, &s, sizeof s);
   return r;
+}
+
+size_t c63_find_frame_start(const uint8_t *buf, size_t len)
+{
+  c63_frame_scanner scanner;
+  c63_frame_scan_result res;
+
+  /* Where a fresh scanner resynchronises: it skips the bytes before a
+   * start; at one (at 0) it goes on with the frame, or waits for more. */
+  c63_frame_scanner_init(&scanner);
+  switch (c63_frame_scan(&scanner, buf, len, 0, &res)) {
+  case C63_SCAN_SKIP:
+    return res.size;
+  case C63_SCAN_NEED_DATA:
+  case C63_SCAN_FRAME:
+    return 0;
+  default: /* NULL buf: nothing to search, no frame start, as for garbage */
+    return len;
+  }
 }
