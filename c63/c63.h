@@ -465,10 +465,11 @@ int c63_decoder_delay(const c63_decoder *dec);
 /* One frame through send/receive, for callers without a pipeline: send
  * data (SOI..EOI; trailing bytes after EOI are ignored, and the bytes are
  * not copied), drain and receive its picture. C63_ERR_AGAIN while frames
- * sent are in flight. On failure the reference is dropped, so decoding
- * resumes at the next keyframe; C63_ERR_NO_REFERENCE means a delta frame
- * came first. out may be NULL: the frame is decoded (and becomes the
- * reference) without being returned. */
+ * sent are in flight or a drain awaits its C63_ERR_EOF. On failure the
+ * reference is dropped, so decoding resumes at the next keyframe;
+ * C63_ERR_NO_REFERENCE means a delta frame came first. out may be NULL:
+ * the frame is decoded (and becomes the reference) without being
+ * returned. */
 int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size,
                        c63_decoded_picture *out);
 /* Where pictures are left from the next frame sent (or decoded) on:
