@@ -10,10 +10,17 @@
  * NULL for a required pointer gives C63_ERR_INVALID_ARG (never a crash).
  * Optional pointers are named as such below: the msg buffers of the
  * functions that take one, the picture of c63_encoder_send_picture (NULL
- * drains) and the output of c63_decoder_decode. The few functions that return
- * no status say what they do with NULL: c63_*_free, c63_decoder_reset and
- * c63_enc_params_init do nothing, c63_*_error and c63_encoder_backend_name
- * return a static string.
+ * drains), the params of c63_decoder_new (NULL: defaults) and the output of
+ * c63_decoder_decode. The few functions that return no status say what they
+ * do with NULL: c63_*_free, c63_decoder_reset, c63_decoder_flush,
+ * c63_frame_scanner_init and c63_*_params_init do nothing, c63_*_error and
+ * c63_*_backend_name return a static string.
+ *
+ * ABI: programs built against this header keep working with later
+ * libc63.so.1 releases. Parameter structs carry their size (set by
+ * c63_*_params_init) and grow only at the end; the frame scanner's state is
+ * opaque; other structs are fixed for the soname (docs/design.md, "Public
+ * API and ABI").
  */
 #ifndef C63_H
 #define C63_H
@@ -46,15 +53,33 @@ const char *c63_status_string(int status);
 
 /* ---- Limits ------------------------------------------------------------- */
 
+/* The ranges the library accepts (c63_enc_params_validate, the setters);
+ * the tools' messages and the elements' property specs use the same names. */
 #define C63_MIN_SIZE 8
 #define C63_MAX_SIZE 8192
 #define C63_MIN_QUALITY 1
 #define C63_MAX_QUALITY 50
 #define C63_MIN_SEARCH_RANGE 1
 #define C63_MAX_SEARCH_RANGE 64
+#define C63_MIN_BITRATE_KBPS 1
+#define C63_MAX_BITRATE_KBPS 1000000
+#define C63_MIN_BUFFER_MS 1
+#define C63_MAX_BUFFER_MS 60000
+#define C63_MAX_THREADS 256
 #define C63_DEFAULT_QUALITY 25
 #define C63_DEFAULT_KEYFRAME_INTERVAL 100
 #define C63_DEFAULT_SEARCH_RANGE 16
+#define C63_DEFAULT_BUFFER_MS 1000
+#define C63_DEFAULT_FPS_NUM 25
+#define C63_DEFAULT_FPS_DEN 1
+
+/* ---- Version ------------------------------------------------------------ */
+
+/* The version of the libc63 the program runs with (not the one it was
+ * built against): major << 16 | minor << 8 | micro. */
+unsigned c63_version(void);
+/* The same as a static string, e.g. "0.1.0". */
+const char *c63_version_string(void);
 
 /* ---- Pictures and packets ---------------------------------------------- */
 
@@ -124,14 +149,24 @@ typedef enum c63_rate_control {
   C63_RC_CBR = 2,
 } c63_rate_control;
 
+/* Parameters are caller-allocated and grow at the end: `size` says which
+ * layout the caller was built with (c63_enc_params_init sets it), and the
+ * library takes fields it knows that lie beyond a smaller (older) size at
+ * their defaults. A size smaller than the first layout or larger than the
+ * library's gives C63_ERR_INVALID_ARG. Always start from
+ * c63_enc_params_init, then set fields. */
 typedef struct c63_enc_params {
+  size_t size;           /* sizeof(c63_enc_params), set by c63_enc_params_init */
   int width, height;     /* C63_MIN_SIZE..C63_MAX_SIZE, any value in between */
-  int quality;           /* 1..50; below 5 quantiser entries saturate at 255 */
+  int quality;           /* C63_MIN_QUALITY..C63_MAX_QUALITY; below 5 quantiser
+                            entries saturate at 255 */
   int keyframe_interval; /* 0: only the first frame; 1: every frame; n: every n */
-  int search_range;      /* 1..64 luma pixels; chroma uses search_range / 2 */
+  int search_range;      /* C63_MIN_SEARCH_RANGE..C63_MAX_SEARCH_RANGE luma
+                            pixels; chroma uses search_range / 2 */
   c63_backend_kind backend;
   int device_id; /* CUDA device ordinal */
-  int threads;   /* CPU threads for entropy coding: 0 = one per core (up to 16) */
+  int threads;   /* CPU threads for entropy coding: 0 = one per core (up to 16),
+                    at most C63_MAX_THREADS */
   /* A CUDA context (CUcontext) the CUDA backend works in, e.g. a
    * GstCudaContext's; NULL: device_id's primary context. The encoder pushes
    * it around each of its calls and pops it after (never cudaSetDevice), so
@@ -141,22 +176,22 @@ typedef struct c63_enc_params {
   c63_enc_mode mode; /* C63_MODE_EXACT (default) or C63_MODE_RD */
   /* Rate control: with ABR or CBR, quality is only where it starts. */
   c63_rate_control rate_control;
-  int bitrate;   /* kbit/s, 1..1000000 (ABR, CBR) */
-  int buffer_ms; /* CBR: the decoder's buffer, 1..60000 ms of the bitrate (default 1000) */
+  int bitrate;   /* kbit/s, C63_MIN_BITRATE_KBPS..C63_MAX_BITRATE_KBPS (ABR, CBR) */
+  int buffer_ms; /* CBR: the decoder's buffer, C63_MIN_BUFFER_MS..C63_MAX_BUFFER_MS
+                    ms of the bitrate (default C63_DEFAULT_BUFFER_MS) */
   /* The framerate that turns the bitrate into bits per frame (default
-   * 25/1; the stream itself carries none). */
+   * C63_DEFAULT_FPS_NUM/C63_DEFAULT_FPS_DEN; the stream itself carries none). */
   int fps_num, fps_den;
 } c63_enc_params;
 
 typedef struct c63_encoder c63_encoder;
 
-/* Fill p with the reference encoder's defaults (quality 25, keyframe
- * interval 100, search range 16, CPU backend, exact mode); width and height
- * are 0.
- * Does nothing when p is NULL. */
+/* Set p->size and fill p with the reference encoder's defaults (the
+ * C63_DEFAULT_* values, CPU backend, exact mode, constant quality); width
+ * and height are 0. Does nothing when p is NULL. */
 void c63_enc_params_init(c63_enc_params *p);
 
-/* Check p. On failure (p NULL included) returns C63_ERR_INVALID_ARG and
+/* Check p (its size included). On failure (p NULL included) returns C63_ERR_INVALID_ARG and
  * writes a message naming the bad field into msg (if msg is not NULL). */
 int c63_enc_params_validate(const c63_enc_params *p, char *msg, size_t msg_size);
 
@@ -172,11 +207,12 @@ int c63_encoder_set_quality(c63_encoder *enc, int quality);
 int c63_encoder_set_keyframe_interval(c63_encoder *enc, int keyframe_interval);
 int c63_encoder_set_search_range(c63_encoder *enc, int search_range);
 /* A new target bitrate (kbit/s) for ABR or CBR, from the next picture sent;
- * C63_ERR_INVALID_ARG in constant-quality mode or outside 1..1000000. */
+ * C63_ERR_INVALID_ARG in constant-quality mode or outside
+ * C63_MIN_BITRATE_KBPS..C63_MAX_BITRATE_KBPS. */
 int c63_encoder_set_bitrate(c63_encoder *enc, int bitrate);
 /* A new decoder buffer (buffer_ms) for CBR, from the next picture sent (the
  * bits in the old one kept, up to the new size); C63_ERR_INVALID_ARG
- * outside CBR or outside 1..60000. */
+ * outside CBR or outside C63_MIN_BUFFER_MS..C63_MAX_BUFFER_MS. */
 int c63_encoder_set_buffer(c63_encoder *enc, int buffer_ms);
 /* The quality (1..50) the frame of the last packet received was coded at:
  * the rate controller's choice with ABR or CBR, else the quality set; 0
@@ -275,11 +311,11 @@ int c63_parse_frame_header(const uint8_t *buf, size_t len, c63_frame_header *hdr
 int c63_parse_frame_headers_only(const uint8_t *buf, size_t len, c63_frame_header *hdr, char *msg,
                                  size_t msg_size);
 
-/* Find where the next frame starts at or after buf[0]: the offset of the next
- * SOI marker followed (after at most one 00 byte) by a DQT, SOF0, DHT or SOS
- * marker, or len if none (or a possible partial start at the very end, in
- * which case its offset). Used to resynchronise after corrupt data. Returns
- * len when buf is NULL. */
+/* Find where the next frame starts at or after buf[0], as c63_frame_scan
+ * resynchronises (it is a fresh scanner's first call): the offset of the
+ * next SOI marker followed (after at most one 00 byte) by a DQT, SOF0, DHT
+ * or SOS marker, or len if none (or a possible partial start at the very
+ * end, in which case its offset). Returns len when buf is NULL. */
 size_t c63_find_frame_start(const uint8_t *buf, size_t len);
 
 /* The largest a coded frame of width x height can be, headers included: a
@@ -293,6 +329,12 @@ size_t c63_max_frame_bytes(int width, int height);
 #define C63_MAX_FRAME_BYTES ((size_t)704906071u)
 
 /* ---- Splitting a byte stream into frames ------------------------------- */
+
+/* c63_frame_scan is the way to split a byte stream into frames, whatever
+ * its chunking, junk or damage; c63_find_frame_start is a wrapper over it
+ * for a caller that only probes a few bytes (a typefinder), and
+ * c63_parse_frame_header and c63_parse_frame_headers_only read a frame
+ * already in hand. */
 
 typedef enum c63_scan_status {
   C63_SCAN_NEED_DATA = 0, /* call again with more bytes, or with at_end set */
@@ -319,14 +361,17 @@ typedef struct c63_frame_scan_result {
   c63_frame_header hdr;
 } c63_frame_scan_result;
 
-/* State kept between calls; fields are private. */
+/* The state kept between calls: opaque storage of a fixed size, so that a
+ * caller embeds it (no allocation, nothing to free) and the library may
+ * change what it keeps without changing the ABI. Only the functions below
+ * read or write it. */
+#define C63_FRAME_SCANNER_SIZE 64
 typedef struct c63_frame_scanner {
-  int synced, have_header, broken_header;
-  size_t scan_pos, data_offset, limit;
-  int width, height;
+  uint64_t opaque[C63_FRAME_SCANNER_SIZE / 8];
 } c63_frame_scanner;
 
-/* Start scanning at a new stream position (also after a seek or flush). */
+/* Start scanning at a new stream position (also after a seek or flush).
+ * Does nothing when s is NULL. */
 void c63_frame_scanner_init(c63_frame_scanner *s);
 
 /* Find the frame boundary at the front of buf: buf[0..len) is the stream
@@ -366,59 +411,67 @@ typedef struct c63_decoded_picture {
   int64_t user; /* the value sent with the frame (c63_decoder_send_packet) */
 } c63_decoded_picture;
 
+/* Grows as c63_enc_params does: start from c63_dec_params_init. */
 typedef struct c63_dec_params {
+  size_t size;              /* sizeof(c63_dec_params), set by c63_dec_params_init */
   c63_backend_kind backend; /* reconstruction: C63_BACKEND_CPU (default) or C63_BACKEND_CUDA */
   int device_id;            /* CUDA device ordinal */
-  int threads;              /* CPU threads: 0 = one per core (up to 16) */
+  int threads;              /* CPU threads: 0 = one per core (up to 16), at most C63_MAX_THREADS */
   void *cuda_context;       /* as in c63_enc_params */
 } c63_dec_params;
 
-/* CPU backend, one thread per core, device 0. */
+/* Set p->size; CPU backend, one thread per core, device 0. Does nothing
+ * when p is NULL. */
 void c63_dec_params_init(c63_dec_params *p);
 
-/* Create a decoder. The CUDA backend keeps the reference frame on the GPU
- * and gives the same pictures as the CPU one. On failure *out is NULL and
- * msg (if not NULL) says why: C63_ERR_NO_DEVICE when CUDA was asked for and
- * no device is usable. */
-int c63_decoder_new_with_params(const c63_dec_params *p, c63_decoder **out, char *msg,
-                                size_t msg_size);
-/* The same with c63_dec_params_init's defaults. */
-int c63_decoder_new(c63_decoder **out);
+/* Create a decoder with p, or c63_dec_params_init's defaults when p is
+ * NULL. The CUDA backend keeps the reference frame on the GPU and gives the
+ * same pictures as the CPU one. On failure *out is NULL and msg (if not
+ * NULL) says why: C63_ERR_INVALID_ARG for a bad field or size,
+ * C63_ERR_NO_DEVICE when CUDA was asked for and no device is usable. */
+int c63_decoder_new(const c63_dec_params *p, c63_decoder **out, char *msg, size_t msg_size);
 
 /* Name of the reconstruction backend ("cpu", "cuda"); "none" for NULL. */
 const char *c63_decoder_backend_name(const c63_decoder *dec);
 void c63_decoder_free(c63_decoder *dec);
 
-/* Forget the reference frame: the next frame must be a keyframe. Does
- * nothing when dec is NULL. */
+/* Resetting and flushing. c63_decoder_reset marks a discontinuity in the
+ * frames sent (a frame was lost): it drops nothing, frames already sent
+ * decode against the reference they had, and the next frame sent must be a
+ * keyframe. c63_decoder_flush (a seek) drops every frame in flight without
+ * returning it, and resets. Both do nothing when dec is NULL. */
 void c63_decoder_reset(c63_decoder *dec);
-
-/* Decode one complete frame (SOI..EOI; trailing bytes after EOI are ignored).
- * On failure the reference is dropped, so decoding resumes at the next
- * keyframe; C63_ERR_NO_REFERENCE means a delta frame came first. out may be
- * NULL: the frame is decoded (and becomes the reference) without being
- * returned. */
-int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size,
-                       c63_decoded_picture *out);
+void c63_decoder_flush(c63_decoder *dec);
 
 /* The message of the last failure, or "" if none; a static message when dec
  * is NULL. */
 const char *c63_decoder_error(const c63_decoder *dec);
 
-/* Send and receive: each frame sent is parsed and entropy-decoded on one of
- * the decoder's threads while earlier ones are (parsing does not depend on
- * pixels), then reconstructed in order. Send one frame (SOI..EOI, copied) tagged with
- * user, or NULL to drain; C63_ERR_AGAIN when pictures must be received
- * first. c63_decoder_reset between sends applies from the next frame sent.
- * Receive gives the frames in order: C63_OK with a picture, or the frame's
- * own failure status (pic->user says which frame; decoding goes on with the
- * next, from a keyframe); C63_ERR_AGAIN when more frames must be sent;
- * C63_ERR_EOF once drained (the decoder then accepts frames again).
- * c63_decoder_decode must not be mixed with frames in flight. */
+/* Send and receive, the decoding path: each frame sent is parsed and
+ * entropy-decoded on one of the decoder's threads while earlier ones are
+ * (parsing does not depend on pixels), then reconstructed in order. Send
+ * one frame (SOI..EOI, copied) tagged with user, or NULL to drain;
+ * C63_ERR_AGAIN when pictures must be received first. c63_decoder_reset
+ * between sends applies from the next frame sent. Receive gives the frames
+ * in order: C63_OK with a picture, or the frame's own failure status
+ * (pic->user says which frame; decoding goes on with the next, from a
+ * keyframe); C63_ERR_AGAIN when more frames must be sent; C63_ERR_EOF once
+ * drained (the decoder then accepts frames again). */
 int c63_decoder_send_packet(c63_decoder *dec, const uint8_t *data, size_t size, int64_t user);
 int c63_decoder_receive_picture(c63_decoder *dec, c63_decoded_picture *pic);
 /* Frames the decoder holds before the first picture comes out. */
 int c63_decoder_delay(const c63_decoder *dec);
+
+/* One frame through send/receive, for callers without a pipeline: send
+ * data (SOI..EOI; trailing bytes after EOI are ignored, and the bytes are
+ * not copied), drain and receive its picture. C63_ERR_AGAIN while frames
+ * sent are in flight or a drain awaits its C63_ERR_EOF. On failure the
+ * reference is dropped, so decoding resumes at the next keyframe;
+ * C63_ERR_NO_REFERENCE means a delta frame came first. out may be NULL:
+ * the frame is decoded (and becomes the reference) without being
+ * returned. */
+int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size,
+                       c63_decoded_picture *out);
 /* Where pictures are left from the next frame sent (or decoded) on:
  * C63_MEMORY_CUDA keeps them on the GPU (CUDA backend only; no download),
  * for a caller that copies them on to other device memory. Returns
@@ -432,11 +485,6 @@ int c63_decoder_set_output(c63_decoder *dec, c63_memory memory);
  * c63_decoder_error set. */
 int c63_decoder_copy_picture(c63_decoder *dec, const c63_decoded_picture *pic,
                              uint8_t *const dst[3], const int dst_stride[3], c63_memory dst_memory);
-
-/* Drop every frame in flight without returning it (a seek), and the
- * reference: the next frame sent must be a keyframe. Does nothing when dec
- * is NULL. */
-void c63_decoder_flush(c63_decoder *dec);
 
 /* Plane sizes of an I420 picture, as this library lays them out. */
 static inline int c63_chroma_size(int luma)

@@ -25,6 +25,8 @@
 
 #include <unistd.h>
 
+#include "params.h"
+
 /* Frames in flight at most: one being entropy-decoded per thread (up to
  * 16), and the backend's. */
 #define MAX_QUEUE 20
@@ -74,6 +76,7 @@ void c63_dec_params_init(c63_dec_params *p)
 {
   if (!p) return;
   memset(p, 0, sizeof(*p));
+  p->size = sizeof(*p);
   p->backend = C63_BACKEND_CPU;
 }
 
@@ -87,13 +90,17 @@ static size_t min_data_bytes(int width, int height)
   return ((size_t)g.mcus_w * g.mcus_h * 6 * 5) / 8;
 }
 
-int c63_decoder_new_with_params(const c63_dec_params *p, c63_decoder **out, char *msg,
-                                size_t msg_size)
+int c63_decoder_new(const c63_dec_params *caller_p, c63_decoder **out, char *msg, size_t msg_size)
 {
+  c63_dec_params full;
+  const c63_dec_params *p = &full;
   if (!out) return C63_ERR_INVALID_ARG;
   *out = NULL;
-  if (!p) return C63_ERR_INVALID_ARG;
-  if (p->threads < 0 || p->threads > 256 || p->device_id < 0) {
+  c63_dec_params_init(&full);
+  if (caller_p && c63_params_load(&full, sizeof(full), C63_DEC_PARAMS_SIZE_V1, caller_p,
+                                  "c63_dec_params", msg, msg_size))
+    return C63_ERR_INVALID_ARG;
+  if (p->threads < 0 || p->threads > C63_MAX_THREADS || p->device_id < 0) {
     if (msg && msg_size)
       snprintf(msg, msg_size, "thread count %d or device id %d out of range", p->threads,
                p->device_id);
@@ -132,13 +139,6 @@ int c63_decoder_new_with_params(const c63_dec_params *p, c63_decoder **out, char
   return C63_OK;
 }
 
-int c63_decoder_new(c63_decoder **out)
-{
-  c63_dec_params p;
-  c63_dec_params_init(&p);
-  return c63_decoder_new_with_params(&p, out, NULL, 0);
-}
-
 void c63_decoder_free(c63_decoder *dec)
 {
   if (!dec) return;
@@ -156,8 +156,7 @@ void c63_decoder_reset(c63_decoder *dec)
 {
   if (!dec) return;
   /* Frames already in flight keep their reference: the reset takes effect
-   * with the next frame sent. */
-  if (dec->count == 0) dec->have_ref = 0;
+   * with the next frame sent (submit_slot). */
   dec->reset_next = 1;
 }
 
@@ -332,48 +331,23 @@ static int finish_head(c63_decoder *dec, c63_decoded_picture *out)
   return r;
 }
 
-int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size, c63_decoded_picture *out)
+/* Queue one frame: its bytes copied into the slot, or borrowed when the
+ * caller waits for the frame before its bytes may change (decode). */
+static int send_frame(c63_decoder *dec, const uint8_t *data, size_t size, int64_t user, int borrow)
 {
-  if (!dec) return C63_ERR_INVALID_ARG;
-  dec->err[0] = '\0';
-  if (!data) {
-    snprintf(dec->err, sizeof(dec->err), "no data");
-    return C63_ERR_INVALID_ARG;
-  }
-  if (dec->count) {
-    snprintf(dec->err, sizeof(dec->err), "frames sent with c63_decoder_send_packet are in flight");
-    return C63_ERR_AGAIN;
-  }
-  /* One frame straight from the caller's bytes, in the head slot. */
-  dec_slot *sl = &dec->slots[dec->head];
-  sl->data = data;
-  sl->size = size;
-  sl->user = 0;
-  sl->pinned = dec->ops->pinned_input;
-  sl->reset_before = dec->reset_next;
-  dec->reset_next = 0;
-  prepare_slot(sl);
-  if (sl->stage == SLOT_SENT) entropy_stage(sl);
-  return finish_head(dec, out);
-}
-
-int c63_decoder_send_packet(c63_decoder *dec, const uint8_t *data, size_t size, int64_t user)
-{
-  if (!dec) return C63_ERR_INVALID_ARG;
-  if (!data) {
-    dec->draining = 1;
-    return C63_OK;
-  }
-  if (dec->draining || dec->count == dec->depth) return C63_ERR_AGAIN;
   dec_slot *sl = &dec->slots[(dec->head + dec->count) % MAX_QUEUE];
-  sl->copy.size = 0;
-  c63_bytebuf_put(&sl->copy, data, size);
-  if (sl->copy.failed) {
-    sl->copy.failed = 0;
-    snprintf(dec->err, sizeof(dec->err), "out of memory for a %zu-byte frame", size);
-    return C63_ERR_NOMEM;
+  if (borrow) {
+    sl->data = data;
+  } else {
+    sl->copy.size = 0;
+    c63_bytebuf_put(&sl->copy, data, size);
+    if (sl->copy.failed) {
+      sl->copy.failed = 0;
+      snprintf(dec->err, sizeof(dec->err), "out of memory for a %zu-byte frame", size);
+      return C63_ERR_NOMEM;
+    }
+    sl->data = sl->copy.data;
   }
-  sl->data = sl->copy.data;
   sl->size = size;
   sl->user = user;
   sl->pinned = dec->ops->pinned_input;
@@ -387,6 +361,39 @@ int c63_decoder_send_packet(c63_decoder *dec, const uint8_t *data, size_t size, 
   }
   dec->count++;
   return C63_OK;
+}
+
+int c63_decoder_send_packet(c63_decoder *dec, const uint8_t *data, size_t size, int64_t user)
+{
+  if (!dec) return C63_ERR_INVALID_ARG;
+  if (!data) {
+    dec->draining = 1;
+    return C63_OK;
+  }
+  if (dec->draining || dec->count == dec->depth) return C63_ERR_AGAIN;
+  return send_frame(dec, data, size, user, 0);
+}
+
+int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size, c63_decoded_picture *out)
+{
+  c63_decoded_picture pic;
+  if (!dec) return C63_ERR_INVALID_ARG;
+  dec->err[0] = '\0';
+  if (!data) {
+    snprintf(dec->err, sizeof(dec->err), "no data");
+    return C63_ERR_INVALID_ARG;
+  }
+  if (dec->count || dec->draining) {
+    snprintf(dec->err, sizeof(dec->err), "frames sent with c63_decoder_send_packet are in flight");
+    return C63_ERR_AGAIN;
+  }
+  int r = send_frame(dec, data, size, 0, 1);
+  if (r) return r;
+  /* Drain: the frame comes out at once, and the decoder is left as before. */
+  dec->draining = 1;
+  r = c63_decoder_receive_picture(dec, out ? out : &pic);
+  dec->draining = 0;
+  return r;
 }
 
 int c63_decoder_receive_picture(c63_decoder *dec, c63_decoded_picture *pic)

@@ -17,6 +17,8 @@
 
 #include <unistd.h>
 
+#include "params.h"
+
 #define MAX_IN_FLIGHT 4
 
 typedef struct queued_frame {
@@ -62,21 +64,30 @@ void c63_enc_params_init(c63_enc_params *p)
 {
   if (!p) return;
   memset(p, 0, sizeof(*p));
+  p->size = sizeof(*p);
   p->quality = C63_DEFAULT_QUALITY;
   p->keyframe_interval = C63_DEFAULT_KEYFRAME_INTERVAL;
   p->search_range = C63_DEFAULT_SEARCH_RANGE;
   p->backend = C63_BACKEND_CPU;
-  p->buffer_ms = 1000;
-  p->fps_num = 25;
-  p->fps_den = 1;
+  p->buffer_ms = C63_DEFAULT_BUFFER_MS;
+  p->fps_num = C63_DEFAULT_FPS_NUM;
+  p->fps_den = C63_DEFAULT_FPS_DEN;
 }
 
-int c63_enc_params_validate(const c63_enc_params *p, char *msg, size_t msg_size)
+/* The caller's parameters in this library's layout (params.h). */
+static int load_params(const c63_enc_params *p, c63_enc_params *full, char *msg, size_t msg_size)
 {
   if (!p) {
     set_msg(msg, msg_size, "no parameters (NULL)");
     return C63_ERR_INVALID_ARG;
   }
+  c63_enc_params_init(full);
+  return c63_params_load(full, sizeof(*full), C63_ENC_PARAMS_SIZE_V1, p, "c63_enc_params", msg,
+                         msg_size);
+}
+
+static int validate(const c63_enc_params *p, char *msg, size_t msg_size)
+{
   if (p->width < C63_MIN_SIZE || p->width > C63_MAX_SIZE || p->height < C63_MIN_SIZE ||
       p->height > C63_MAX_SIZE) {
     set_msg(msg, msg_size, "picture size %dx%d is outside %d..%d", p->width, p->height,
@@ -101,8 +112,8 @@ int c63_enc_params_validate(const c63_enc_params *p, char *msg, size_t msg_size)
     set_msg(msg, msg_size, "unknown backend %d", (int)p->backend);
     return C63_ERR_INVALID_ARG;
   }
-  if (p->threads < 0 || p->threads > 256) {
-    set_msg(msg, msg_size, "thread count %d is outside 0..256", p->threads);
+  if (p->threads < 0 || p->threads > C63_MAX_THREADS) {
+    set_msg(msg, msg_size, "thread count %d is outside 0..%d", p->threads, C63_MAX_THREADS);
     return C63_ERR_INVALID_ARG;
   }
   if (p->rate_control < C63_RC_QUALITY || p->rate_control > C63_RC_CBR) {
@@ -111,8 +122,9 @@ int c63_enc_params_validate(const c63_enc_params *p, char *msg, size_t msg_size)
     return C63_ERR_INVALID_ARG;
   }
   if (p->rate_control != C63_RC_QUALITY) {
-    if (p->bitrate < 1 || p->bitrate > 1000000) {
-      set_msg(msg, msg_size, "bitrate %d kbit/s is outside 1..1000000", p->bitrate);
+    if (p->bitrate < C63_MIN_BITRATE_KBPS || p->bitrate > C63_MAX_BITRATE_KBPS) {
+      set_msg(msg, msg_size, "bitrate %d kbit/s is outside %d..%d", p->bitrate,
+              C63_MIN_BITRATE_KBPS, C63_MAX_BITRATE_KBPS);
       return C63_ERR_INVALID_ARG;
     }
     if (p->fps_num <= 0 || p->fps_den <= 0) {
@@ -120,8 +132,10 @@ int c63_enc_params_validate(const c63_enc_params *p, char *msg, size_t msg_size)
               p->fps_den);
       return C63_ERR_INVALID_ARG;
     }
-    if (p->rate_control == C63_RC_CBR && (p->buffer_ms < 1 || p->buffer_ms > 60000)) {
-      set_msg(msg, msg_size, "buffer of %d ms is outside 1..60000", p->buffer_ms);
+    if (p->rate_control == C63_RC_CBR &&
+        (p->buffer_ms < C63_MIN_BUFFER_MS || p->buffer_ms > C63_MAX_BUFFER_MS)) {
+      set_msg(msg, msg_size, "buffer of %d ms is outside %d..%d", p->buffer_ms, C63_MIN_BUFFER_MS,
+              C63_MAX_BUFFER_MS);
       return C63_ERR_INVALID_ARG;
     }
   }
@@ -136,6 +150,13 @@ int c63_enc_params_validate(const c63_enc_params *p, char *msg, size_t msg_size)
   return C63_OK;
 }
 
+int c63_enc_params_validate(const c63_enc_params *p, char *msg, size_t msg_size)
+{
+  c63_enc_params full;
+  int r = load_params(p, &full, msg, msg_size);
+  return r ? r : validate(&full, msg, msg_size);
+}
+
 int c63_backend_available(c63_backend_kind kind, int device_id, char *msg, size_t msg_size)
 {
   const c63_backend_ops *ops = c63_backend_lookup(kind);
@@ -147,8 +168,10 @@ int c63_backend_available(c63_backend_kind kind, int device_id, char *msg, size_
   return 0;
 }
 
-int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_t msg_size)
+int c63_encoder_new(const c63_enc_params *caller_p, c63_encoder **out, char *msg, size_t msg_size)
 {
+  c63_enc_params full;
+  const c63_enc_params *p = &full;
   int r;
   /* The backends write msg with snprintf: NULL is only safe with size 0. */
   if (!msg) msg_size = 0;
@@ -157,7 +180,8 @@ int c63_encoder_new(const c63_enc_params *p, c63_encoder **out, char *msg, size_
     return C63_ERR_INVALID_ARG;
   }
   *out = NULL;
-  if ((r = c63_enc_params_validate(p, msg, msg_size))) return r;
+  if ((r = load_params(caller_p, &full, msg, msg_size)) || (r = validate(p, msg, msg_size)))
+    return r;
   const c63_backend_ops *ops = c63_backend_lookup(p->backend);
   if (ops && !(ops->modes & (1u << p->mode))) {
     char name[16];
@@ -248,7 +272,7 @@ int c63_encoder_set_bitrate(c63_encoder *enc, int bitrate)
   }
   c63_enc_params p = enc->p;
   p.bitrate = bitrate;
-  int r = c63_enc_params_validate(&p, enc->err, sizeof(enc->err));
+  int r = validate(&p, enc->err, sizeof(enc->err));
   /* the same bitrate again (an element re-applies all its settings when
    * one changes) keeps the balance the controller has built up */
   if (r != C63_OK || bitrate == enc->p.bitrate) return r;
@@ -266,7 +290,7 @@ int c63_encoder_set_buffer(c63_encoder *enc, int buffer_ms)
   }
   c63_enc_params p = enc->p;
   p.buffer_ms = buffer_ms;
-  int r = c63_enc_params_validate(&p, enc->err, sizeof(enc->err));
+  int r = validate(&p, enc->err, sizeof(enc->err));
   if (r != C63_OK || buffer_ms == enc->p.buffer_ms) return r;
   enc->p = p;
   c63_ratectl_set_buffer(&enc->rc, buffer_ms);
@@ -278,7 +302,7 @@ int c63_encoder_set_keyframe_interval(c63_encoder *enc, int keyframe_interval)
   if (!enc) return C63_ERR_INVALID_ARG;
   c63_enc_params p = enc->p;
   p.keyframe_interval = keyframe_interval;
-  int r = c63_enc_params_validate(&p, enc->err, sizeof(enc->err));
+  int r = validate(&p, enc->err, sizeof(enc->err));
   if (r == C63_OK) enc->p = p;
   return r;
 }
@@ -288,7 +312,7 @@ int c63_encoder_set_search_range(c63_encoder *enc, int search_range)
   if (!enc) return C63_ERR_INVALID_ARG;
   c63_enc_params p = enc->p;
   p.search_range = search_range;
-  int r = c63_enc_params_validate(&p, enc->err, sizeof(enc->err));
+  int r = validate(&p, enc->err, sizeof(enc->err));
   if (r == C63_OK) enc->p = p;
   return r;
 }

@@ -18,25 +18,70 @@
  * take more; a frame whose headers are longer is broken. */
 #define MAX_HEADER_BYTES (4u * 65540u)
 
-void c63_frame_scanner_init(c63_frame_scanner *s)
+/* What c63_frame_scanner's opaque storage holds between calls. */
+typedef struct scan_state {
+  int synced, have_header, broken_header;
+  size_t scan_pos, data_offset, limit;
+  int width, height;
+} scan_state;
+
+_Static_assert(sizeof(scan_state) <= sizeof(c63_frame_scanner),
+               "the scanner's state outgrew C63_FRAME_SCANNER_SIZE");
+
+static void state_init(scan_state *s)
 {
-  if (!s) return;
   memset(s, 0, sizeof *s);
   s->limit = MAX_HEADER_BYTES;
 }
 
-static int done(c63_frame_scanner *s, c63_frame_scan_result *res, int status, size_t size)
+void c63_frame_scanner_init(c63_frame_scanner *scanner)
+{
+  scan_state s;
+  if (!scanner) return;
+  memset(scanner, 0, sizeof *scanner);
+  state_init(&s);
+  memcpy(scanner->opaque, &s, sizeof s);
+}
+
+static int done(scan_state *s, c63_frame_scan_result *res, int status, size_t size)
 {
   res->size = size;
-  c63_frame_scanner_init(s);
+  state_init(s);
   return status;
 }
 
+/* The markers that may follow SOI (after at most one 00): DQT, SOF0, DHT,
+ * SOS. */
+static int is_segment_marker(uint8_t m)
+{
+  return m == 0xdb || m == 0xc0 || m == 0xc4 || m == 0xda;
+}
+
+/* The offset of the next frame start in buf (SOI, an optional 00, then FF
+ * and a segment marker: 4 or 5 bytes), of a possible partial one at the
+ * very end, or len. */
+static size_t frame_start(const uint8_t *buf, size_t len)
+{
+  for (size_t i = 0; i < len; i++) {
+    if (buf[i] != 0xff) continue;
+    const size_t have = len - i;
+    if (have < 2) return i; /* a partial candidate at the end: wait for more */
+    if (buf[i + 1] != 0xd8) continue;
+    size_t j = i + 2;
+    if (j < len && buf[j] == 0x00) j++;
+    if (j >= len) return i;
+    if (buf[j] != 0xff) continue;
+    if (j + 1 >= len) return i;
+    if (is_segment_marker(buf[j + 1])) return i;
+  }
+  return len;
+}
+
 /* Not in a frame: skip to the next frame start. */
-static int sync(c63_frame_scanner *s, const uint8_t *buf, size_t len, int at_end,
+static int sync(scan_state *s, const uint8_t *buf, size_t len, int at_end,
                 c63_frame_scan_result *res)
 {
-  size_t off = c63_find_frame_start(buf, len);
+  size_t off = frame_start(buf, len);
 
   if (off == 0 && len >= 5) { /* SOI, an optional 00, FF and a segment marker */
     s->synced = 1;
@@ -49,7 +94,7 @@ static int sync(c63_frame_scanner *s, const uint8_t *buf, size_t len, int at_end
 }
 
 /* Parse the frame's headers once they are all there. */
-static void headers(c63_frame_scanner *s, const uint8_t *buf, size_t len, int at_end)
+static void headers(scan_state *s, const uint8_t *buf, size_t len, int at_end)
 {
   c63_frame_header hdr;
   int status;
@@ -75,18 +120,12 @@ static void headers(c63_frame_scanner *s, const uint8_t *buf, size_t len, int at
  * only an end when the whole frame parses. */
 #define SEGMENT_AFTER_DATA 2
 
-static int is_segment_marker(uint8_t m)
-{
-  return m == 0xdb || m == 0xc0 || m == 0xc4 || m == 0xda;
-}
-
 /* The FF D9 at p ends the frame's data as c63_parse_frame_header finds it
  * (the first FF followed by a marker, FF pairs read two bytes at a time)
  * when no segment marker came before it in the data and the byte before it
  * is no FF; the frame is then the headers, the data and this EOI, and only
  * the headers are parsed again, not the data. */
-static int plain_end(const c63_frame_scanner *s, const uint8_t *buf, size_t p,
-                     c63_frame_header *hdr)
+static int plain_end(const scan_state *s, const uint8_t *buf, size_t p, c63_frame_header *hdr)
 {
   if (s->have_header != 1 || (p > s->data_offset && buf[p - 1] == 0xff)) return 0;
   if (c63_parse_frame_headers_only(buf, p + 2, hdr, NULL, 0) != C63_OK ||
@@ -97,12 +136,11 @@ static int plain_end(const c63_frame_scanner *s, const uint8_t *buf, size_t p,
   return 1;
 }
 
-int c63_frame_scan(c63_frame_scanner *s, const uint8_t *buf, size_t len, int at_end,
-                   c63_frame_scan_result *res)
+static int scan(scan_state *s, const uint8_t *buf, size_t len, int at_end,
+                c63_frame_scan_result *res)
 {
   size_t p, end;
 
-  if (!s || !res || (!buf && len > 0)) return C63_ERR_INVALID_ARG;
   memset(res, 0, sizeof *res);
   if (!s->synced) {
     int r = sync(s, buf, len, at_end, res);
@@ -160,4 +198,38 @@ int c63_frame_scan(c63_frame_scanner *s, const uint8_t *buf, size_t len, int at_
   if (at_end) return done(s, res, C63_SCAN_FRAME, len); /* the stream ends inside it */
   res->size = s->scan_pos;
   return C63_SCAN_NEED_DATA;
+}
+
+int c63_frame_scan(c63_frame_scanner *scanner, const uint8_t *buf, size_t len, int at_end,
+                   c63_frame_scan_result *res)
+{
+  scan_state s;
+  int r;
+
+  if (!scanner || !res || (!buf && len > 0)) return C63_ERR_INVALID_ARG;
+  /* Copied in and out rather than cast, so the caller's storage is only
+   * ever accessed as its own type. */
+  memcpy(&s, scanner->opaque, sizeof s);
+  r = scan(&s, buf, len, at_end, res);
+  memcpy(scanner->opaque, &s, sizeof s);
+  return r;
+}
+
+size_t c63_find_frame_start(const uint8_t *buf, size_t len)
+{
+  c63_frame_scanner scanner;
+  c63_frame_scan_result res;
+
+  /* Where a fresh scanner resynchronises: it skips the bytes before a
+   * start; at one (at 0) it goes on with the frame, or waits for more. */
+  c63_frame_scanner_init(&scanner);
+  switch (c63_frame_scan(&scanner, buf, len, 0, &res)) {
+  case C63_SCAN_SKIP:
+    return res.size;
+  case C63_SCAN_NEED_DATA:
+  case C63_SCAN_FRAME:
+    return 0;
+  default: /* NULL buf: nothing to search, no frame start, as for garbage */
+    return len;
+  }
 }

@@ -250,31 +250,6 @@ int c63_parse_frame_headers_only(const uint8_t *buf, size_t len, c63_frame_heade
   return parse_frame(buf, len, hdr, 1, msg, msg_size);
 }
 
-/* Markers that may follow SOI (after at most one 00). */
-static int starts_segment(uint8_t m)
-{
-  return m == DQT || m == SOF0 || m == DHT || m == SOS;
-}
-
-size_t c63_find_frame_start(const uint8_t *buf, size_t len)
-{
-  if (!buf) return len; /* nothing to search: no frame start, as for garbage */
-  for (size_t i = 0; i < len; i++) {
-    if (buf[i] != 0xff) continue;
-    /* SOI, an optional 00, then FF and a segment marker: 4 or 5 bytes. */
-    const size_t have = len - i;
-    if (have < 2) return i; /* a partial candidate at the end: wait for more */
-    if (buf[i + 1] != SOI) continue;
-    size_t j = i + 2;
-    if (j < len && buf[j] == 0x00) j++;
-    if (j >= len) return i;
-    if (buf[j] != 0xff) continue;
-    if (j + 1 >= len) return i;
-    if (starts_segment(buf[j + 1])) return i;
-  }
-  return len;
-}
-
 size_t c63_max_frame_bytes(int width, int height)
 {
   c63_geometry g;

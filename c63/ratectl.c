@@ -44,7 +44,8 @@ void c63_ratectl_set_buffer(c63_ratectl *rc, int buffer_ms)
 void c63_ratectl_set_bitrate(c63_ratectl *rc, const c63_enc_params *p)
 {
   rc->bitrate = p->bitrate;
-  rc->fps = p->fps_num > 0 && p->fps_den > 0 ? (double)p->fps_num / p->fps_den : 25.0;
+  rc->fps = p->fps_num > 0 && p->fps_den > 0 ? (double)p->fps_num / p->fps_den
+                                             : (double)C63_DEFAULT_FPS_NUM / C63_DEFAULT_FPS_DEN;
   rc->frame_bits = p->bitrate * 1000.0 / rc->fps;
   c63_ratectl_set_buffer(rc, p->buffer_ms);
   rc->debt = 0;                       /* a new target: the old balance no longer applies */

@@ -6,8 +6,11 @@
  * frames with c63_encoder_receive_packet (it may hold a few pictures
  * before the first frame comes out; sending NULL drains it). Each coded
  * frame is a self-contained byte string: here it goes straight into a
- * decoder, which could as well be in another process. Prints the PSNR of
- * each decoded picture and exits with 0 when all are above 30 dB.
+ * decoder (c63_decoder_decode: one frame through send/receive), which could
+ * as well be in another process. Parameters always start from their init
+ * function, which also records the struct's size, so the program keeps
+ * working with later libc63.so.1 releases. Prints the PSNR of each decoded
+ * picture and exits with 0 when all are above 30 dB.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <c63.h>
 #include <math.h>
@@ -74,15 +77,16 @@ int main(void)
   c63_decoder *dec;
   char msg[256];
 
-  c63_enc_params_init(&p); /* the reference encoder's defaults, CPU backend */
+  printf("libc63 %s\n", c63_version_string()); /* the library it runs with */
+  c63_enc_params_init(&p);                     /* the reference encoder's defaults, CPU backend */
   p.width = W;
   p.height = H;
   if (c63_encoder_new(&p, &enc, msg, sizeof msg) != C63_OK) {
     fprintf(stderr, "encoder: %s\n", msg);
     return 1;
   }
-  if (c63_decoder_new(&dec) != C63_OK) {
-    fprintf(stderr, "decoder: out of memory\n");
+  if (c63_decoder_new(NULL, &dec, msg, sizeof msg) != C63_OK) { /* NULL: default params */
+    fprintf(stderr, "decoder: %s\n", msg);
     return 1;
   }
   for (int t = 0; t < FRAMES; t++) {

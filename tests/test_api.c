@@ -2,8 +2,9 @@
  * each pointer argument NULL in turn. A required pointer must give
  * C63_ERR_INVALID_ARG (not a crash), an optional one must work as
  * documented, and the functions without a status must not crash
- * (c63_*_free, c63_decoder_reset, c63_enc_params_init) or must return a
- * static string (c63_*_error, c63_encoder_backend_name).
+ * (c63_*_free, c63_decoder_reset, c63_decoder_flush, c63_*_params_init)
+ * or must return a static string (c63_*_error, c63_*_backend_name,
+ * c63_version_string).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <string.h>
 
@@ -44,7 +45,10 @@ static void test_status_and_params(void)
   CHECK(c63_status_string(C63_ERR_INVALID_ARG) != NULL);
   CHECK(c63_status_string(12345) != NULL);
 
-  c63_enc_params_init(NULL); /* a no-op, not a crash */
+  c63_enc_params_init(NULL); /* no-ops, not crashes */
+  c63_dec_params_init(NULL);
+  CHECK(c63_version_string() != NULL);
+  CHECK(c63_version() > 0 || strcmp(c63_version_string(), "0.0.0") == 0);
 
   msg[0] = '\0';
   CHECK_EQ(c63_enc_params_validate(NULL, msg, sizeof msg), C63_ERR_INVALID_ARG);
@@ -169,13 +173,24 @@ static void test_decoder(const uint8_t *frame, size_t size)
   c63_decoder *dec = NULL;
   c63_decoded_picture pic;
 
-  CHECK_EQ(c63_decoder_new(NULL), C63_ERR_INVALID_ARG);
+  CHECK_EQ(c63_decoder_new(NULL, NULL, NULL, 0), C63_ERR_INVALID_ARG);
   c63_decoder_free(NULL); /* no-ops */
   c63_decoder_reset(NULL);
+  c63_decoder_flush(NULL);
   CHECK(c63_decoder_error(NULL) != NULL);
-
-  CHECK_EQ(c63_decoder_new(&dec), C63_OK);
+  CHECK(c63_decoder_backend_name(NULL) != NULL);
+  /* msg is optional, and so are the params (NULL: the defaults) */
+  c63_dec_params bad;
+  c63_dec_params_init(&bad);
+  bad.threads = -1;
+  CHECK_EQ(c63_decoder_new(&bad, &dec, NULL, 0), C63_ERR_INVALID_ARG);
+  CHECK_EQ(c63_decoder_new(&bad, &dec, NULL, 16), C63_ERR_INVALID_ARG);
+  CHECK(dec == NULL);
+  CHECK_EQ(c63_decoder_new(NULL, &dec, NULL, 0), C63_OK);
   if (dec == NULL) return;
+  CHECK_EQ(c63_decoder_send_packet(NULL, frame, size, 0), C63_ERR_INVALID_ARG);
+  CHECK_EQ(c63_decoder_receive_picture(NULL, &pic), C63_ERR_INVALID_ARG);
+  CHECK_EQ(c63_decoder_receive_picture(dec, NULL), C63_ERR_INVALID_ARG);
   CHECK_EQ(c63_decoder_decode(NULL, frame, size, &pic), C63_ERR_INVALID_ARG);
   CHECK_EQ(c63_decoder_decode(NULL, NULL, 0, NULL), C63_ERR_INVALID_ARG);
   CHECK_EQ(c63_decoder_decode(dec, NULL, size, &pic), C63_ERR_INVALID_ARG);
@@ -185,6 +200,19 @@ static void test_decoder(const uint8_t *frame, size_t size)
   CHECK_EQ(c63_decoder_decode(dec, frame, size, &pic), C63_OK);
   CHECK_EQ(pic.width, W);
   CHECK_EQ(pic.height, H);
+  /* decode is send, drain and receive: refused while frames sent are in
+   * flight, and the decoder takes frames sent after it */
+  CHECK_EQ(c63_decoder_send_packet(dec, frame, size, 7), C63_OK);
+  CHECK_EQ(c63_decoder_decode(dec, frame, size, &pic), C63_ERR_AGAIN);
+  CHECK_EQ(c63_decoder_send_packet(dec, NULL, 0, 0), C63_OK);
+  CHECK_EQ(c63_decoder_receive_picture(dec, &pic), C63_OK);
+  CHECK_EQ(pic.user, 7);
+  CHECK_EQ(c63_decoder_receive_picture(dec, &pic), C63_ERR_EOF);
+  CHECK_EQ(c63_decoder_decode(dec, frame, size, &pic), C63_OK);
+  CHECK_EQ(c63_decoder_send_packet(dec, frame, size, 8), C63_OK);
+  CHECK_EQ(c63_decoder_send_packet(dec, NULL, 0, 0), C63_OK);
+  CHECK_EQ(c63_decoder_receive_picture(dec, &pic), C63_OK);
+  CHECK_EQ(pic.user, 8);
   c63_decoder_free(dec);
 }
 

@@ -44,7 +44,7 @@ static void sequential(const tu_buf *s, const size_t *off, const size_t *size, i
                        result *out)
 {
   c63_decoder *dec;
-  c63_decoder_new(&dec);
+  c63_decoder_new(NULL, &dec, NULL, 0);
   for (int i = 0; i < n; i++) {
     c63_decoded_picture pic;
     if (i == reset_at) c63_decoder_reset(dec);
@@ -90,7 +90,7 @@ static void send_receive(const tu_buf *s, const size_t *off, const size_t *size,
   c63_dec_params_init(&p);
   p.threads = threads;
   p.backend = backend;
-  TU_CHECK(c63_decoder_new_with_params(&p, &dec, NULL, 0) == C63_OK, "%s: decoder", what);
+  TU_CHECK(c63_decoder_new(&p, &dec, NULL, 0) == C63_OK, "%s: decoder", what);
   /* a frame per thread being entropy-decoded, and the backend's (the GPU
    * reconstructs one ahead) */
   TU_CHECK(c63_decoder_delay(dec) == threads + (backend == C63_BACKEND_CUDA), "%s: delay %d", what,
@@ -137,7 +137,7 @@ static void flush(const tu_buf *s, const size_t *off, const size_t *size, int th
   c63_dec_params_init(&p);
   p.threads = threads;
   p.backend = backend;
-  TU_CHECK(c63_decoder_new_with_params(&p, &dec, NULL, 0) == C63_OK, "flush: decoder");
+  TU_CHECK(c63_decoder_new(&p, &dec, NULL, 0) == C63_OK, "flush: decoder");
   /* frames 0..delay: the first is received, the others are in flight */
   for (int i = 0; i <= c63_decoder_delay(dec); i++)
     TU_CHECK(c63_decoder_send_packet(dec, s->data + off[i], size[i], i) == C63_OK, "flush: send");
@@ -228,7 +228,7 @@ int main(void)
     uint8_t y[(W + 3) * H], u[(W / 2 + 3) * (H / 2)], v[(W / 2 + 3) * (H / 2)];
     uint8_t *dst[3] = {y, u, v};
     const int stride[3] = {W + 3, W / 2 + 3, W / 2 + 3};
-    c63_decoder_new(&dec);
+    c63_decoder_new(NULL, &dec, NULL, 0);
     TU_CHECK(c63_decoder_set_output(dec, C63_MEMORY_CUDA) == C63_ERR_UNSUPPORTED,
              "device output on the CPU backend");
     TU_CHECK(c63_decoder_decode(dec, s.data + off[0], size[0], &pic) == C63_OK, "frame 0");

@@ -41,13 +41,13 @@ static void test_alternating_sizes(void)
   static const int sizes[][2] = {{200, 120}, {64, 48}, {200, 120}, {8, 8}, {96, 200}};
   c63_decoder *dec;
   tu_buf f = {0}, got = {0}, want = {0};
-  c63_decoder_new(&dec);
+  c63_decoder_new(NULL, &dec, NULL, 0);
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
     c63_decoder *fresh;
     char what[64];
     snprintf(what, sizeof what, "%dx%d after other sizes", sizes[i][0], sizes[i][1]);
     keyframe(sizes[i][0], sizes[i][1], (int)i, &f);
-    c63_decoder_new(&fresh);
+    c63_decoder_new(NULL, &fresh, NULL, 0);
     decode_to(fresh, &f, &want, "fresh decoder");
     c63_decoder_free(fresh);
     decode_to(dec, &f, &got, what);
@@ -76,7 +76,7 @@ static void test_huge_header_short_data(void)
       break;
     }
   c63_decoder *dec;
-  c63_decoder_new(&dec);
+  c63_decoder_new(NULL, &dec, NULL, 0);
   /* The buffers for 8192x8192 take about 480 MiB; allow far less. The
    * decoder's threads are running already. */
   struct rlimit lim = {256u << 20, 256u << 20};

@@ -95,7 +95,7 @@ static void encode_rd(const uint8_t *clip, int w, int h, int quality, int range,
   p.threads = threads, p.keyframe_interval = KEYFRAME_INTERVAL;
   int r = c63_encoder_new(&p, &enc, msg, sizeof msg);
   TU_CHECK(r == C63_OK, "creating an rd encoder: %s", msg);
-  TU_CHECK(c63_decoder_new(&dec) == C63_OK, "creating a decoder");
+  TU_CHECK(c63_decoder_new(NULL, &dec, NULL, 0) == C63_OK, "creating a decoder");
   if (r != C63_OK || !dec) goto done;
   for (int t = 0; t < FRAMES; t++) {
     const uint8_t *y = clip + (size_t)t * tu_i420_size(w, h), *cb = y + (size_t)w * h;

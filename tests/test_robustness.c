@@ -141,7 +141,7 @@ static void make_stream(stream *s, int w, int h, int frames, int kf_interval)
   TU_CHECK(ret == C63_OK, "encode %dx%d: %s", w, h, msg);
   free(clip);
   split(s);
-  c63_decoder_new(&dec);
+  c63_decoder_new(NULL, &dec, NULL, 0);
   for (int i = 0; i < s->n; i++) {
     ret = decode_copy(dec, s->data.data + s->off[i], s->size[i], &s->pic[i]);
     TU_CHECK(ret == C63_OK, "clean decode of frame %d: %s", i, c63_decoder_error(dec));
@@ -168,7 +168,7 @@ static void load_stream(stream *s, const char *name, int max_frames)
     s->n = max_frames;
     s->data.size = s->off[s->n - 1] + s->size[s->n - 1];
   }
-  c63_decoder_new(&dec);
+  c63_decoder_new(NULL, &dec, NULL, 0);
   for (int i = 0; i < s->n; i++) {
     int ret = decode_copy(dec, s->data.data + s->off[i], s->size[i], &s->pic[i]);
     TU_CHECK(ret == C63_OK, "clean decode of %s frame %d: %s", name, i, c63_decoder_error(dec));
@@ -198,7 +198,7 @@ static void test_truncation(const stream *s, const char *name)
   c63_decoder *dec;
   int fails = tu_failures;
 
-  c63_decoder_new(&dec);
+  c63_decoder_new(NULL, &dec, NULL, 0);
   for (int f = 0; f < 2; f++) {
     const uint8_t *frame = s->data.data + s->off[f];
     for (size_t len = 0; len < s->size[f]; len++) {
@@ -236,7 +236,7 @@ static void test_bitflips(const stream *s, int next_key, const char *name)
   c63_decoder *dec;
   int errors = 0, ok = 0, fails = tu_failures;
 
-  c63_decoder_new(&dec);
+  c63_decoder_new(NULL, &dec, NULL, 0);
   for (int f = 0; f < 2; f++) {
     size_t size = s->size[f];
     uint8_t *frame = malloc(size);
@@ -294,7 +294,7 @@ static void test_headers(const stream *s, int next_key)
 
   TU_CHECK(dqt == 2 && sof > dqt && dht > sof && sos > dht, "header layout %zu %zu %zu %zu", dqt,
            sof, dht, sos);
-  c63_decoder_new(&dec);
+  c63_decoder_new(NULL, &dec, NULL, 0);
   printf("header corruptions:\n");
 
   /* wrong markers */
@@ -446,7 +446,7 @@ static void test_vectors(void)
   make_stream(&s, 16, 16, 3, 2); /* K0 D1 K2 */
   TU_CHECK(s.n == 3 && s.keyframe[0] && !s.keyframe[1] && s.keyframe[2], "16x16 stream layout");
   if (s.n != 3) goto out;
-  c63_decoder_new(&dec);
+  c63_decoder_new(NULL, &dec, NULL, 0);
   printf("motion vectors:\n");
 
   /* zero vectors, zero residual: exactly the previous picture */
@@ -511,7 +511,7 @@ static void test_references(const stream *s, int next_key)
   int ret;
 
   printf("references:\n");
-  c63_decoder_new(&dec);
+  c63_decoder_new(NULL, &dec, NULL, 0);
   ret = decode_copy(dec, s->data.data + s->off[1], s->size[1], NULL);
   TU_CHECK(ret == C63_ERR_NO_REFERENCE, "first frame a delta frame: %d", ret);
   TU_CHECK(c63_decoder_error(dec)[0] != '\0', "first frame a delta frame: no message");

@@ -56,7 +56,7 @@ static int decode_with(c63_backend_kind backend, const uint8_t *s, size_t len, t
   char msg[256];
   c63_dec_params_init(&p);
   p.backend = backend;
-  int r = c63_decoder_new_with_params(&p, &dec, msg, sizeof msg);
+  int r = c63_decoder_new(&p, &dec, msg, sizeof msg);
   TU_CHECK(r == C63_OK, "%s: decoder: %s", what, msg);
   if (r) return 0;
   pics->size = 0;
@@ -110,7 +110,7 @@ static void expect_rejected(const tu_buf *key, const tu_buf *fr, const char *wha
     c63_dec_params_init(&p);
     p.backend = b ? C63_BACKEND_CUDA : C63_BACKEND_CPU;
     if (b && !c63_backend_available(C63_BACKEND_CUDA, 0, NULL, 0)) break;
-    TU_CHECK(c63_decoder_new_with_params(&p, &dec, NULL, 0) == C63_OK, "%s: decoder", what);
+    TU_CHECK(c63_decoder_new(&p, &dec, NULL, 0) == C63_OK, "%s: decoder", what);
     c63_decoder_decode(dec, key->data, key->size, NULL);
     int r = c63_decoder_decode(dec, fr->data, fr->size, NULL);
     TU_CHECK(r == C63_ERR_BITSTREAM && c63_decoder_error(dec)[0], "%s: %d (%s)", what, r,

@@ -232,7 +232,7 @@ void tu_decode_stream(const uint8_t *stream, size_t len, tu_buf *out, tu_decode_
   size_t pos = 0;
 
   memset(res, 0, sizeof *res);
-  if (c63_decoder_new(&dec) != C63_OK) {
+  if (c63_decoder_new(NULL, &dec, NULL, 0) != C63_OK) {
     note_failure(res, C63_ERR_NOMEM, "cannot create a decoder");
     res->frames_bad++;
     return;

@@ -281,8 +281,9 @@ int main(int argc, char **argv)
       return 2;
     case 't':
       if (cli_parse_int(optarg, &params.threads) != 0 || params.threads < 0 ||
-          params.threads > 256) {
-        fprintf(stderr, "%s: '%s' is not a thread count (0..256)\n\n", prog, optarg);
+          params.threads > C63_MAX_THREADS) {
+        fprintf(stderr, "%s: '%s' is not a thread count (0..%d)\n\n", prog, optarg,
+                C63_MAX_THREADS);
         usage(stderr);
         return 2;
       }
@@ -325,7 +326,7 @@ int main(int argc, char **argv)
     goto done;
   }
   msg[0] = '\0';
-  if (c63_decoder_new_with_params(&params, &dec, msg, sizeof msg) != C63_OK) {
+  if (c63_decoder_new(&params, &dec, msg, sizeof msg) != C63_OK) {
     fprintf(stderr, "%s: cannot create the decoder: %s\n", prog, msg[0] ? msg : "out of memory");
     goto done;
   }

@@ -152,7 +152,7 @@ static int measure(const clip *c, const c63_enc_params *p, double fps, rd_point 
     fprintf(stderr, "%s: %s\n", prog, msg);
     return -1;
   }
-  if (c63_decoder_new(&run.dec) != C63_OK) {
+  if (c63_decoder_new(NULL, &run.dec, NULL, 0) != C63_OK) {
     c63_encoder_free(enc);
     return -1;
   }

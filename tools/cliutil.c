@@ -141,10 +141,10 @@ static const enc_option_range enc_ranges[] = {
     {'q', "--quality", C63_MIN_QUALITY, C63_MAX_QUALITY},
     {'k', "--keyframe-interval", 0, INT_MAX},
     {'r', "--search-range", C63_MIN_SEARCH_RANGE, C63_MAX_SEARCH_RANGE},
-    {'t', "--threads", 0, 256},
+    {'t', "--threads", 0, C63_MAX_THREADS},
     {'D', "--device", 0, INT_MAX},
-    {'U', "--buffer", 1, 60000},
-    {'b', "--bitrate", 1, 1000000},
+    {'U', "--buffer", C63_MIN_BUFFER_MS, C63_MAX_BUFFER_MS},
+    {'b', "--bitrate", C63_MIN_BITRATE_KBPS, C63_MAX_BITRATE_KBPS},
 };
 
 static const enc_option_range *enc_range(int opt)
@@ -501,7 +501,7 @@ int cli_version(const char *prog, int argc, char **argv)
 {
   for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
     if (strcmp(argv[i], "--version") == 0) {
-      printf("%s (gst-c63) %s\n", prog, C63_VERSION);
+      printf("%s (gst-c63) %s\n", prog, c63_version_string());
       return 1;
     }
   return 0;

@@ -186,7 +186,7 @@ static gboolean gst_c63_dec_start(GstVideoDecoder *vdec)
   /* Delta frames before the first keyframe are dropped by the base class,
    * which asks upstream for a keyframe. */
   gst_video_decoder_set_needs_sync_point(vdec, TRUE);
-  status = c63_decoder_new_with_params(&params, &self->dec, msg, sizeof msg);
+  status = c63_decoder_new(&params, &self->dec, msg, sizeof msg);
   if (status == C63_ERR_NO_DEVICE) {
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND,
                       ("No usable CUDA device %d for backend=cuda: %s. Use backend=cpu or auto.",
@@ -872,8 +872,8 @@ static void gst_c63_dec_class_init(GstC63DecClass *klass)
                        "CPU threads that parse and entropy-decode frames (and reconstruct them "
                        "on the CPU backend); 0 = one per core, at most 16. Frames in flight, "
                        "and so the latency, grow with them. Read when the element starts "
-                       "(0..256, default 0)",
-                       0, 256, 0,
+                       "(0.." G_STRINGIFY(C63_MAX_THREADS) ", default 0)",
+                       0, C63_MAX_THREADS, 0,
                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);

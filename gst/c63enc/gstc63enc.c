@@ -551,7 +551,7 @@ static gboolean gst_c63_enc_set_format(GstVideoEncoder *venc, GstVideoCodecState
   {
     GstTagList *tags = gst_tag_list_new(
         GST_TAG_ENCODER, GST_ELEMENT_NAME(gst_element_get_factory(GST_ELEMENT(self))),
-        GST_TAG_ENCODER_VERSION, (guint)C63_VERSION_NUMBER, GST_TAG_VIDEO_CODEC, "Codec63", NULL);
+        GST_TAG_ENCODER_VERSION, (guint)c63_version(), GST_TAG_VIDEO_CODEC, "Codec63", NULL);
     gst_video_encoder_merge_tags(venc, tags, GST_TAG_MERGE_REPLACE);
     gst_tag_list_unref(tags);
   }
@@ -941,8 +941,8 @@ static void gst_c63_enc_class_init(GstC63EncClass *klass)
                        "CPU threads of the encoder (the CPU encoder's whole work, the CUDA "
                        "encoder's input copies); 0 = one per core, at most 16 (c63-enc -t). "
                        "Applies when the encoder next starts; refused with a warning above the "
-                       "READY state (0..256, default 0)",
-                       0, 256, 0, flags | GST_PARAM_MUTABLE_READY));
+                       "READY state (0.." G_STRINGIFY(C63_MAX_THREADS) ", default 0)",
+                       0, C63_MAX_THREADS, 0, flags | GST_PARAM_MUTABLE_READY));
 
   g_object_class_install_property(
       gobject_class, PROP_MODE,
@@ -974,8 +974,8 @@ static void gst_c63_enc_class_init(GstC63EncClass *klass)
                         "unused for quality). Changes apply from the next frame, also while "
                         "PLAYING, where 0 with abr or cbr is refused with a warning. A target "
                         "no quality reaches on the input is reported with a warning "
-                        "(0..1000000, default 0)",
-                        0, 1000000, 0, flags | GST_PARAM_MUTABLE_PLAYING));
+                        "(0.." G_STRINGIFY(C63_MAX_BITRATE_KBPS) ", default 0)",
+                        0, C63_MAX_BITRATE_KBPS, 0, flags | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property(
       gobject_class, PROP_BUFFER_SIZE,
       g_param_spec_uint("buffer-size", "Buffer size",
@@ -983,8 +983,10 @@ static void gst_c63_enc_class_init(GstC63EncClass *klass)
                         "bitrate, that no frame may overflow (frames are coded again lower "
                         "where needed; one that overflows even at quality 1 is reported with a "
                         "warning). Changes apply from the next frame, also while PLAYING "
-                        "(1..60000, default 1000)",
-                        1, 60000, 1000, flags | GST_PARAM_MUTABLE_PLAYING));
+                        "(" G_STRINGIFY(C63_MIN_BUFFER_MS) ".." G_STRINGIFY(
+                            C63_MAX_BUFFER_MS) ", default " G_STRINGIFY(C63_DEFAULT_BUFFER_MS) ")",
+                        C63_MIN_BUFFER_MS, C63_MAX_BUFFER_MS, C63_DEFAULT_BUFFER_MS,
+                        flags | GST_PARAM_MUTABLE_PLAYING));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);
@@ -1017,7 +1019,7 @@ static void gst_c63_enc_init(GstC63Enc *self)
   self->device_id = DEFAULT_DEVICE_ID;
   self->mode = C63_MODE_EXACT;
   self->rate_control = C63_RC_QUALITY;
-  self->buffer_ms = 1000;
+  self->buffer_ms = C63_DEFAULT_BUFFER_MS;
 }
 
 /* ---- Concrete element types, one per backend ------------------------------ */

@@ -650,7 +650,7 @@ static gsize encode_with_mode(const gchar *element, const gchar *mode, guint fra
     fail_unless_equals_int(now, strcmp(mode, "rd") ? C63_MODE_EXACT : C63_MODE_RD);
   }
   finish(hh);
-  if (decode) fail_unless_equals_int(c63_decoder_new(&dec), C63_OK);
+  if (decode) fail_unless_equals_int(c63_decoder_new(NULL, &dec, NULL, 0), C63_OK);
   for (n = 0; n < frames; n++) {
     GstBuffer *buf = gst_harness_pull(hh);
     GstMapInfo map;

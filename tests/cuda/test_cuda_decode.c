@@ -24,7 +24,7 @@ static int decode_with(c63_backend_kind kind, int send_receive, const uint8_t *s
   char msg[256];
   c63_dec_params_init(&p);
   p.backend = kind;
-  int r = c63_decoder_new_with_params(&p, &dec, msg, sizeof msg);
+  int r = c63_decoder_new(&p, &dec, msg, sizeof msg);
   TU_CHECK(r == C63_OK, "%s: decoder: %s", what, msg);
   if (r) return -1;
   TU_CHECK(!strcmp(c63_decoder_backend_name(dec), kind == C63_BACKEND_CUDA ? "cuda" : "cpu"),
@@ -43,7 +43,7 @@ static int decode_device_out(const uint8_t *s, size_t len, tu_buf *pics, const c
   c63_decoder *dec;
   c63_dec_params_init(&p);
   p.backend = C63_BACKEND_CUDA;
-  if (c63_decoder_new_with_params(&p, &dec, NULL, 0) != C63_OK) return -1;
+  if (c63_decoder_new(&p, &dec, NULL, 0) != C63_OK) return -1;
   TU_CHECK(c63_decoder_set_output(dec, C63_MEMORY_CUDA) == C63_OK, "%s: device output", what);
   size_t pos = 0;
   int n = 0;
@@ -158,7 +158,7 @@ int main(void)
   c63_dec_params_init(&p);
   p.backend = C63_BACKEND_CUDA;
   p.device_id = 1000;
-  int r = c63_decoder_new_with_params(&p, &dec, msg, sizeof msg);
+  int r = c63_decoder_new(&p, &dec, msg, sizeof msg);
   TU_CHECK(r == C63_ERR_NO_DEVICE && dec == NULL && msg[0], "device 1000: %d (%s)", r, msg);
   return tu_finish("test_cuda_decode");
 }

@@ -64,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   c63_decoder *dec;
   c63_dec_params p;
 
-  if (c63_decoder_new(&dec) != C63_OK) abort();
+  if (c63_decoder_new(NULL, &dec, NULL, 0) != C63_OK) abort();
   for (int i = 0; i < n; i++) {
     c63_decoded_picture pic;
     one[i].status = c63_decoder_decode(dec, data + off[i], len[i], &pic);
@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
   c63_dec_params_init(&p);
   p.threads = 2;
-  if (c63_decoder_new_with_params(&p, &dec, NULL, 0) != C63_OK) abort();
+  if (c63_decoder_new(&p, &dec, NULL, 0) != C63_OK) abort();
   int got = 0;
   for (int i = 0; i <= n; i++) {
     int r;

@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   const int nv12 = flags & 1, pad = (int)(flags >> 1 & 7), change = flags >> 4 & 3;
   p.mode = flags & 0x80 ? C63_MODE_RD : C63_MODE_EXACT;
   if (c63_encoder_new(&p, &enc, NULL, 0) != C63_OK) return 0; /* refused: fine */
-  if (c63_decoder_new(&dec) != C63_OK) abort();
+  if (c63_decoder_new(NULL, &dec, NULL, 0) != C63_OK) abort();
 
   /* The pictures: the remaining bytes, cycled, in the chosen layout. */
   const int cw = c63_chroma_size(p.width), ch = c63_chroma_size(p.height);

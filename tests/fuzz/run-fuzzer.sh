@@ -16,8 +16,8 @@ cc=${CLANG:-clang}
 command -v "$cc" > /dev/null || { echo "SKIP: no clang"; exit 77; }
 mkdir -p "$out/fuzz-$target.inc" "$out/corpus-$target"
 # libc63's configuration without the CUDA backend (GPU code is not fuzzed
-# here); the version only goes into c63enc's tags
-printf '#pragma once\n#define HAVE_CUDA 0\n#define C63_VERSION_NUMBER 0\n' \
+# here) and a version of 0.0.0
+printf '#pragma once\n#define HAVE_CUDA 0\n#define C63_VERSION "0.0.0"\n#define C63_VERSION_MAJOR 0\n#define C63_VERSION_MINOR 0\n#define C63_VERSION_MICRO 0\n' \
   > "$out/fuzz-$target.inc/c63-config.h"
 bin=$out/fuzz_$target
 # The gst and gstelements targets compile the elements in as well, so

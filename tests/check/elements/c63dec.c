@@ -504,7 +504,7 @@ GST_START_TEST(test_dec_latency)
   p.threads = 3;
   gst_harness_set_src_caps_str(hh, PACKETIZED_CAPS);
   if (c63_backend_available(C63_BACKEND_CUDA, 0, NULL, 0)) p.backend = C63_BACKEND_CUDA;
-  fail_unless_equals_int(c63_decoder_new_with_params(&p, &ref, NULL, 0), C63_OK);
+  fail_unless_equals_int(c63_decoder_new(&p, &ref, NULL, 0), C63_OK);
   delay = c63_decoder_delay(ref);
   c63_decoder_free(ref);
   fail_unless(delay >= 1);
