@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 #include "temp_cleanup.h"
 
 int cli_parse_int(const char *s, int *out)
