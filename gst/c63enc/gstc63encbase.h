@@ -1,4 +1,5 @@
-/* The Codec63 encoder element class, shared by c63enc (CPU) and c63cudaenc.
+/* The Codec63 encoders' abstract base class, GstC63EncBase, shared by c63enc
+ * (CPU) and c63cudaenc.
  *
  * Copyright (C) 2026 gst-c63 contributors
  * SPDX-License-Identifier: LGPL-2.1-or-later
