@@ -1,4 +1,4 @@
-/* The Codec63 encoder element class (see gstc63enc.h).
+/* The Codec63 encoders' abstract base class (see gstc63encbase.h).
  *
  * Copyright (C) 2026 gst-c63 contributors
  * SPDX-License-Identifier: LGPL-2.1-or-later
