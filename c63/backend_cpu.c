@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "c63.h"
+#include "encode_backend.h"
+#include "c63/c63.h"
 #include "entropy.h"
 #include "frame_syntax.h"
 #include "rd.h"

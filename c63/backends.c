@@ -1,7 +1,7 @@
 /* The table of backends built into libc63: the one place that knows which
- * exist in this build (c63/backend.h, c63/decode_backend.h).
+ * exist in this build (c63/encode_backend.h, c63/decode_backend.h).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "backend.h"
+#include "encode_backend.h"
 #include "decode_backend.h"
 
 const c63_backend_ops *c63_backend_lookup(c63_backend_kind kind)

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "c63-config.h"
-#include "c63.h"
+#include "c63/c63.h"
 #include "device.h"
 #include "dsp.h"
 #include "geometry.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 #include "decode_backend.h"
 
 struct c63_decode_backend {

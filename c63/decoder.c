@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "c63-config.h"
-#include "c63.h"
+#include "c63/c63.h"
 #include "decode_backend.h"
 #include "dsp.h"
 #include "entropy.h"

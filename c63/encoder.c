@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "encode_backend.h"
 #include "encoder_stats.h"
 #include "c63-config.h"
-#include "c63.h"
+#include "c63/c63.h"
 #include "frame_syntax.h"
 #include "ratectl.h"
 #include "tables.h"

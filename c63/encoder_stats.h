@@ -1,12 +1,12 @@
 /* Stage timings of an encoder's backend, for benchmarks and tests (not
- * part of the installed API): c63_stage_stats in backend.h says what each
+ * part of the installed API): c63_stage_stats in encode_backend.h says what each
  * figure covers. Only backends that time their stages (CUDA) have them.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef C63_ENCODER_STATS_H
 #define C63_ENCODER_STATS_H
 
-#include "backend.h"
-#include "c63.h"
+#include "encode_backend.h"
+#include "c63/c63.h"
 
 #ifdef __cplusplus
 extern "C" {

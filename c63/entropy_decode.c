@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "bitreader.h"
-#include "c63.h"
+#include "c63/c63.h"
 #include "entropy.h"
 #include "huff_lut.h"
 #include "sparse.h"

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "entropy.h"
 
-#include "c63.h"
+#include "c63/c63.h"
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif

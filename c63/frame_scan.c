@@ -12,7 +12,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <string.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 
 /* Headers (DQT, SOF0, DHT and SOS, a DHT or SOS at most 64 KiB each) never
  * take more; a frame whose headers are longer is broken. */

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 #include "entropy.h"
 #include "geometry.h"
 #include "tables.h"

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 #include "params.h"
 
 int c63_params_load(void *dst, size_t dst_size, size_t min_size, const void *src, const char *what,

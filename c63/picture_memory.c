@@ -4,8 +4,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "backend.h"
-#include "c63.h"
+#include "encode_backend.h"
+#include "c63/c63.h"
 
 /* A header in front of each block says how it was allocated; 64 bytes keep
  * the picture aligned for any SIMD load. */

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 
 #ifdef __cplusplus
 extern "C" {

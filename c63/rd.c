@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 #include "rd_block.h"
 #include "tables.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 #include "rd.h"
 #include "tables.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 
 size_t c63_sparse_entries_bound(const c63_geometry *g, size_t data_size)
 {

@@ -1,6 +1,6 @@
 /* Human-readable status codes.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "c63.h"
+#include "c63/c63.h"
 
 const char *c63_status_string(int status)
 {

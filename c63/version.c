@@ -1,7 +1,7 @@
 /* The library's version (c63.h), as this build of it was configured.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "c63-config.h"
-#include "c63.h"
+#include "c63/c63.h"
 
 unsigned c63_version(void)
 {

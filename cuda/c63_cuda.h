@@ -1,6 +1,6 @@
 /* CUDA helpers of libc63 for its tools and tests, as seen from C. Built
  * only when nvcc is found (HAVE_CUDA); nothing here knows GStreamer. The
- * backends themselves are declared by the core (c63/backend.h,
+ * backends themselves are declared by the core (c63/encode_backend.h,
  * c63/decode_backend.h).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef C63_CUDA_H
@@ -8,8 +8,8 @@
 
 #include <stddef.h>
 
-#include "../c63/backend.h"
-#include "../c63/decode_backend.h"
+#include "c63/encode_backend.h"
+#include "c63/decode_backend.h"
 
 #ifdef __cplusplus
 extern "C" {

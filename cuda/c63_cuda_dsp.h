@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../c63/dsp.h"
+#include "c63/dsp.h"
 
 #ifdef __cplusplus
 extern "C" {

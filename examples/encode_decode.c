@@ -12,7 +12,7 @@
  * working with later libc63.so.1 releases. Prints the PSNR of each decoded
  * picture and exits with 0 when all are above 30 dB.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <c63.h>
+#include <c63/c63.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

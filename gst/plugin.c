@@ -13,7 +13,7 @@
 #include <gst/cuda/gstcudamemory.h>
 #endif
 
-#include "c63enc/gstc63enc.h"
+#include "c63enc/gstc63encbase.h"
 #include "c63dec/gstc63dec.h"
 #include "c63parse/gstc63parse.h"
 #include "gstc63typefind.h"

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "c63.h"
-#include "entropy.h"
-#include "geometry.h"
-#include "sparse.h"
+#include "c63/c63.h"
+#include "c63/entropy.h"
+#include "c63/geometry.h"
+#include "c63/sparse.h"
 
 typedef struct bench_frame {
   const uint8_t *data;

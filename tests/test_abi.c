@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "c63-config.h"
-#include "c63.h"
-#include "params.h"
-#include "unit/test_util.h"
+#include "c63/c63.h"
+#include "c63/params.h"
+#include "tutil.h"
 
 /* A parameter struct as it will grow: v2 appends a field to v1. */
 typedef struct toy_v1 {
@@ -33,16 +33,16 @@ static void test_load_older_layout(void)
   /* A program built with v1 against a library with v2: its field is read,
    * the field it does not know keeps its default, and the size is the
    * library's. */
-  CHECK_EQ(c63_params_load(&full, sizeof full, sizeof old, &old, "toy", msg, sizeof msg), C63_OK);
-  CHECK_EQ(full.a, 3);
-  CHECK_EQ(full.added, 7);
-  CHECK_EQ(full.size, sizeof full);
+  TU_CHECK_EQ(c63_params_load(&full, sizeof full, sizeof old, &old, "toy", msg, sizeof msg), C63_OK);
+  TU_CHECK_EQ(full.a, 3);
+  TU_CHECK_EQ(full.added, 7);
+  TU_CHECK_EQ(full.size, sizeof full);
   /* A program built with v2 against a library with only v1 is refused. */
   toy_v2 newer = {sizeof(toy_v2), 3, 9};
   toy_v1 lib = {0, 0};
-  CHECK_EQ(c63_params_load(&lib, sizeof lib, sizeof lib, &newer, "toy", msg, sizeof msg),
+  TU_CHECK_EQ(c63_params_load(&lib, sizeof lib, sizeof lib, &newer, "toy", msg, sizeof msg),
            C63_ERR_INVALID_ARG);
-  CHECK(strstr(msg, "toy_init") != NULL);
+  TU_CHECK_TRUE(strstr(msg, "toy_init") != NULL);
 }
 
 /* Creating an encoder or a decoder with params of a given size: the
@@ -60,10 +60,10 @@ static int create_encoder(size_t size, char *msg, size_t msg_size)
   p.threads = 1;
   p.size = size;
   int r = c63_encoder_new(&p, &enc, msg, msg_size);
-  CHECK((r == C63_OK) == (enc != NULL));
+  TU_CHECK_TRUE((r == C63_OK) == (enc != NULL));
   c63_encoder_free(r == C63_OK ? enc : NULL);
   /* validate answers as creation does */
-  CHECK_EQ(c63_enc_params_validate(&p, NULL, 0), r);
+  TU_CHECK_EQ(c63_enc_params_validate(&p, NULL, 0), r);
   return r;
 }
 
@@ -76,7 +76,7 @@ static int create_decoder(size_t size, char *msg, size_t msg_size)
   p.threads = 1;
   p.size = size;
   int r = c63_decoder_new(&p, &dec, msg, msg_size);
-  CHECK((r == C63_OK) == (dec != NULL));
+  TU_CHECK_TRUE((r == C63_OK) == (dec != NULL));
   c63_decoder_free(r == C63_OK ? dec : NULL);
   return r;
 }
@@ -92,11 +92,11 @@ static void check_sizes(create_fn create, size_t first, size_t current, const ch
 
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     msg[0] = '\0';
-    CHECK_EQ(create(bad[i], msg, sizeof msg), C63_ERR_INVALID_ARG);
-    CHECK(strstr(msg, init) != NULL);
+    TU_CHECK_EQ(create(bad[i], msg, sizeof msg), C63_ERR_INVALID_ARG);
+    TU_CHECK_TRUE(strstr(msg, init) != NULL);
   }
-  CHECK_EQ(create(first, msg, sizeof msg), C63_OK);
-  CHECK_EQ(create(current, msg, sizeof msg), C63_OK);
+  TU_CHECK_EQ(create(first, msg, sizeof msg), C63_OK);
+  TU_CHECK_EQ(create(current, msg, sizeof msg), C63_OK);
 }
 
 /* c63_dec_params as soname 1's first c63.h declared it. */
@@ -115,16 +115,16 @@ static void test_params_size(void)
   c63_decoder *dec = NULL;
 
   c63_enc_params_init(&ep);
-  CHECK_EQ(ep.size, sizeof ep);
+  TU_CHECK_EQ(ep.size, sizeof ep);
   c63_dec_params_init(&dp);
-  CHECK_EQ(dp.size, sizeof dp);
+  TU_CHECK_EQ(dp.size, sizeof dp);
   check_sizes(create_encoder, C63_ENC_PARAMS_SIZE_V1, sizeof ep, "c63_enc_params_init");
   check_sizes(create_decoder, C63_DEC_PARAMS_SIZE_V1, sizeof dp, "c63_dec_params_init");
 
   /* A program built against the first c63.h passes its own struct. */
-  CHECK_EQ(C63_DEC_PARAMS_SIZE_V1, sizeof(dec_params_v1));
+  TU_CHECK_EQ(C63_DEC_PARAMS_SIZE_V1, sizeof(dec_params_v1));
   dec_params_v1 old = {sizeof old, C63_BACKEND_CPU, 0, 1, NULL};
-  CHECK_EQ(c63_decoder_new((const c63_dec_params *)&old, &dec, NULL, 0), C63_OK);
+  TU_CHECK_EQ(c63_decoder_new((const c63_dec_params *)&old, &dec, NULL, 0), C63_OK);
   c63_decoder_free(dec);
 }
 
@@ -133,9 +133,9 @@ static void test_version(void)
   unsigned major, minor, micro;
   char tail;
 
-  CHECK(strcmp(c63_version_string(), C63_VERSION) == 0);
-  CHECK_EQ(sscanf(c63_version_string(), "%u.%u.%u%c", &major, &minor, &micro, &tail), 3);
-  CHECK_EQ(c63_version(), major << 16 | minor << 8 | micro);
+  TU_CHECK_TRUE(strcmp(c63_version_string(), C63_VERSION) == 0);
+  TU_CHECK_EQ(sscanf(c63_version_string(), "%u.%u.%u%c", &major, &minor, &micro, &tail), 3);
+  TU_CHECK_EQ(c63_version(), major << 16 | minor << 8 | micro);
 }
 
 /* The scanner's state lives in its storage: a copy taken in the middle of
@@ -149,18 +149,18 @@ static void test_scanner_storage(void)
   c63_frame_scanner a, b;
   c63_frame_scan_result ra, rb;
 
-  CHECK_EQ(sizeof(c63_frame_scanner), C63_FRAME_SCANNER_SIZE);
+  TU_CHECK_EQ(sizeof(c63_frame_scanner), C63_FRAME_SCANNER_SIZE);
   c63_frame_scanner_init(&a);
-  CHECK_EQ(c63_frame_scan(&a, stream, sizeof stream, 0, &ra), C63_SCAN_SKIP);
-  CHECK_EQ(ra.size, 2);
-  CHECK_EQ(c63_frame_scan(&a, stream + 2, 6, 0, &ra), C63_SCAN_NEED_DATA);
+  TU_CHECK_EQ(c63_frame_scan(&a, stream, sizeof stream, 0, &ra), C63_SCAN_SKIP);
+  TU_CHECK_EQ(ra.size, 2);
+  TU_CHECK_EQ(c63_frame_scan(&a, stream + 2, 6, 0, &ra), C63_SCAN_NEED_DATA);
   memcpy(&b, &a, sizeof a);
   int sa = c63_frame_scan(&a, stream + 2, sizeof stream - 2, 1, &ra);
   int sb = c63_frame_scan(&b, stream + 2, sizeof stream - 2, 1, &rb);
-  CHECK_EQ(sa, C63_SCAN_FRAME);
-  CHECK_EQ(sa, sb);
-  CHECK_EQ(ra.size, rb.size);
-  CHECK_EQ(ra.complete, rb.complete);
+  TU_CHECK_EQ(sa, C63_SCAN_FRAME);
+  TU_CHECK_EQ(sa, sb);
+  TU_CHECK_EQ(ra.size, rb.size);
+  TU_CHECK_EQ(ra.complete, rb.complete);
 }
 
 int main(void)
@@ -169,5 +169,5 @@ int main(void)
   test_params_size();
   test_version();
   test_scanner_storage();
-  return test_done("test_abi");
+  return tu_finish("test_abi");
 }

@@ -6,10 +6,11 @@
  * or must return a static string (c63_*_error, c63_*_backend_name,
  * c63_version_string).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdlib.h>
 #include <string.h>
 
-#include "c63.h"
-#include "unit/test_util.h"
+#include "c63/c63.h"
+#include "tutil.h"
 
 #define W 64
 #define H 48
@@ -42,30 +43,30 @@ static void test_status_and_params(void)
   c63_enc_params p = params(), bad = params();
   char msg[256];
 
-  CHECK(c63_status_string(C63_ERR_INVALID_ARG) != NULL);
-  CHECK(c63_status_string(12345) != NULL);
+  TU_CHECK_TRUE(c63_status_string(C63_ERR_INVALID_ARG) != NULL);
+  TU_CHECK_TRUE(c63_status_string(12345) != NULL);
 
   c63_enc_params_init(NULL); /* no-ops, not crashes */
   c63_dec_params_init(NULL);
-  CHECK(c63_version_string() != NULL);
-  CHECK(c63_version() > 0 || strcmp(c63_version_string(), "0.0.0") == 0);
+  TU_CHECK_TRUE(c63_version_string() != NULL);
+  TU_CHECK_TRUE(c63_version() > 0 || strcmp(c63_version_string(), "0.0.0") == 0);
 
   msg[0] = '\0';
-  CHECK_EQ(c63_enc_params_validate(NULL, msg, sizeof msg), C63_ERR_INVALID_ARG);
-  CHECK(msg[0] != '\0');
-  CHECK_EQ(c63_enc_params_validate(NULL, NULL, 0), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_enc_params_validate(NULL, msg, sizeof msg), C63_ERR_INVALID_ARG);
+  TU_CHECK_TRUE(msg[0] != '\0');
+  TU_CHECK_EQ(c63_enc_params_validate(NULL, NULL, 0), C63_ERR_INVALID_ARG);
   /* msg is optional */
-  CHECK_EQ(c63_enc_params_validate(&p, NULL, 0), C63_OK);
+  TU_CHECK_EQ(c63_enc_params_validate(&p, NULL, 0), C63_OK);
   bad.quality = 0;
-  CHECK_EQ(c63_enc_params_validate(&bad, NULL, 0), C63_ERR_INVALID_ARG);
-  CHECK_EQ(c63_enc_params_validate(&bad, NULL, sizeof msg), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_enc_params_validate(&bad, NULL, 0), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_enc_params_validate(&bad, NULL, sizeof msg), C63_ERR_INVALID_ARG);
 
   /* msg optional, but the answer must be the same */
-  CHECK_EQ(c63_backend_available(C63_BACKEND_CPU, 0, NULL, 0), 1);
-  CHECK_EQ(c63_backend_available(C63_BACKEND_CPU, 0, NULL, sizeof msg), 1);
-  CHECK_EQ(c63_backend_available(C63_BACKEND_CUDA, 0, NULL, sizeof msg),
-           c63_backend_available(C63_BACKEND_CUDA, 0, msg, sizeof msg));
-  CHECK_EQ(c63_backend_available((c63_backend_kind)99, 0, NULL, sizeof msg), 0);
+  TU_CHECK_EQ(c63_backend_available(C63_BACKEND_CPU, 0, NULL, 0), 1);
+  TU_CHECK_EQ(c63_backend_available(C63_BACKEND_CPU, 0, NULL, sizeof msg), 1);
+  TU_CHECK_EQ(c63_backend_available(C63_BACKEND_CUDA, 0, NULL, sizeof msg),
+              c63_backend_available(C63_BACKEND_CUDA, 0, msg, sizeof msg));
+  TU_CHECK_EQ(c63_backend_available((c63_backend_kind)99, 0, NULL, sizeof msg), 0);
 }
 
 static void test_encoder(void)
@@ -77,52 +78,52 @@ static void test_encoder(void)
   char msg[256];
 
   msg[0] = '\0';
-  CHECK_EQ(c63_encoder_new(NULL, &enc, msg, sizeof msg), C63_ERR_INVALID_ARG);
-  CHECK(enc == NULL);
-  CHECK(msg[0] != '\0');
+  TU_CHECK_EQ(c63_encoder_new(NULL, &enc, msg, sizeof msg), C63_ERR_INVALID_ARG);
+  TU_CHECK_TRUE(enc == NULL);
+  TU_CHECK_TRUE(msg[0] != '\0');
   msg[0] = '\0';
-  CHECK_EQ(c63_encoder_new(&p, NULL, msg, sizeof msg), C63_ERR_INVALID_ARG);
-  CHECK(msg[0] != '\0');
-  CHECK_EQ(c63_encoder_new(NULL, NULL, NULL, 0), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_encoder_new(&p, NULL, msg, sizeof msg), C63_ERR_INVALID_ARG);
+  TU_CHECK_TRUE(msg[0] != '\0');
+  TU_CHECK_EQ(c63_encoder_new(NULL, NULL, NULL, 0), C63_ERR_INVALID_ARG);
   /* a bad size with no msg buffer, of either size */
   p.width = 1;
-  CHECK_EQ(c63_encoder_new(&p, &enc, NULL, sizeof msg), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_encoder_new(&p, &enc, NULL, sizeof msg), C63_ERR_INVALID_ARG);
   p = params();
   /* msg is optional */
-  CHECK_EQ(c63_encoder_new(&p, &enc, NULL, 0), C63_OK);
-  CHECK(enc != NULL);
+  TU_CHECK_EQ(c63_encoder_new(&p, &enc, NULL, 0), C63_OK);
+  TU_CHECK_TRUE(enc != NULL);
   if (enc == NULL) return;
 
   c63_encoder_free(NULL); /* a no-op */
 
-  CHECK_EQ(c63_encoder_set_quality(NULL, 25), C63_ERR_INVALID_ARG);
-  CHECK_EQ(c63_encoder_set_keyframe_interval(NULL, 10), C63_ERR_INVALID_ARG);
-  CHECK_EQ(c63_encoder_set_search_range(NULL, 8), C63_ERR_INVALID_ARG);
-  CHECK_EQ(c63_encoder_send_picture(NULL, &pic), C63_ERR_INVALID_ARG);
-  CHECK_EQ(c63_encoder_send_picture(NULL, NULL), C63_ERR_INVALID_ARG);
-  CHECK_EQ(c63_encoder_receive_packet(NULL, &pkt), C63_ERR_INVALID_ARG);
-  CHECK_EQ(c63_encoder_receive_packet(NULL, NULL), C63_ERR_INVALID_ARG);
-  CHECK_EQ(c63_encoder_delay(NULL), C63_ERR_INVALID_ARG);
-  CHECK_EQ(c63_encoder_last_quality(NULL), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_encoder_set_quality(NULL, 25), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_encoder_set_keyframe_interval(NULL, 10), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_encoder_set_search_range(NULL, 8), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_encoder_send_picture(NULL, &pic), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_encoder_send_picture(NULL, NULL), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_encoder_receive_packet(NULL, &pkt), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_encoder_receive_packet(NULL, NULL), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_encoder_delay(NULL), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_encoder_last_quality(NULL), C63_ERR_INVALID_ARG);
   int reach;
-  CHECK_EQ(c63_encoder_target_reach(NULL, &reach, NULL), C63_ERR_INVALID_ARG);
-  CHECK_EQ(c63_encoder_target_reach(NULL, NULL, NULL), C63_ERR_INVALID_ARG);
-  CHECK(c63_encoder_error(NULL) != NULL);
-  CHECK(c63_encoder_backend_name(NULL) != NULL);
+  TU_CHECK_EQ(c63_encoder_target_reach(NULL, &reach, NULL), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_encoder_target_reach(NULL, NULL, NULL), C63_ERR_INVALID_ARG);
+  TU_CHECK_TRUE(c63_encoder_error(NULL) != NULL);
+  TU_CHECK_TRUE(c63_encoder_backend_name(NULL) != NULL);
 
   /* A NULL packet must not consume the packet that is ready: the next call
    * with a packet still gets frame 0. */
-  CHECK_EQ(c63_encoder_send_picture(enc, &pic), C63_OK);
-  CHECK_EQ(c63_encoder_receive_packet(enc, NULL), C63_ERR_INVALID_ARG);
-  CHECK(c63_encoder_error(enc)[0] != '\0');
-  CHECK_EQ(c63_encoder_receive_packet(enc, &pkt), C63_OK);
-  CHECK_EQ(pkt.frame_number, 0);
+  TU_CHECK_EQ(c63_encoder_send_picture(enc, &pic), C63_OK);
+  TU_CHECK_EQ(c63_encoder_receive_packet(enc, NULL), C63_ERR_INVALID_ARG);
+  TU_CHECK_TRUE(c63_encoder_error(enc)[0] != '\0');
+  TU_CHECK_EQ(c63_encoder_receive_packet(enc, &pkt), C63_OK);
+  TU_CHECK_EQ(pkt.frame_number, 0);
   /* NULL picture: drain, as documented */
-  CHECK_EQ(c63_encoder_send_picture(enc, NULL), C63_OK);
-  CHECK_EQ(c63_encoder_receive_packet(enc, &pkt), C63_ERR_EOF);
-  CHECK_EQ(c63_encoder_target_reach(enc, NULL, NULL), C63_ERR_INVALID_ARG);
-  CHECK_EQ(c63_encoder_target_reach(enc, &reach, NULL), C63_OK);
-  CHECK_EQ(reach, 0); /* constant quality */
+  TU_CHECK_EQ(c63_encoder_send_picture(enc, NULL), C63_OK);
+  TU_CHECK_EQ(c63_encoder_receive_packet(enc, &pkt), C63_ERR_EOF);
+  TU_CHECK_EQ(c63_encoder_target_reach(enc, NULL, NULL), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_encoder_target_reach(enc, &reach, NULL), C63_OK);
+  TU_CHECK_EQ(reach, 0); /* constant quality */
   c63_encoder_free(enc);
 }
 
@@ -151,21 +152,21 @@ static void test_frame_syntax(const uint8_t *frame, size_t size)
   char msg[256];
 
   msg[0] = '\0';
-  CHECK_EQ(c63_parse_frame_header(NULL, size, &hdr, msg, sizeof msg), C63_ERR_INVALID_ARG);
-  CHECK(msg[0] != '\0');
+  TU_CHECK_EQ(c63_parse_frame_header(NULL, size, &hdr, msg, sizeof msg), C63_ERR_INVALID_ARG);
+  TU_CHECK_TRUE(msg[0] != '\0');
   msg[0] = '\0';
-  CHECK_EQ(c63_parse_frame_header(frame, size, NULL, msg, sizeof msg), C63_ERR_INVALID_ARG);
-  CHECK(msg[0] != '\0');
-  CHECK_EQ(c63_parse_frame_header(NULL, 0, NULL, NULL, 0), C63_ERR_INVALID_ARG);
-  CHECK_EQ(c63_parse_frame_header(NULL, 0, NULL, NULL, sizeof msg), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_parse_frame_header(frame, size, NULL, msg, sizeof msg), C63_ERR_INVALID_ARG);
+  TU_CHECK_TRUE(msg[0] != '\0');
+  TU_CHECK_EQ(c63_parse_frame_header(NULL, 0, NULL, NULL, 0), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_parse_frame_header(NULL, 0, NULL, NULL, sizeof msg), C63_ERR_INVALID_ARG);
   /* msg is optional */
-  CHECK_EQ(c63_parse_frame_header(frame, size, &hdr, NULL, 0), C63_OK);
-  CHECK_EQ(hdr.frame_size, size);
-  CHECK_EQ(c63_parse_frame_header(frame, size - 1, &hdr, NULL, sizeof msg), C63_ERR_TRUNCATED);
+  TU_CHECK_EQ(c63_parse_frame_header(frame, size, &hdr, NULL, 0), C63_OK);
+  TU_CHECK_EQ(hdr.frame_size, size);
+  TU_CHECK_EQ(c63_parse_frame_header(frame, size - 1, &hdr, NULL, sizeof msg), C63_ERR_TRUNCATED);
 
   /* No status here: NULL is "nothing to search", so a resync loop moves on. */
-  CHECK_EQ(c63_find_frame_start(NULL, 0), 0);
-  CHECK_EQ(c63_find_frame_start(NULL, 100), 100);
+  TU_CHECK_EQ(c63_find_frame_start(NULL, 0), 0);
+  TU_CHECK_EQ(c63_find_frame_start(NULL, 100), 100);
 }
 
 static void test_decoder(const uint8_t *frame, size_t size)
@@ -173,46 +174,46 @@ static void test_decoder(const uint8_t *frame, size_t size)
   c63_decoder *dec = NULL;
   c63_decoded_picture pic;
 
-  CHECK_EQ(c63_decoder_new(NULL, NULL, NULL, 0), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_decoder_new(NULL, NULL, NULL, 0), C63_ERR_INVALID_ARG);
   c63_decoder_free(NULL); /* no-ops */
   c63_decoder_reset(NULL);
   c63_decoder_flush(NULL);
-  CHECK(c63_decoder_error(NULL) != NULL);
-  CHECK(c63_decoder_backend_name(NULL) != NULL);
+  TU_CHECK_TRUE(c63_decoder_error(NULL) != NULL);
+  TU_CHECK_TRUE(c63_decoder_backend_name(NULL) != NULL);
   /* msg is optional, and so are the params (NULL: the defaults) */
   c63_dec_params bad;
   c63_dec_params_init(&bad);
   bad.threads = -1;
-  CHECK_EQ(c63_decoder_new(&bad, &dec, NULL, 0), C63_ERR_INVALID_ARG);
-  CHECK_EQ(c63_decoder_new(&bad, &dec, NULL, 16), C63_ERR_INVALID_ARG);
-  CHECK(dec == NULL);
-  CHECK_EQ(c63_decoder_new(NULL, &dec, NULL, 0), C63_OK);
+  TU_CHECK_EQ(c63_decoder_new(&bad, &dec, NULL, 0), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_decoder_new(&bad, &dec, NULL, 16), C63_ERR_INVALID_ARG);
+  TU_CHECK_TRUE(dec == NULL);
+  TU_CHECK_EQ(c63_decoder_new(NULL, &dec, NULL, 0), C63_OK);
   if (dec == NULL) return;
-  CHECK_EQ(c63_decoder_send_packet(NULL, frame, size, 0), C63_ERR_INVALID_ARG);
-  CHECK_EQ(c63_decoder_receive_picture(NULL, &pic), C63_ERR_INVALID_ARG);
-  CHECK_EQ(c63_decoder_receive_picture(dec, NULL), C63_ERR_INVALID_ARG);
-  CHECK_EQ(c63_decoder_decode(NULL, frame, size, &pic), C63_ERR_INVALID_ARG);
-  CHECK_EQ(c63_decoder_decode(NULL, NULL, 0, NULL), C63_ERR_INVALID_ARG);
-  CHECK_EQ(c63_decoder_decode(dec, NULL, size, &pic), C63_ERR_INVALID_ARG);
-  CHECK(c63_decoder_error(dec)[0] != '\0');
+  TU_CHECK_EQ(c63_decoder_send_packet(NULL, frame, size, 0), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_decoder_receive_picture(NULL, &pic), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_decoder_receive_picture(dec, NULL), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_decoder_decode(NULL, frame, size, &pic), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_decoder_decode(NULL, NULL, 0, NULL), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_decoder_decode(dec, NULL, size, &pic), C63_ERR_INVALID_ARG);
+  TU_CHECK_TRUE(c63_decoder_error(dec)[0] != '\0');
   /* out is optional: the frame still becomes the reference */
-  CHECK_EQ(c63_decoder_decode(dec, frame, size, NULL), C63_OK);
-  CHECK_EQ(c63_decoder_decode(dec, frame, size, &pic), C63_OK);
-  CHECK_EQ(pic.width, W);
-  CHECK_EQ(pic.height, H);
+  TU_CHECK_EQ(c63_decoder_decode(dec, frame, size, NULL), C63_OK);
+  TU_CHECK_EQ(c63_decoder_decode(dec, frame, size, &pic), C63_OK);
+  TU_CHECK_EQ(pic.width, W);
+  TU_CHECK_EQ(pic.height, H);
   /* decode is send, drain and receive: refused while frames sent are in
    * flight, and the decoder takes frames sent after it */
-  CHECK_EQ(c63_decoder_send_packet(dec, frame, size, 7), C63_OK);
-  CHECK_EQ(c63_decoder_decode(dec, frame, size, &pic), C63_ERR_AGAIN);
-  CHECK_EQ(c63_decoder_send_packet(dec, NULL, 0, 0), C63_OK);
-  CHECK_EQ(c63_decoder_receive_picture(dec, &pic), C63_OK);
-  CHECK_EQ(pic.user, 7);
-  CHECK_EQ(c63_decoder_receive_picture(dec, &pic), C63_ERR_EOF);
-  CHECK_EQ(c63_decoder_decode(dec, frame, size, &pic), C63_OK);
-  CHECK_EQ(c63_decoder_send_packet(dec, frame, size, 8), C63_OK);
-  CHECK_EQ(c63_decoder_send_packet(dec, NULL, 0, 0), C63_OK);
-  CHECK_EQ(c63_decoder_receive_picture(dec, &pic), C63_OK);
-  CHECK_EQ(pic.user, 8);
+  TU_CHECK_EQ(c63_decoder_send_packet(dec, frame, size, 7), C63_OK);
+  TU_CHECK_EQ(c63_decoder_decode(dec, frame, size, &pic), C63_ERR_AGAIN);
+  TU_CHECK_EQ(c63_decoder_send_packet(dec, NULL, 0, 0), C63_OK);
+  TU_CHECK_EQ(c63_decoder_receive_picture(dec, &pic), C63_OK);
+  TU_CHECK_EQ(pic.user, 7);
+  TU_CHECK_EQ(c63_decoder_receive_picture(dec, &pic), C63_ERR_EOF);
+  TU_CHECK_EQ(c63_decoder_decode(dec, frame, size, &pic), C63_OK);
+  TU_CHECK_EQ(c63_decoder_send_packet(dec, frame, size, 8), C63_OK);
+  TU_CHECK_EQ(c63_decoder_send_packet(dec, NULL, 0, 0), C63_OK);
+  TU_CHECK_EQ(c63_decoder_receive_picture(dec, &pic), C63_OK);
+  TU_CHECK_EQ(pic.user, 8);
   c63_decoder_free(dec);
 }
 
@@ -228,10 +229,10 @@ int main(void)
   test_status_and_params();
   test_encoder();
   size = encode_frame(frame, sizeof frame);
-  CHECK(size > 0);
+  TU_CHECK_TRUE(size > 0);
   if (size > 0) {
     test_frame_syntax(frame, size);
     test_decoder(frame, size);
   }
-  return test_done("test_api");
+  return tu_finish("test_api");
 }

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "entropy.h"
-#include "huff_sync_model.h"
+#include "c63/entropy.h"
+#include "c63/huff_sync_model.h"
 #include "synth.h"
 #include "tutil.h"
 

@@ -5,6 +5,8 @@
 #  - an outside program (examples/encode_decode.c) builds with
 #    `pkg-config --cflags --libs c63` against the installed tree and runs;
 #  - the installed tools run (a small clip through c63-enc and c63-dec);
+#  - nothing else is installed in include/ and bin/ (no internal header,
+#    no benchmark);
 #  - the installed plugin loads in gst-inspect-1.0 and exports only the
 #    plugin entry points.
 #
@@ -45,6 +47,14 @@ bin=$dest$prefix/bin
 "$bin/c63-dec" "$dest/clip.c63" "$dest/out.yuv" > /dev/null 2>&1
 [ "$(wc -c < "$dest/out.yuv")" -eq $((64 * 48 * 3 / 2 * 3)) ]
 echo "tools: c63-synth, c63-enc and c63-dec run from $prefix/bin"
+# Only the public header and the installed programs: benchmarks and checks
+# (bench/, tests/) and the library's internal headers stay in the tree.
+headers=$(cd "$dest$prefix/include" && find . -type f | sort | tr '\n' ' ')
+[ "$headers" = "./c63/c63.h " ] || { echo "installed headers: $headers, expected ./c63/c63.h"; exit 1; }
+programs=$(ls "$bin" | tr '\n' ' ')
+[ "$programs" = "c63-dec c63-enc c63-farm c63-psnr c63-rd c63-synth " ] ||
+  { echo "installed programs: $programs"; exit 1; }
+echo "installed: the header c63/c63.h, the programs $programs"
 # c63-farm: the launcher names its package where it was installed (run from
 # the scratch tree through PYTHONPATH).
 farm_py=$prefix/share/gst-c63/python

@@ -16,12 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "entropy.h"
-#include "rd.h"
-#include "sparse.h"
+#include "c63/encode_backend.h"
+#include "c63/entropy.h"
+#include "c63/rd.h"
+#include "c63/sparse.h"
 #include "synth.h"
-#include "tables.h"
+#include "c63/tables.h"
 #include "tutil.h"
 
 #define FRAMES 7

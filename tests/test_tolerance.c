@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bitwriter.h"
-#include "dsp.h"
-#include "entropy.h"
-#include "frame_syntax.h"
-#include "geometry.h"
-#include "tables.h"
+#include "c63/bitwriter.h"
+#include "c63/dsp.h"
+#include "c63/entropy.h"
+#include "c63/frame_syntax.h"
+#include "c63/geometry.h"
+#include "c63/tables.h"
 #include "tutil.h"
 
 #define W 64

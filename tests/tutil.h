@@ -1,6 +1,7 @@
-/* Helpers for the conformance, round-trip, robustness and CLI tests: file
- * and manifest access, whole-clip encode and decode through the public API,
- * and check macros that report and count failures instead of aborting.
+/* The tests' common helpers (no GLib): check macros that report and count
+ * failures instead of aborting, a deterministic generator, file and
+ * manifest access, whole-clip encode and decode through the public API.
+ * The element tests' harness (tests/check/c63check.h) is built on them.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef C63_TUTIL_H
 #define C63_TUTIL_H
@@ -9,8 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "c63.h"
-#include "encoder_stats.h"
+#include "c63/c63.h"
+#include "c63/encoder_stats.h"
 
 extern int tu_failures;
 
@@ -23,6 +24,16 @@ extern int tu_failures;
       fprintf(stderr, "\n");                                                                       \
       tu_failures++;                                                                               \
     }                                                                                              \
+  } while (0)
+
+/* TU_CHECK where the condition says it all. */
+#define TU_CHECK_TRUE(cond) TU_CHECK(cond, "%s", "false")
+
+/* a == b as integers, with both values in the failure. */
+#define TU_CHECK_EQ(a, b)                                                                          \
+  do {                                                                                             \
+    long long a_ = (long long)(a), b_ = (long long)(b);                                            \
+    TU_CHECK(a_ == b_, "%s == %lld, expected %s == %lld", #a, a_, #b, b_);                         \
   } while (0)
 
 /* Exit status for main: 0 when no check failed. Prints a summary line. */

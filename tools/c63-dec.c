@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 #include "cliutil.h"
 #include "frame_writer.h"
 

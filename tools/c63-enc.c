@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 #include "cliutil.h"
 #include "frame_reader.h"
 

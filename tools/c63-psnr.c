@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 #include "cliutil.h"
 
 static const char *prog = "c63-psnr";

@@ -2,8 +2,6 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "cliutil.h"
 
-#include "c63-config.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -13,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 #include "temp_cleanup.h"
 
 int cli_parse_int(const char *s, int *out)

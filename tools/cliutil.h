@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 
 /* The encoder options that c63-enc and c63-bench share: put
  * CLI_ENC_OPTSTRING in the getopt string and CLI_ENC_LONG_OPTS in the long

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 #include "cliutil.h"
 
 #define MAX_THREADS 4

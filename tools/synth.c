@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "synth.h"
 
-#include "c63.h"
+#include "c63/c63.h"
 
 /* 32-bit integer hash (a xorshift-multiply mix) of a lattice point. */
 static uint32_t hash2(int32_t x, int32_t y, uint32_t seed)

@@ -49,9 +49,9 @@
 #include <string.h>
 
 #include "gstc63dec.h"
-#include "gstc63videolayout.h"
+#include "common/gstc63videolayout.h"
 #ifdef HAVE_GST_CUDA
-#include "gstc63cuda.h"
+#include "common/gstc63cuda.h"
 #endif
 
 GST_DEBUG_CATEGORY_STATIC(gst_c63_dec_debug);

@@ -6,7 +6,7 @@
  */
 #include "gstc63pinnedallocator.h"
 
-#include "c63.h"
+#include "c63/c63.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_c63_pinned_allocator_debug);
 #define GST_CAT_DEFAULT gst_c63_pinned_allocator_debug

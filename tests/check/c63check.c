@@ -10,59 +10,39 @@
 #include <gst/check/gstcheck.h>
 
 #include "c63/c63.h"
+#include "tutil.h"
 
 #define RUN_TIMEOUT (600 * GST_SECOND)
 
 /* The manifest is also read while building the suite, outside any test,
- * where check's assertions cannot run: problems are printed, and the tests
- * then fail on the missing vectors. */
-static const gchar *env_dir(const gchar *var)
-{
-  const gchar *dir = g_getenv(var);
-
-  if (!dir) g_printerr("%s is not set (run the tests with meson test)\n", var);
-  return dir ? dir : ".";
-}
-
+ * where check's assertions cannot run: tu_read_manifest prints problems,
+ * and the tests then fail on the missing vectors. */
 static GPtrArray *load_vectors(void)
 {
   GPtrArray *vectors = g_ptr_array_new();
-  gchar *manifest = g_build_filename(env_dir("C63_TEST_DATA"), "conformance", "MANIFEST.tsv", NULL);
-  gchar *text = NULL;
-  gchar **lines;
-  guint i;
+  tu_manifest_row rows[64];
+  int n = tu_read_manifest(rows, G_N_ELEMENTS(rows));
+  char path[1024];
 
-  if (!g_file_get_contents(manifest, &text, NULL, NULL)) g_printerr("cannot read %s\n", manifest);
-  lines = g_strsplit(text ? text : "", "\n", -1);
-  for (i = 1; lines[0] && lines[i]; i++) { /* line 0 is the header */
-    gchar **f = g_strsplit(lines[i], "\t", -1);
-    C63Vector *v;
-    gchar *input;
+  for (int i = 0; i < n; i++) {
+    const tu_manifest_row *r = &rows[i];
+    C63Vector *v = g_new0(C63Vector, 1);
 
-    if (g_strv_length(f) < 10) {
-      g_strfreev(f);
-      continue;
-    }
-    v = g_new0(C63Vector, 1);
-    v->name = g_strdup(f[0]);
-    v->stream = g_build_filename(env_dir("C63_TEST_DATA"), "conformance", f[0], NULL);
-    input = g_strndup(f[1], strlen(f[1]) - strlen(".xz")); /* the build tree has it unpacked */
-    v->input = g_build_filename(env_dir("C63_TEST_YUV_DIR"), input, NULL);
-    g_free(input);
-    v->width = atoi(f[2]);
-    v->height = atoi(f[3]);
-    v->frames = atoi(f[4]);
-    v->quality = atoi(f[5]);
-    v->keyframe_interval = atoi(f[6]);
-    v->search_range = atoi(f[7]);
-    v->stream_sha256 = g_strdup(f[8]);
-    v->decoded_sha256 = g_strdup(f[9]);
+    v->name = g_strdup(r->stream);
+    tu_data_path(path, sizeof path, r->stream);
+    v->stream = g_strdup(path);
+    tu_yuv_path(path, sizeof path, r->input); /* the build tree has it unpacked */
+    v->input = g_strdup(path);
+    v->width = r->width;
+    v->height = r->height;
+    v->frames = r->frames;
+    v->quality = r->quality;
+    v->keyframe_interval = r->keyframe_interval;
+    v->search_range = r->search_range;
+    v->stream_sha256 = g_strdup(r->stream_sha256);
+    v->decoded_sha256 = g_strdup(r->decoded_sha256);
     g_ptr_array_add(vectors, v);
-    g_strfreev(f);
   }
-  g_strfreev(lines);
-  g_free(text);
-  g_free(manifest);
   return vectors;
 }
 

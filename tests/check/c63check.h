@@ -1,5 +1,7 @@
-/* Shared helpers of the gst-check element tests: test data, frame
- * splitting, hashing decoded video, running pipelines, synthetic pictures.
+/* The gst-check element tests' harness, built on the tests' common helpers
+ * (tests/tutil.h: the manifest, test data paths): the vectors as GLib
+ * values, frame splitting, hashing decoded video, running pipelines,
+ * synthetic pictures.
  *
  * Copyright (C) 2026 gst-c63 contributors
  * SPDX-License-Identifier: LGPL-2.1-or-later

@@ -8,7 +8,7 @@
 # PARTS picks what runs, since the whole takes longer than one device call
 # may: any of tests, sanitizers, bench, joined by commas (default all three),
 # and gpus, on a machine with two GPUs: the elements on the second GPU and
-# across both (tools/c63-gpus-check.sh), then one encoder process per GPU
+# across both (tests/cuda/c63-gpus-check.sh), then one encoder process per GPU
 # against one alone (the library from page-locked memory, and the element
 # from CUDA memory).
 #
@@ -18,11 +18,11 @@
 # check-c63parse and libgstc63.so; the conformance inputs are unpacked from
 # tests/data into OUT_DIR (xz, or Python's lzma where xz is missing).
 # The GStreamer part needs a kit (../shared/gpu/make-kit.sh) sourced first.
-# REAL_MP4=path adds benchmarks on real 1080p footage (tools/real-footage.sh
+# REAL_MP4=path adds benchmarks on real 1080p footage (bench/real-footage.sh
 # decodes that copy of its clip with the kit's nvh264dec); H264_CLIP=path
 # (an H.264 byte stream) adds nvh264dec ! c63cudaenc to the pipelines
-# checked (tools/c63-pipelines-check.sh).
-# tools/gpu-pack.sh BUILD BIN_DIR gathers BIN_DIR from a build.
+# checked (tests/cuda/c63-pipelines-check.sh).
+# tests/cuda/gpu-pack.sh BUILD BIN_DIR gathers BIN_DIR from a build.
 set -u
 bin=${1:?usage: $0 BIN_DIR [OUT_DIR]}
 out=${2:-${TMPDIR:-/tmp}/c63-gpu-check}
@@ -89,7 +89,7 @@ fi
 # system memory and the CPU encoder (H264_CLIP=path adds nvh264dec !
 # c63cudaenc on that H.264 byte stream)
 if [ -f "$bin/libgstc63.so" ] && command -v gst-launch-1.0 > /dev/null; then
-  GST_PLUGIN_PATH=$bin H264=${H264_CLIP:-} step pipelines sh tools/c63-pipelines-check.sh \
+  GST_PLUGIN_PATH=$bin H264=${H264_CLIP:-} step pipelines sh tests/cuda/c63-pipelines-check.sh \
     "$out/yuv/mandel_1920x1080.yuv" 1920 1080 30
   cat "$out/pipelines.log"
 fi
@@ -144,19 +144,19 @@ bench() { # name args...
 mandel=$out/yuv/mandel_1920x1080.yuv
 if want gpus; then
   if [ -f "$bin/libgstc63.so" ]; then
-    GST_PLUGIN_PATH=$bin step gpus-check sh tools/c63-gpus-check.sh "$mandel" 1920 1080 60
+    GST_PLUGIN_PATH=$bin step gpus-check sh tests/cuda/c63-gpus-check.sh "$mandel" 1920 1080 60
     cat "$out/gpus-check.log"
   fi
-  PER_GPU=1 bench bench-gpus-lib sh tools/c63-cuda-bench-multi.sh "$bin/c63-cuda-bench" 2 -p \
+  PER_GPU=1 bench bench-gpus-lib sh bench/c63-cuda-bench-multi.sh "$bin/c63-cuda-bench" 2 -p \
     -f 3000 -n 5 "$mandel"
   [ -x "$bin/c63-element-bench" ] && GST_PLUGIN_PATH=$bin PER_GPU=1 bench bench-gpus-element \
-    sh tools/c63-cuda-bench-multi.sh "$bin/c63-element-bench" 2 -c -f 3000 -n 5 "$mandel"
+    sh bench/c63-cuda-bench-multi.sh "$bin/c63-element-bench" 2 -c -f 3000 -n 5 "$mandel"
 fi
 want bench || exit $status
 bench bench-mandel "$bin/c63-cuda-bench" -f 300 -n 5 "$mandel"
-# Real 1080p footage (tools/real-footage.sh), where REAL_MP4 names a copy of
+# Real 1080p footage (bench/real-footage.sh), where REAL_MP4 names a copy of
 # the clip it decodes (the GPU machine has no package registry)
-if [ -n "${REAL_MP4:-}" ] && sh tools/real-footage.sh "$out/yuv/real.yuv" 82 "$REAL_MP4"; then
+if [ -n "${REAL_MP4:-}" ] && sh bench/real-footage.sh "$out/yuv/real.yuv" 82 "$REAL_MP4"; then
   bench bench-real-pinned "$bin/c63-cuda-bench" -p -f 600 -n 5 "$out/yuv/real.yuv"
   bench bench-real-key-pinned "$bin/c63-cuda-bench" -p -k 1 -f 600 -n 5 "$out/yuv/real.yuv"
 fi
@@ -169,10 +169,10 @@ bench bench-mandel-key-pinned "$bin/c63-cuda-bench" -p -k 1 -f 300 -n 5 "$mandel
 bench bench-synth "$bin/c63-cuda-bench" -f 300 -n 5
 bench bench-4k "$bin/c63-cuda-bench" -w 3840 -h 2160 -f 100 -n 5
 bench bench-4k-pinned "$bin/c63-cuda-bench" -p -w 3840 -h 2160 -f 100 -n 5
-bench bench-multi4 sh tools/c63-cuda-bench-multi.sh "$bin/c63-cuda-bench" 4 -f 1000 -n 3 "$mandel"
+bench bench-multi4 sh bench/c63-cuda-bench-multi.sh "$bin/c63-cuda-bench" 4 -f 1000 -n 3 "$mandel"
 # page-locked input, where one process alone keeps the GPU busy: without
 # MPS the others only share its time
-bench bench-multi4-pinned sh tools/c63-cuda-bench-multi.sh "$bin/c63-cuda-bench" 4 -p -f 1000 -n 3 \
+bench bench-multi4-pinned sh bench/c63-cuda-bench-multi.sh "$bin/c63-cuda-bench" 4 -p -f 1000 -n 3 \
   "$mandel"
 # The same under CUDA MPS, which runs the kernels of several processes at
 # once instead of in time slices (a private daemon, stopped afterwards).
@@ -180,7 +180,7 @@ if command -v nvidia-cuda-mps-control > /dev/null; then
   export CUDA_MPS_PIPE_DIRECTORY="$out/mps" CUDA_MPS_LOG_DIRECTORY="$out/mps-log"
   mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
   if nvidia-cuda-mps-control -d; then
-    bench bench-multi4-mps sh tools/c63-cuda-bench-multi.sh "$bin/c63-cuda-bench" 4 -f 1000 -n 3 \
+    bench bench-multi4-mps sh bench/c63-cuda-bench-multi.sh "$bin/c63-cuda-bench" 4 -f 1000 -n 3 \
       "$mandel"
     echo quit | nvidia-cuda-mps-control
   fi
@@ -211,12 +211,12 @@ if [ -f "$bin/libgstc63.so" ] && command -v gst-launch-1.0 > /dev/null; then
     # frames already in CUDA memory (cudaupload once, context shared)
     bench element-cuda "$bin/c63-element-bench" -c -f 3000 -n 5 "$mandel"
   fi
-  bench gst-bench sh tools/c63-cuda-bench-gst.sh "$mandel" 1920 1080 1000 3
+  bench gst-bench sh bench/c63-cuda-bench-gst.sh "$mandel" 1920 1080 1000 3
 fi
 # The decoder: c63-dec file to file and filesrc ! c63dec ! fakesink, on
 # both backends (3000 frames of mandel coded by c63-enc).
 if [ -x "$bin/c63-dec" ] && [ -x "$bin/c63-enc" ]; then
-  step dec-bench sh tools/c63-dec-bench.sh "$bin" "$mandel" 1920 1080 3000 3
+  step dec-bench sh bench/c63-dec-bench.sh "$bin" "$mandel" 1920 1080 3000 3
   grep -E "median|identical|DIFFER|dd" "$out/dec-bench.log"
 fi
 exit $status

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "c63.h"
-#include "c63_cuda.h"
+#include "c63/c63.h"
+#include "cuda/c63_cuda.h"
 #include "synth.h"
 #include "tutil.h"
 

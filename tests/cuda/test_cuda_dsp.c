@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "c63.h"
-#include "c63_cuda.h"
-#include "c63_cuda_dsp.h"
-#include "dsp.h"
+#include "c63/c63.h"
+#include "cuda/c63_cuda.h"
+#include "cuda/c63_cuda_dsp.h"
+#include "c63/dsp.h"
 
 static uint64_t rng_state;
 static int failures, checks;

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "c63.h"
-#include "c63_cuda.h"
-#include "c63_cuda_dsp.h"
+#include "c63/c63.h"
+#include "cuda/c63_cuda.h"
+#include "cuda/c63_cuda_dsp.h"
 #include "synth.h"
 #include "tutil.h"
 

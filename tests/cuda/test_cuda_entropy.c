@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bitwriter.h"
-#include "c63.h"
-#include "c63_cuda.h"
-#include "c63_cuda_dsp.h"
-#include "entropy.h"
-#include "geometry.h"
-#include "threadpool.h"
+#include "c63/bitwriter.h"
+#include "c63/c63.h"
+#include "cuda/c63_cuda.h"
+#include "cuda/c63_cuda_dsp.h"
+#include "c63/entropy.h"
+#include "c63/geometry.h"
+#include "c63/threadpool.h"
 #include "tutil.h"
 
 static uint64_t rng_state;

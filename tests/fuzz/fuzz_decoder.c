@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 
 #define MAX_FRAMES 32
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 
 #define FRAMES 4
 

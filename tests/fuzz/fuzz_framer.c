@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 
 /* The outcomes of one split: status, size, complete and too_long of each
  * SKIP or FRAME, in order. */

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "c63dec/gstc63dec.h"
-#include "c63enc/gstc63enc.h"
+#include "c63enc/gstc63encbase.h"
 
 typedef struct {
   const uint8_t *data;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

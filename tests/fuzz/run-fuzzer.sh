@@ -7,7 +7,7 @@
 # left in the build directory as crash-*).
 #
 # usage: run-fuzzer.sh TARGET SOURCE_ROOT BUILD_DIR SECONDS [SEED...]
-#   TARGET: decoder, encoder, headers, framer, gst or gstelements. For hours: tools/fuzz-long.sh.
+#   TARGET: decoder, encoder, headers, framer, gst or gstelements. For hours: tests/fuzz/fuzz-long.sh.
 # SPDX-License-Identifier: LGPL-2.1-or-later
 set -eu
 target=$1 src=$2 out=$3 seconds=$4
@@ -27,10 +27,10 @@ case $target in
 gst)
   elements="$src/gst/c63dec/gstc63dec.c $src/gst/c63dec/gstc63framer.c
     $src/gst/c63parse/gstc63parse.c $src/gst/c63parse/gstc63index.c
-    $src/gst/gstc63videolayout.c" ;;
+    $src/gst/common/gstc63videolayout.c" ;;
 gstelements)
-  elements="$src/gst/c63enc/gstc63enc.c $src/gst/c63enc/gstc63pinnedallocator.c
-    $src/gst/c63dec/gstc63dec.c $src/gst/c63dec/gstc63framer.c $src/gst/gstc63videolayout.c" ;;
+  elements="$src/gst/c63enc/gstc63encbase.c $src/gst/c63enc/gstc63pinnedallocator.c
+    $src/gst/c63dec/gstc63dec.c $src/gst/c63dec/gstc63framer.c $src/gst/common/gstc63videolayout.c" ;;
 *) elements= ;;
 esac
 if [ -n "$elements" ]; then
@@ -43,7 +43,7 @@ fi
 # shellcheck disable=SC2086
 if ! "$cc" -std=c11 -O1 -g -fno-omit-frame-pointer -ffp-contract=off -D_GNU_SOURCE \
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I"$out/fuzz-$target.inc" -I"$src/c63" \
+    -I"$out/fuzz-$target.inc" -I"$src/include" -I"$src/c63" \
     "$src/tests/fuzz/fuzz_$target.c" "$src"/c63/*.c $extra -lm -lpthread -o "$bin" 2> "$bin.log"; then
   if grep -q "fuzzer" "$bin.log"; then
     echo "SKIP: this clang cannot build libFuzzer targets:"; tail -3 "$bin.log"; exit 77

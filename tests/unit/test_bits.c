@@ -1,12 +1,16 @@
 /* Bit writer and reader: MSB-first packing, FF 00 stuffing, the reference's
  * end-of-frame flush rule, overrun detection, and Huffman round trips.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdlib.h>
 #include <string.h>
 
-#include "bitreader.h"
-#include "bitwriter.h"
-#include "tables.h"
-#include "test_util.h"
+#include "c63/bitreader.h"
+#include "c63/bitwriter.h"
+#include "c63/tables.h"
+#include "tutil.h"
+
+/* Deterministic, so failures reproduce. */
+static uint64_t rng = 0x12345678u;
 
 /* A bit writer into a local buffer; finish() stuffs its bytes into a frame
  * buffer and applies the flush rule, as the entropy coder does. */
@@ -25,9 +29,9 @@ static void writer_init(writer *w)
 static void finish(writer *w)
 {
   c63_bw_flush_bytes(&w->bw);
-  CHECK_EQ(c63_write_stuffed(&w->buf, w->bw.start, (size_t)(w->bw.p - w->bw.start),
-                             (uint32_t)w->bw.acc, w->bw.nbits),
-           0);
+  TU_CHECK_EQ(c63_write_stuffed(&w->buf, w->bw.start, (size_t)(w->bw.p - w->bw.start),
+                                (uint32_t)w->bw.acc, w->bw.nbits),
+              0);
 }
 
 static void test_packing(void)
@@ -39,12 +43,12 @@ static void test_packing(void)
   c63_bw_put(&w.bw, 0x7, 3); /* 111 -> 1010 0111 = A7 */
   c63_bw_put(&w.bw, 0xf, 4); /* 1111 */
   c63_bw_flush_bytes(&w.bw);
-  CHECK_EQ(w.bw.p - w.bw.start, 1);
-  CHECK_EQ(w.bits[0], 0xa7);
+  TU_CHECK_EQ(w.bw.p - w.bw.start, 1);
+  TU_CHECK_EQ(w.bits[0], 0xa7);
   finish(&w); /* pending 1111 left-aligned, zero-padded: F0 */
-  CHECK_EQ(w.buf.size, 2);
-  CHECK_EQ(w.buf.data[0], 0xa7);
-  CHECK_EQ(w.buf.data[1], 0xf0);
+  TU_CHECK_EQ(w.buf.size, 2);
+  TU_CHECK_EQ(w.buf.data[0], 0xa7);
+  TU_CHECK_EQ(w.buf.data[1], 0xf0);
   c63_bytebuf_free(&w.buf);
 
   /* 32-bit words go out big-endian, whatever the alignment of the puts */
@@ -54,8 +58,8 @@ static void test_packing(void)
   c63_bw_put(&w.bw, 0x7f, 7);
   c63_bw_flush_bytes(&w.bw);
   const uint8_t want[5] = {0x89, 0x1a, 0x2b, 0x3c, 0x7f};
-  CHECK_EQ(w.bw.p - w.bw.start, 5);
-  CHECK(memcmp(w.bits, want, 5) == 0);
+  TU_CHECK_EQ(w.bw.p - w.bw.start, 5);
+  TU_CHECK_TRUE(memcmp(w.bits, want, 5) == 0);
 }
 
 /* Concatenating writers gives the same bits as writing them in one. */
@@ -67,7 +71,7 @@ static void test_append(void)
   writer_init(&b);
   writer_init(&cat);
   for (int i = 0; i < 300; i++) {
-    uint32_t v = test_rand(), n = 1 + v % 31;
+    uint32_t v = tu_rand(&rng), n = 1 + v % 31;
     v &= (1u << n) - 1;
     c63_bw_put(&one.bw, v, (int)n);
     c63_bw_put(i < 137 ? &a.bw : &b.bw, v, (int)n);
@@ -76,10 +80,10 @@ static void test_append(void)
   c63_bw_append(&cat.bw, &b.bw);
   c63_bw_flush_bytes(&one.bw);
   c63_bw_flush_bytes(&cat.bw);
-  CHECK_EQ(cat.bw.p - cat.bw.start, one.bw.p - one.bw.start);
-  CHECK(memcmp(cat.bits, one.bits, (size_t)(one.bw.p - one.bw.start)) == 0);
-  CHECK_EQ(cat.bw.nbits, one.bw.nbits);
-  CHECK_EQ(cat.bw.acc & 0xff, one.bw.acc & 0xff);
+  TU_CHECK_EQ(cat.bw.p - cat.bw.start, one.bw.p - one.bw.start);
+  TU_CHECK_TRUE(memcmp(cat.bits, one.bits, (size_t)(one.bw.p - one.bw.start)) == 0);
+  TU_CHECK_EQ(cat.bw.nbits, one.bw.nbits);
+  TU_CHECK_EQ(cat.bw.acc & 0xff, one.bw.acc & 0xff);
 }
 
 static void test_stuffing(void)
@@ -92,8 +96,8 @@ static void test_stuffing(void)
   c63_bw_put(&w.bw, 0x12, 8);
   finish(&w);
   const uint8_t want[6] = {0xff, 0x00, 0xff, 0x00, 0x12, 0x00};
-  CHECK_EQ(w.buf.size, 6);
-  CHECK(memcmp(w.buf.data, want, 6) == 0);
+  TU_CHECK_EQ(w.buf.size, 6);
+  TU_CHECK_TRUE(memcmp(w.buf.data, want, 6) == 0);
   c63_bytebuf_free(&w.buf);
 }
 
@@ -106,8 +110,8 @@ static void test_flush_rule(void)
   writer_init(&w);
   c63_bw_put(&w.bw, 0x12, 8);
   finish(&w);
-  CHECK_EQ(w.buf.size, 2);
-  CHECK_EQ(w.buf.data[1], 0x00);
+  TU_CHECK_EQ(w.buf.size, 2);
+  TU_CHECK_EQ(w.buf.data[1], 0x00);
   c63_bytebuf_free(&w.buf);
 
   /* The last 32 bits all zero: no flush byte, even with bits pending. */
@@ -116,7 +120,7 @@ static void test_flush_rule(void)
   c63_bw_put(&w.bw, 0, 20);
   c63_bw_put(&w.bw, 0, 20); /* 41 bits, last 32 zero, 1 bit pending */
   finish(&w);
-  CHECK_EQ(w.buf.size, 5);
+  TU_CHECK_EQ(w.buf.size, 5);
   c63_bytebuf_free(&w.buf);
 
   /* One set bit among the last 32: the pending bits are written. */
@@ -124,16 +128,16 @@ static void test_flush_rule(void)
   c63_bw_put(&w.bw, 0x1, 1);
   c63_bw_put(&w.bw, 0, 30); /* 31 bits: register non-zero, 7 pending zero bits */
   finish(&w);
-  CHECK_EQ(w.buf.size, 4);
-  CHECK_EQ(w.buf.data[3], 0x00);
+  TU_CHECK_EQ(w.buf.size, 4);
+  TU_CHECK_EQ(w.buf.data[3], 0x00);
   c63_bytebuf_free(&w.buf);
 
   /* Fewer than 32 bits in the frame: the register started at zero. */
   writer_init(&w);
   c63_bw_put(&w.bw, 0x5, 3);
   finish(&w);
-  CHECK_EQ(w.buf.size, 1);
-  CHECK_EQ(w.buf.data[0], 0xa0);
+  TU_CHECK_EQ(w.buf.size, 1);
+  TU_CHECK_EQ(w.buf.data[0], 0xa0);
   c63_bytebuf_free(&w.buf);
 }
 
@@ -143,28 +147,28 @@ static void test_reader(void)
   const uint8_t data[4] = {0xa7, 0xff, 0x00, 0xc0};
   c63_bitreader br;
   c63_br_init(&br, data, sizeof(data));
-  CHECK_EQ(c63_br_get(&br, 3), 0x5);
-  CHECK_EQ(c63_br_get(&br, 5), 0x07);
-  CHECK_EQ(c63_br_get(&br, 8), 0xff); /* the 00 after FF is skipped */
-  CHECK_EQ(c63_br_get(&br, 2), 0x3);
-  CHECK(!c63_br_overrun(&br));
-  CHECK_EQ(c63_br_get(&br, 6), 0);
-  CHECK(!c63_br_overrun(&br));
-  CHECK_EQ(c63_br_get(&br, 16), 0); /* past the end: zeros, flagged */
-  CHECK(c63_br_overrun(&br));
-  CHECK(!br.bad_stuff);
+  TU_CHECK_EQ(c63_br_get(&br, 3), 0x5);
+  TU_CHECK_EQ(c63_br_get(&br, 5), 0x07);
+  TU_CHECK_EQ(c63_br_get(&br, 8), 0xff); /* the 00 after FF is skipped */
+  TU_CHECK_EQ(c63_br_get(&br, 2), 0x3);
+  TU_CHECK_TRUE(!c63_br_overrun(&br));
+  TU_CHECK_EQ(c63_br_get(&br, 6), 0);
+  TU_CHECK_TRUE(!c63_br_overrun(&br));
+  TU_CHECK_EQ(c63_br_get(&br, 16), 0); /* past the end: zeros, flagged */
+  TU_CHECK_TRUE(c63_br_overrun(&br));
+  TU_CHECK_TRUE(!br.bad_stuff);
 
   /* the byte after FF is dropped whatever it is, as the reference does */
   const uint8_t odd[3] = {0xff, 0x12, 0x34};
   c63_br_init(&br, odd, sizeof(odd));
-  CHECK_EQ(c63_br_get(&br, 16), 0xff34);
-  CHECK(!br.bad_stuff);
+  TU_CHECK_EQ(c63_br_get(&br, 16), 0xff34);
+  TU_CHECK_TRUE(!br.bad_stuff);
 
   /* an FF at the very end has no byte to drop */
   const uint8_t bad[2] = {0x12, 0xff};
   c63_br_init(&br, bad, sizeof(bad));
   c63_br_get(&br, 16);
-  CHECK(br.bad_stuff);
+  TU_CHECK_TRUE(br.bad_stuff);
 }
 
 /* Every symbol of every table through the writer and back through the
@@ -178,7 +182,7 @@ static void test_huffman_roundtrip(void)
     writer w;
     writer_init(&w);
     for (int i = 0; i < s->nvals; i++) {
-      CHECK(enc[t].len[s->vals[i]] >= 1 && enc[t].len[s->vals[i]] <= 16);
+      TU_CHECK_TRUE(enc[t].len[s->vals[i]] >= 1 && enc[t].len[s->vals[i]] <= 16);
       c63_bw_put(&w.bw, enc[t].code[s->vals[i]], enc[t].len[s->vals[i]]);
     }
     finish(&w);
@@ -196,7 +200,7 @@ static void test_huffman_roundtrip(void)
           c63_br_skip(&br, len);
         }
       }
-      CHECK_EQ(sym, s->vals[i]);
+      TU_CHECK_EQ(sym, s->vals[i]);
     }
     c63_bytebuf_free(&w.buf);
   }
@@ -204,26 +208,26 @@ static void test_huffman_roundtrip(void)
   const uint16_t mv_code[8] = {0x0, 0x2, 0x3, 0x4, 0x5, 0x6, 0xe, 0x1e};
   const uint8_t mv_len[8] = {2, 3, 3, 3, 3, 3, 4, 5};
   for (int i = 0; i < 8; i++) {
-    CHECK_EQ(enc[0].code[i], mv_code[i]);
-    CHECK_EQ(enc[0].len[i], mv_len[i]);
+    TU_CHECK_EQ(enc[0].code[i], mv_code[i]);
+    TU_CHECK_EQ(enc[0].len[i], mv_len[i]);
   }
   /* Standard luma AC code of (run 0, size 10) is FF83; FF82 decodes as size 9. */
-  CHECK_EQ(enc[2].code[0x0a], 0xff83);
-  CHECK_EQ(enc[2].code[0x09], 0xff82);
+  TU_CHECK_EQ(enc[2].code[0x0a], 0xff83);
+  TU_CHECK_EQ(enc[2].code[0x09], 0xff82);
 }
 
 static void test_quant_tables(void)
 {
   uint8_t q[3][64];
   c63_make_quant_tables(25, q);
-  CHECK_EQ(q[0][0], 6); /* 16 / 2.5 = 6.4 */
-  CHECK_EQ(q[1][0], 6); /* 17 / 2.5 = 6.8 */
-  CHECK_EQ(q[2][63], 39);
+  TU_CHECK_EQ(q[0][0], 6); /* 16 / 2.5 = 6.4 */
+  TU_CHECK_EQ(q[1][0], 6); /* 17 / 2.5 = 6.8 */
+  TU_CHECK_EQ(q[2][63], 39);
   c63_make_quant_tables(1, q); /* 16 / 0.1 = 160, 99 / 0.1 = 990 saturates */
-  CHECK_EQ(q[0][0], 160);
-  CHECK_EQ(q[1][63], 255);
+  TU_CHECK_EQ(q[0][0], 160);
+  TU_CHECK_EQ(q[1][63], 255);
   c63_make_quant_tables(50, q);
-  CHECK_EQ(q[0][5], 2);
+  TU_CHECK_EQ(q[0][5], 2);
 }
 
 int main(void)
@@ -235,5 +239,5 @@ int main(void)
   test_reader();
   test_huffman_roundtrip();
   test_quant_tables();
-  return test_done("test_bits");
+  return tu_finish("test_bits");
 }

@@ -2,11 +2,15 @@
  * the C oracle on random and edge inputs (checkasm style).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "dsp.h"
-#include "tables.h"
-#include "test_util.h"
+#include "c63/dsp.h"
+#include "c63/tables.h"
+#include "tutil.h"
+
+/* Deterministic, so failures reproduce. */
+static uint64_t rng = 0x12345678u;
 
 static uint8_t quant_flat[64];
 
@@ -18,12 +22,12 @@ static void test_flat(void)
     for (int i = 0; i < 64; i++)
       res[i] = (int16_t)v;
     c63_fdct_quant_block(res, quant_flat, 511, coef);
-    CHECK_EQ(coef[0], (int)round(v * 8.0 / 1.0));
+    TU_CHECK_EQ(coef[0], (int)round(v * 8.0 / 1.0));
     for (int z = 1; z < 64; z++)
-      CHECK_EQ(coef[z], 0);
+      TU_CHECK_EQ(coef[z], 0);
     c63_dequant_idct_block(coef, quant_flat, back);
     for (int i = 0; i < 64; i++)
-      CHECK(abs(back[i] - v) <= 1);
+      TU_CHECK_TRUE(abs(back[i] - v) <= 1);
   }
 }
 
@@ -32,9 +36,9 @@ static void test_zero(void)
 {
   int16_t zero[64] = {0}, out[64];
   c63_fdct_quant_block(zero, quant_flat, 511, out);
-  CHECK(memcmp(out, zero, sizeof(zero)) == 0);
+  TU_CHECK_TRUE(memcmp(out, zero, sizeof(zero)) == 0);
   c63_dequant_idct_block(zero, quant_flat, out);
-  CHECK(memcmp(out, zero, sizeof(zero)) == 0);
+  TU_CHECK_TRUE(memcmp(out, zero, sizeof(zero)) == 0);
 }
 
 /* A saturated checkerboard puts its energy in the highest frequency, beyond
@@ -48,10 +52,10 @@ static void test_saturated_alternating(void)
       res[j * 8 + i] = (int16_t)(((i + j) & 1) ? -255 : 255);
   c63_fdct_quant_block(res, quant_flat, 511, coef);
   c63_fdct_quant_block(res, quant_flat, 30000, coef_wide);
-  CHECK_EQ(coef[63], 511);
-  CHECK(coef_wide[63] > 511);
+  TU_CHECK_EQ(coef[63], 511);
+  TU_CHECK_TRUE(coef_wide[63] > 511);
   for (int z = 0; z < 64; z++)
-    CHECK(coef[z] >= -511 && coef[z] <= 511);
+    TU_CHECK_TRUE(coef[z] >= -511 && coef[z] <= 511);
 
   /* alternating columns only: energy in row 0, column 7 (zig-zag index 28) */
   for (int j = 0; j < 8; j++)
@@ -60,12 +64,12 @@ static void test_saturated_alternating(void)
   uint8_t q8[64];
   memset(q8, 8, sizeof(q8));
   c63_fdct_quant_block(res, q8, 511, coef);
-  CHECK(coef[28] != 0);
-  CHECK_EQ(coef[0], 0);
+  TU_CHECK_TRUE(coef[28] != 0);
+  TU_CHECK_EQ(coef[0], 0);
   int16_t back[64];
   c63_dequant_idct_block(coef, q8, back);
   for (int i = 0; i < 64; i++)
-    CHECK(abs(back[i] - res[i]) <= 12);
+    TU_CHECK_TRUE(abs(back[i] - res[i]) <= 12);
 }
 
 /* Random residuals survive a round trip with the finest quantiser: the
@@ -78,7 +82,7 @@ static void test_random_roundtrip(void)
   long total = 0;
   for (int n = 0; n < 2000; n++) {
     for (int i = 0; i < 64; i++)
-      res[i] = (int16_t)((int)(test_rand() % 511) - 255);
+      res[i] = (int16_t)((int)(tu_rand(&rng) % 511) - 255);
     c63_fdct_quant_block(res, quant_flat, 1023, coef);
     c63_dequant_idct_block(coef, quant_flat, back);
     for (int i = 0; i < 64; i++) {
@@ -87,14 +91,14 @@ static void test_random_roundtrip(void)
       total += e;
     }
   }
-  CHECK(worst <= 6);
-  CHECK(total < 2000L * 64); /* mean absolute error below one level */
+  TU_CHECK_TRUE(worst <= 6);
+  TU_CHECK_TRUE(total < 2000L * 64); /* mean absolute error below one level */
 }
 
 static void fill_random(uint8_t *p, size_t n, int lo, int hi)
 {
   for (size_t i = 0; i < n; i++)
-    p[i] = (uint8_t)(lo + (int)(test_rand() % (unsigned)(hi - lo + 1)));
+    p[i] = (uint8_t)(lo + (int)(tu_rand(&rng) % (unsigned)(hi - lo + 1)));
 }
 
 /* The optimised motion search against the oracle, vector for vector. */
@@ -131,13 +135,13 @@ static void test_motion_search_simd(void)
         c63_mv *c = calloc(blocks, sizeof(c63_mv));
         for (int by = 0; by < h / 8; by += 3)
           opt.motion_search(cur, ref, w, h, ranges[r], by, by + 3 < h / 8 ? by + 3 : h / 8, c);
-        CHECK(memcmp(b, c, blocks * sizeof(c63_mv)) == 0);
+        TU_CHECK_TRUE(memcmp(b, c, blocks * sizeof(c63_mv)) == 0);
         free(c);
         for (size_t i = 0; i < blocks; i++) {
           if (a[i].x != b[i].x || a[i].y != b[i].y || a[i].use_mv != b[i].use_mv) {
             fprintf(stderr, "%dx%d range %d kind %d block %zu: C (%d,%d) SIMD (%d,%d)\n", w, h,
                     ranges[r], kind, i, a[i].x, a[i].y, b[i].x, b[i].y);
-            test_failures++;
+            tu_failures++;
             break;
           }
         }
@@ -163,7 +167,7 @@ static void test_dequant_rounding(void)
       bad += want != got;
     }
   }
-  CHECK_EQ(bad, 0);
+  TU_CHECK_EQ(bad, 0);
 }
 
 /* The optimised dequantisation + inverse transform + reconstruction
@@ -188,34 +192,35 @@ static void test_dequant_idct_recon_simd(void)
         int v;
         switch (kind) {
         case 0: /* small, as real streams have */
-          v = (int)(test_rand() % 41) - 20;
+          v = (int)(tu_rand(&rng) % 41) - 20;
           break;
         case 1: /* sparse */
-          v = test_rand() % 8 == 0 ? (int)(test_rand() % 201) - 100 : 0;
+          v = tu_rand(&rng) % 8 == 0 ? (int)(tu_rand(&rng) % 201) - 100 : 0;
           break;
         case 2: /* any int16 */
-          v = (int)(int16_t)test_rand();
+          v = (int)(int16_t)tu_rand(&rng);
           break;
         case 3: /* extremes */
-          v = test_rand() % 2 ? 32767 : -32768;
+          v = tu_rand(&rng) % 2 ? 32767 : -32768;
           break;
         case 6: /* DC only (the optimised version takes a shortcut) */
-          v = i % 64 == 0 ? (int)(int16_t)test_rand() : 0;
+          v = i % 64 == 0 ? (int)(int16_t)tu_rand(&rng) : 0;
           break;
         case 8: /* DC only, IDCT output near 32767: prediction + output wraps in int16 */
-          v = i % 64 == 0 ? 1015 + (int)(test_rand() % 12) : 0;
+          v = i % 64 == 0 ? 1015 + (int)(tu_rand(&rng) % 12) : 0;
           break;
         case 7: /* DC and one AC coefficient at 16, 32 or 48 */
-          v = i % 64 == 0 || i % 64 == 16 * (1 + (i / 64) % 3) ? (int)(test_rand() % 201) - 100 : 0;
+          v = i % 64 == 0 || i % 64 == 16 * (1 + (i / 64) % 3) ? (int)(tu_rand(&rng) % 201) - 100
+                                                               : 0;
           break;
         default: /* mid-range */
-          v = (int)(test_rand() % 4001) - 2000;
+          v = (int)(tu_rand(&rng) % 4001) - 2000;
           break;
         }
         coeffs[i] = (int16_t)v;
       }
       for (int z = 0; z < 64; z++)
-        quant[z] = kind == 5 ? (uint8_t)(z * 4) : (uint8_t)test_rand(); /* 0..255 */
+        quant[z] = kind == 5 ? (uint8_t)(z * 4) : (uint8_t)tu_rand(&rng); /* 0..255 */
       if (kind == 8) quant[0] = 255;
       fill_random(pred, n, 0, 255);
       for (int with_pred = 0; with_pred < 2; with_pred++) {
@@ -224,7 +229,7 @@ static void test_dequant_idct_recon_simd(void)
         if (memcmp(a, b, n) != 0) {
           fprintf(stderr, "dequant_idct_recon %dx%d kind %d pred %d: AVX2 differs from C\n", w, h,
                   kind, with_pred);
-          test_failures++;
+          tu_failures++;
         }
       }
     }
@@ -250,11 +255,11 @@ static void test_tie_break_and_borders(void)
   memset(ref, 50, sizeof(ref));
   for (int k = 0; k < 2; k++) {
     c63_motion_search_plane(impls[k], cur, ref, w, h, R, mvs);
-    CHECK_EQ(mvs[0].x, 0); /* block (0,0): window starts at the plane's corner */
-    CHECK_EQ(mvs[0].y, 0);
-    CHECK_EQ(mvs[2 * 8 + 3].x, -16); /* block (24,16): window starts at (8,0) */
-    CHECK_EQ(mvs[2 * 8 + 3].y, -16);
-    CHECK_EQ(mvs[2 * 8 + 3].use_mv, 1);
+    TU_CHECK_EQ(mvs[0].x, 0); /* block (0,0): window starts at the plane's corner */
+    TU_CHECK_EQ(mvs[0].y, 0);
+    TU_CHECK_EQ(mvs[2 * 8 + 3].x, -16); /* block (24,16): window starts at (8,0) */
+    TU_CHECK_EQ(mvs[2 * 8 + 3].y, -16);
+    TU_CHECK_EQ(mvs[2 * 8 + 3].use_mv, 1);
   }
 
   /* A unique match exactly at +R is outside the window (exclusive bound);
@@ -269,11 +274,11 @@ static void test_tie_break_and_borders(void)
       c63_motion_search_plane(impls[k], cur, ref, w, h, R, mvs);
       c63_mv mv = mvs[2 * 8 + 2];
       if (d == R - 1) {
-        CHECK_EQ(mv.x, d);
-        CHECK_EQ(mv.y, d);
+        TU_CHECK_EQ(mv.x, d);
+        TU_CHECK_EQ(mv.y, d);
       } else {
-        CHECK(mv.x != d || mv.y != d);
-        CHECK(mv.x < R && mv.y < R);
+        TU_CHECK_TRUE(mv.x != d || mv.y != d);
+        TU_CHECK_TRUE(mv.x < R && mv.y < R);
       }
     }
   }
@@ -285,7 +290,7 @@ static void test_tie_break_and_borders(void)
   for (int k = 0; k < 2; k++) {
     c63_motion_search_plane(impls[k], cur, ref, w, h, R, mvs);
     c63_mv last = mvs[6 * 8 - 1];
-    CHECK(last.x <= 0 && last.x >= -R && last.y <= 0 && last.y >= -R);
+    TU_CHECK_TRUE(last.x <= 0 && last.x >= -R && last.y <= 0 && last.y >= -R);
   }
 }
 
@@ -305,9 +310,9 @@ static void test_motion_compensate(void)
   c63_dsp_c.motion_compensate(ref, w, h, mvs, pred);
   for (int j = 0; j < 8; j++)
     for (int i = 0; i < 8; i++) {
-      CHECK_EQ(pred[j * w + 24 + i], ref[(8 + j) * w + i]);
-      CHECK_EQ(pred[(8 + j) * w + i], 0);
-      CHECK_EQ(pred[j * w + i], ref[j * w + i]);
+      TU_CHECK_EQ(pred[j * w + 24 + i], ref[(8 + j) * w + i]);
+      TU_CHECK_EQ(pred[(8 + j) * w + i], 0);
+      TU_CHECK_EQ(pred[j * w + i], ref[j * w + i]);
     }
 }
 
@@ -323,5 +328,5 @@ int main(void)
   test_dequant_idct_recon_simd();
   test_tie_break_and_borders();
   test_motion_compensate();
-  return test_done("test_dsp");
+  return tu_finish("test_dsp");
 }

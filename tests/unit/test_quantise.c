@@ -5,9 +5,10 @@
  * 2^22, zero, and the floats just below 2^22, where its range ends.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <math.h>
+#include <stdlib.h>
 
-#include "quantise.h"
-#include "test_util.h"
+#include "c63/quantise.h"
+#include "tutil.h"
 
 static long checked, wrong;
 
@@ -52,8 +53,8 @@ int main(void)
     around(0.0f, q, inv4q);
     around(4194304.0f, q, inv4q); /* the floats just below 2^22 */
   }
-  CHECK(checked > 1000000);
-  CHECK_EQ(wrong, 0);
+  TU_CHECK_TRUE(checked > 1000000);
+  TU_CHECK_EQ(wrong, 0);
   printf("test_quantise: %ld values, %ld wrong\n", checked, wrong);
-  return test_done("test_quantise");
+  return tu_finish("test_quantise");
 }

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "test_util.h"
-#include "threadpool.h"
+#include "c63/threadpool.h"
+#include "tutil.h"
 
 #define TASKS 200
 #define BATCH 64
@@ -43,7 +43,7 @@ static void batch_fn(void *arg, int i)
 static void test_pool(int threads)
 {
   c63_threadpool *pool = c63_threadpool_new(threads);
-  CHECK(pool != NULL);
+  TU_CHECK_TRUE(pool != NULL);
   job *jobs = calloc(TASKS, sizeof *jobs);
   for (int i = 0; i < TASKS; i++) {
     jobs[i].seed = (unsigned)i * 7919u;
@@ -54,21 +54,21 @@ static void test_pool(int threads)
   memset(hits, 0, sizeof hits);
   c63_threadpool_run(pool, batch_fn, hits, BATCH);
   for (int i = 0; i < BATCH; i++)
-    CHECK_EQ(hits[i], 1);
+    TU_CHECK_EQ(hits[i], 1);
   /* wait in an order of our own: from the back, then the rest */
   for (int i = TASKS - 1; i >= TASKS / 2; i--)
     c63_task_wait(pool, &jobs[i].task);
   for (int i = 0; i < TASKS / 2; i++)
     c63_task_wait(pool, &jobs[i].task);
   for (int i = 0; i < TASKS; i++) {
-    CHECK(c63_task_done(pool, &jobs[i].task));
-    CHECK_EQ(jobs[i].runs, 1);
-    CHECK_EQ(jobs[i].result, churn(jobs[i].seed));
+    TU_CHECK_TRUE(c63_task_done(pool, &jobs[i].task));
+    TU_CHECK_EQ(jobs[i].runs, 1);
+    TU_CHECK_EQ(jobs[i].result, churn(jobs[i].seed));
   }
   /* a task can be submitted again once waited for */
   c63_threadpool_submit(pool, &jobs[0].task, task_fn, &jobs[0]);
   c63_task_wait(pool, &jobs[0].task);
-  CHECK_EQ(jobs[0].runs, 2);
+  TU_CHECK_EQ(jobs[0].runs, 2);
   free(jobs);
   c63_threadpool_free(pool);
 }
@@ -78,5 +78,5 @@ int main(void)
   const int threads[] = {1, 2, 3, 8};
   for (size_t i = 0; i < sizeof threads / sizeof threads[0]; i++)
     test_pool(threads[i]);
-  return test_done("test_threadpool");
+  return tu_finish("test_threadpool");
 }

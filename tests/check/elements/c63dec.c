@@ -13,7 +13,7 @@
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 #include "c63check.h"
 
 #define FRAME_DURATION (GST_SECOND / 25)

@@ -10,7 +10,7 @@
 
 #include <gst/check/gstcheck.h>
 
-#include "c63.h"
+#include "c63/c63.h"
 #include "c63check.h"
 #include "gstc63framer.h"
 

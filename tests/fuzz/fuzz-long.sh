@@ -4,7 +4,7 @@
 # Crashes are left as crash-* files in OUT_DIR; rerun one with
 #   OUT_DIR/fuzz_TARGET OUT_DIR/crash-...
 #
-# usage: tools/fuzz-long.sh [SECONDS_PER_TARGET [OUT_DIR [TARGET...]]]
+# usage: tests/fuzz/fuzz-long.sh [SECONDS_PER_TARGET [OUT_DIR [TARGET...]]]
 #   defaults: 3600 s, /tmp/c63-fuzz, all targets (decoder encoder headers framer gst)
 # Needs clang with libFuzzer (Debian: clang). Run from the repository root.
 # SPDX-License-Identifier: LGPL-2.1-or-later

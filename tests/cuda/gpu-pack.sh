@@ -15,8 +15,8 @@ mkdir -p "$d"
 for f in tests/cuda/test_cuda_dsp tests/cuda/test_cuda_entropy tests/cuda/test_cuda_encode \
   tests/cuda/test_cuda_decode tests/test_decode_api tests/test_tolerance tests/test_ratectl \
   tests/check/check-c63cudaenc tests/check/check-c63dec tests/check/check-c63parse \
-  gst/libgstc63.so tools/c63-cuda-bench tools/c63-enc tools/c63-dec tools/c63-element-bench \
-  tools/c63-soak; do
+  gst/libgstc63.so bench/c63-cuda-bench tools/c63-enc tools/c63-dec bench/c63-element-bench \
+  tests/check/c63-soak; do
   if [ -f "$b/$f" ]; then cp "$b/$f" "$d/"; else echo "gpu-pack: $b/$f not built, left out" >&2; fi
 done
 strip --strip-debug "$d"/*

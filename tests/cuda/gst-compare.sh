@@ -5,7 +5,7 @@
 # checks compare those files. Sets tmp (removed on exit), raw (the input
 # clip as gst-launch words) and status (1 once anything failed).
 #
-# usage: in=INPUT.yuv w=WIDTH h=HEIGHT frames=N; . tools/gst-compare.sh
+# usage: in=INPUT.yuv w=WIDTH h=HEIGHT frames=N; . tests/cuda/gst-compare.sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 fsize=$(( w * h + 2 * ((w + 1) / 2) * ((h + 1) / 2) ))
 tmp=$(mktemp -d)

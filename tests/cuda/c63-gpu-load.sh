@@ -3,7 +3,7 @@
 # checked (docs/soak.md). Run from the repository root with the plugin on
 # GST_PLUGIN_PATH:
 #
-#   tools/c63-gpu-load.sh BIN_DIR [N] [FRAMES] [WORK_DIR]
+#   tests/cuda/c63-gpu-load.sh BIN_DIR [N] [FRAMES] [WORK_DIR]
 #
 # BIN_DIR holds c63-synth, c63-enc and c63-dec. Each encoder gets its own
 # synthetic clip (sizes differ, so no two outputs are alike); the CPU

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "c63-config.h"
-#include "c63.h"
+#include "c63/c63.h"
 #include "device.h"
 #include "dsp.h"
 #include "geometry.h"
@@ -36,7 +36,7 @@ typedef struct c63_frame_job {
   int nv12; /* src[1] holds U and V interleaved (src[2] unused) */
   int keyframe;
   int search_range;     /* luma; chroma uses search_range / 2 */
-  int mode;             /* c63_enc_mode: how the backend chooses what it codes */
+  c63_enc_mode mode;    /* how the backend chooses what it codes */
   uint8_t quant[3][64]; /* zig-zag order */
   /* Output, set by collect: the frame's entropy-coded data, stuffed and
    * flushed (format section 4), payload_size bytes at payload, in memory the

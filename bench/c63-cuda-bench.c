@@ -3,18 +3,19 @@
  * Holds a clip in memory (a raw I420 file, cycled, or a synthetic 1080p
  * clip), encodes it through libc63 with the CUDA backend several times and
  * prints the median fps and the median GPU time of each stage per frame,
- * measured with CUDA events (c63_stage_stats, c63/backend.h). Speed is measured, never
+ * measured with CUDA events (c63_stage_stats, c63/encode_backend.h). Speed is measured, never
  * asserted. For the GStreamer element see c63-cuda-bench-gst.sh.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "c63.h"
-#include "c63_cuda.h"
-#include "encoder_stats.h"
+#include "bench_util.h"
+#include "c63/c63.h"
+#include "c63/encoder_stats.h"
+#include "cliutil.h"
+#include "cuda/c63_cuda.h"
 #include "synth.h"
 
 #define MAX_RUNS 64
@@ -40,25 +41,6 @@ static void usage(FILE *out)
           C63_DEFAULT_QUALITY, C63_DEFAULT_SEARCH_RANGE, C63_DEFAULT_KEYFRAME_INTERVAL);
 }
 
-static double now_s(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-  qsort(v, n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* One run: encode frames pictures cycling through the clip. Returns the wall
  * time in seconds (encoder creation excluded) or a negative value. */
 /* One encoder's run; with st, its stage timings. */
@@ -77,7 +59,7 @@ static double run_once(const c63_enc_params *p, const uint8_t *clip, int clip_fr
   const size_t ysize = (size_t)p->width * p->height, fsize = ysize + 2 * (size_t)cw * ch;
   c63_packet pkt;
   *bytes = 0;
-  const double t0 = now_s();
+  const double t0 = cli_now();
   for (int i = 0; i <= frames && r == C63_OK; i++) {
     c63_picture pic, *pp = NULL;
     if (i < frames) {
@@ -99,7 +81,7 @@ static double run_once(const c63_enc_params *p, const uint8_t *clip, int clip_fr
       *bytes += pkt.size;
     if (r == C63_ERR_AGAIN || (r == C63_ERR_EOF && !pp)) r = C63_OK;
   }
-  const double t = now_s() - t0;
+  const double t = cli_now() - t0;
   if (r != C63_OK) fprintf(stderr, "c63-cuda-bench: %s\n", c63_encoder_error(enc));
   if (st) c63_encoder_get_stage_stats(enc, st, 0);
   c63_encoder_free(enc);
@@ -244,14 +226,14 @@ int main(int argc, char **argv)
                                  "entropy coding + stuffing",
                                  "coded frame to host",
                                  "all GPU stages"};
-  printf("median of %d runs: %.1f fps\n", runs, median(fps, runs));
+  printf("median of %d runs: %.1f fps\n", runs, bench_median(fps, runs));
   printf("GPU time per frame (CUDA events, median of runs):\n");
   for (int k = 0; k < 6; k++)
-    printf("  %-26s %8.3f ms\n", names[k], median(st[k], runs));
+    printf("  %-26s %8.3f ms\n", names[k], bench_median(st[k], runs));
   printf("host time per frame (wall clock, median of runs):\n");
-  printf("  %-26s %8.3f ms\n", "submit (copy + enqueue)", median(st[6], runs));
-  printf("  %-26s %8.3f ms\n", "collect waiting for GPU", median(st[7], runs));
-  printf("  %-26s %8.3f ms\n", "whole encoder (1/fps)", 1000.0 / median(fps, runs));
+  printf("  %-26s %8.3f ms\n", "submit (copy + enqueue)", bench_median(st[6], runs));
+  printf("  %-26s %8.3f ms\n", "collect waiting for GPU", bench_median(st[7], runs));
+  printf("  %-26s %8.3f ms\n", "whole encoder (1/fps)", 1000.0 / bench_median(fps, runs));
   if (pinned) c63_cuda_unpin(clip);
   free(clip);
   return 0;

@@ -25,7 +25,7 @@ if [ "$gpus" -lt 2 ]; then
 fi
 # tmp, raw and status from in, w, h and frames; run NAME PIPELINE... and
 # same NAME REF
-# shellcheck source=tools/gst-compare.sh
+# shellcheck source=tests/cuda/gst-compare.sh
 . "$(dirname "$0")/gst-compare.sh"
 # enc NAME SOURCE-ELEMENTS: encode the clip with c63cudaenc on device 1
 enc() {

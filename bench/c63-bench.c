@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "c63.h"
+#include "c63/c63.h"
+#include "bench_util.h"
 #include "cliutil.h"
 #include "synth.h"
 
@@ -46,12 +47,6 @@ static int bad_usage(const char *fmt, const char *arg)
   fprintf(stderr, "\n\n");
   usage(stderr);
   return 2;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 /* 64-bit FNV-1a, continued over the packets of one run. */
@@ -248,9 +243,8 @@ int main(int argc, char **argv)
       goto done;
     }
   }
-  qsort(fps, (size_t)runs, sizeof *fps, cmp_double);
   {
-    double med = runs % 2 ? fps[runs / 2] : (fps[runs / 2 - 1] + fps[runs / 2]) / 2;
+    double med = bench_median(fps, runs);
     printf("median: %.3f fps (%.1f ms/frame) over %d runs\n", med, med > 0 ? 1000.0 / med : 0.0,
            runs);
   }

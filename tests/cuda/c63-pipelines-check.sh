@@ -16,7 +16,7 @@
 # difference. Speed is measured elsewhere (c63-element-bench -c). Needs the
 # plugin on GST_PLUGIN_PATH and nvcodec's cudaupload, cudadownload,
 # h264parse and nvh264dec (on the GPU machine: the kit's env.sh).
-# tools/c63-gpus-check.sh does the same across two GPUs.
+# tests/cuda/c63-gpus-check.sh does the same across two GPUs.
 #
 # usage: [H264=CLIP.h264] c63-pipelines-check.sh INPUT.yuv WIDTH HEIGHT [FRAMES]
 # SPDX-License-Identifier: LGPL-2.1-or-later
@@ -29,7 +29,7 @@ if ! gst-inspect-1.0 c63cudaenc > /dev/null 2>&1; then
 fi
 # tmp, raw and status from in, w, h and frames; run NAME PIPELINE... and
 # same NAME REF
-# shellcheck source=tools/gst-compare.sh
+# shellcheck source=tests/cuda/gst-compare.sh
 . "$(dirname "$0")/gst-compare.sh"
 cuda='video/x-raw(memory:CUDAMemory)'
 

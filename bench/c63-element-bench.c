@@ -25,15 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
 #include "synth.h"
 
 #define MAX_RUNS 64
-
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 /* One run: push frames buffers cycling through clip, wait for EOS or an
  * error. Returns seconds, or a negative value on failure. */
@@ -279,9 +274,7 @@ int main(int argc, char **argv)
     fps[i] = frames / t;
     printf("run %d: %.1f fps\n", i + 1, fps[i]);
   }
-  qsort(fps, runs, sizeof fps[0], cmp_double);
-  printf("median of %d runs: %.1f fps\n", runs,
-         runs % 2 ? fps[runs / 2] : 0.5 * (fps[runs / 2 - 1] + fps[runs / 2]));
+  printf("median of %d runs: %.1f fps\n", runs, bench_median(fps, runs));
   for (int t = 0; t < clip_frames; t++)
     gst_buffer_unref(clip[t]);
   g_free(clip);

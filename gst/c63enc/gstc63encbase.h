@@ -1,15 +1,16 @@
-/* The Codec63 encoder element class, shared by c63enc (CPU) and c63cudaenc.
+/* The Codec63 encoders' abstract base class, GstC63EncBase, shared by c63enc
+ * (CPU) and c63cudaenc.
  *
  * Copyright (C) 2026 gst-c63 contributors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * GstC63Enc is abstract: it holds all element logic (caps, properties,
+ * GstC63EncBase is abstract: it holds all element logic (caps, properties,
  * keyframes, draining, errors). gst_c63_enc_register() derives one concrete
  * type per libc63 backend, the way nvcodec registers one element per device
  * kind, so the CUDA element differs from the CPU one only in class data.
  */
-#ifndef GST_C63_ENC_H
-#define GST_C63_ENC_H
+#ifndef GST_C63_ENC_BASE_H
+#define GST_C63_ENC_BASE_H
 
 #include <gst/gst.h>
 #include <gst/video/video.h>
@@ -18,17 +19,18 @@
 
 G_BEGIN_DECLS
 
-#define GST_TYPE_C63_ENC (gst_c63_enc_get_type())
-#define GST_C63_ENC(obj) (G_TYPE_CHECK_INSTANCE_CAST((obj), GST_TYPE_C63_ENC, GstC63Enc))
-#define GST_C63_ENC_CLASS(klass)                                                                   \
-  (G_TYPE_CHECK_CLASS_CAST((klass), GST_TYPE_C63_ENC, GstC63EncClass))
-#define GST_C63_ENC_GET_CLASS(obj)                                                                 \
-  (G_TYPE_INSTANCE_GET_CLASS((obj), GST_TYPE_C63_ENC, GstC63EncClass))
+#define GST_TYPE_C63_ENC_BASE (gst_c63_enc_base_get_type())
+#define GST_C63_ENC_BASE(obj)                                                                      \
+  (G_TYPE_CHECK_INSTANCE_CAST((obj), GST_TYPE_C63_ENC_BASE, GstC63EncBase))
+#define GST_C63_ENC_BASE_CLASS(klass)                                                              \
+  (G_TYPE_CHECK_CLASS_CAST((klass), GST_TYPE_C63_ENC_BASE, GstC63EncBaseClass))
+#define GST_C63_ENC_BASE_GET_CLASS(obj)                                                            \
+  (G_TYPE_INSTANCE_GET_CLASS((obj), GST_TYPE_C63_ENC_BASE, GstC63EncBaseClass))
 
-typedef struct _GstC63Enc GstC63Enc;
-typedef struct _GstC63EncClass GstC63EncClass;
+typedef struct _GstC63EncBase GstC63EncBase;
+typedef struct _GstC63EncBaseClass GstC63EncBaseClass;
 
-struct _GstC63Enc {
+struct _GstC63EncBase {
   GstVideoEncoder parent;
 
   /* Properties, guarded by the object lock: they are set from the
@@ -58,14 +60,14 @@ struct _GstC63Enc {
   gint64 overflows_before;
 };
 
-struct _GstC63EncClass {
+struct _GstC63EncBaseClass {
   GstVideoEncoderClass parent_class;
 
   c63_backend_kind backend; /* set by the concrete registered type */
   GstDebugCategory *debug;  /* the element's own debug category */
 };
 
-GType gst_c63_enc_get_type(void);
+GType gst_c63_enc_base_get_type(void);
 
 /* The GEnum of the mode property ("exact", "rd"). */
 #define GST_TYPE_C63_ENC_MODE (gst_c63_enc_mode_get_type())
@@ -83,4 +85,4 @@ GST_ELEMENT_REGISTER_DECLARE(c63enc);
 
 G_END_DECLS
 
-#endif /* GST_C63_ENC_H */
+#endif /* GST_C63_ENC_BASE_H */

@@ -1,4 +1,4 @@
-/* The Codec63 encoder element class (see gstc63enc.h).
+/* The Codec63 encoders' abstract base class (see gstc63encbase.h).
  *
  * Copyright (C) 2026 gst-c63 contributors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -68,20 +68,19 @@
 
 #include <string.h>
 
-#include "c63-config.h"
 
-#include "gstc63enc.h"
+#include "gstc63encbase.h"
 #include "gstc63pinnedallocator.h"
-#include "gstc63videolayout.h"
+#include "common/gstc63videolayout.h"
 #ifdef HAVE_GST_CUDA
-#include "gstc63cuda.h"
+#include "common/gstc63cuda.h"
 #endif
 
 /* One debug category per element ("c63enc", "c63cudaenc"): each log call
  * takes its element's from the class. */
 GST_DEBUG_CATEGORY_STATIC(gst_c63_enc_debug);
 GST_DEBUG_CATEGORY_STATIC(gst_c63_cudaenc_debug);
-#define GST_CAT_DEFAULT (GST_C63_ENC_GET_CLASS(self)->debug)
+#define GST_CAT_DEFAULT (GST_C63_ENC_BASE_GET_CLASS(self)->debug)
 
 enum {
   PROP_0,
@@ -97,7 +96,7 @@ enum {
 };
 
 /* Properties changed while the encoder runs, applied before the next
- * picture (gst_c63_enc_apply_settings). */
+ * picture (gst_c63_enc_base_apply_settings). */
 enum {
   CHANGED_QUALITY = 1 << 0,
   CHANGED_KEYFRAME_INTERVAL = 1 << 1,
@@ -168,21 +167,20 @@ GType gst_c63_enc_rate_control_get_type(void)
   return type;
 }
 
-/* The abstract base registers as "GstC63EncBase" so that the CPU element's
- * own type can be "GstC63Enc", whose instances are then named c63enc0, ...
- * as users expect from the element name. */
-typedef GstC63Enc GstC63EncBase;
-typedef GstC63EncClass GstC63EncBaseClass;
-G_DEFINE_ABSTRACT_TYPE(GstC63EncBase, gst_c63_enc, GST_TYPE_VIDEO_ENCODER);
+/* The abstract base is GstC63EncBase, so that the CPU element's own type
+ * can be "GstC63Enc", whose instances are then named c63enc0, ... as users
+ * expect from the element name. */
+G_DEFINE_ABSTRACT_TYPE(GstC63EncBase, gst_c63_enc_base, GST_TYPE_VIDEO_ENCODER);
 
 /* ---- Errors ------------------------------------------------------------- */
 
 /* Post a libc63 failure as an element error a user can act on, and return
  * the flow to hand back. what says what the element was doing. */
-static GstFlowReturn gst_c63_enc_post_error(GstC63Enc *self, int status, const char *what,
-                                            const char *detail)
+static GstFlowReturn gst_c63_enc_base_post_error(GstC63EncBase *self, int status, const char *what,
+                                                 const char *detail)
 {
-  const char *backend = GST_C63_ENC_GET_CLASS(self)->backend == C63_BACKEND_CUDA ? "CUDA" : "CPU";
+  const char *backend =
+      GST_C63_ENC_BASE_GET_CLASS(self)->backend == C63_BACKEND_CUDA ? "CUDA" : "CPU";
 
   switch (status) {
   case C63_ERR_NO_DEVICE:
@@ -193,13 +191,13 @@ static GstFlowReturn gst_c63_enc_post_error(GstC63Enc *self, int status, const c
                       ("%s failed: %s", what, c63_status_string(status)));
     break;
   case C63_ERR_NOMEM:
-    GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
-                      ("Out of %s memory encoding %dx%d: %s. Free memory or use a smaller size.",
-                       GST_C63_ENC_GET_CLASS(self)->backend == C63_BACKEND_CUDA ? "GPU" : "host",
-                       self->input_state ? GST_VIDEO_INFO_WIDTH(&self->input_state->info) : 0,
-                       self->input_state ? GST_VIDEO_INFO_HEIGHT(&self->input_state->info) : 0,
-                       detail),
-                      ("%s failed: %s", what, c63_status_string(status)));
+    GST_ELEMENT_ERROR(
+        self, RESOURCE, NO_SPACE_LEFT,
+        ("Out of %s memory encoding %dx%d: %s. Free memory or use a smaller size.",
+         GST_C63_ENC_BASE_GET_CLASS(self)->backend == C63_BACKEND_CUDA ? "GPU" : "host",
+         self->input_state ? GST_VIDEO_INFO_WIDTH(&self->input_state->info) : 0,
+         self->input_state ? GST_VIDEO_INFO_HEIGHT(&self->input_state->info) : 0, detail),
+        ("%s failed: %s", what, c63_status_string(status)));
     break;
   case C63_ERR_INVALID_ARG:
   case C63_ERR_UNSUPPORTED:
@@ -225,7 +223,7 @@ static GstFlowReturn gst_c63_enc_post_error(GstC63Enc *self, int status, const c
 
 /* ---- Encoder lifetime --------------------------------------------------- */
 
-static void gst_c63_enc_set_latency(GstC63Enc *self)
+static void gst_c63_enc_base_set_latency(GstC63EncBase *self)
 {
   const GstVideoInfo *info = &self->input_state->info;
   int delay = c63_encoder_delay(self->enc);
@@ -244,7 +242,7 @@ static void gst_c63_enc_set_latency(GstC63Enc *self)
 }
 
 /* Create the libc63 encoder for the negotiated size and current settings. */
-static gboolean gst_c63_enc_open_encoder(GstC63Enc *self)
+static gboolean gst_c63_enc_base_open_encoder(GstC63EncBase *self)
 {
   c63_enc_params params;
   char msg[256] = "";
@@ -253,7 +251,7 @@ static gboolean gst_c63_enc_open_encoder(GstC63Enc *self)
   c63_enc_params_init(&params);
   params.width = GST_VIDEO_INFO_WIDTH(&self->input_state->info);
   params.height = GST_VIDEO_INFO_HEIGHT(&self->input_state->info);
-  params.backend = GST_C63_ENC_GET_CLASS(self)->backend;
+  params.backend = GST_C63_ENC_BASE_GET_CLASS(self)->backend;
   GST_OBJECT_LOCK(self);
   params.quality = self->quality;
   params.keyframe_interval = self->keyframe_interval;
@@ -283,18 +281,18 @@ static gboolean gst_c63_enc_open_encoder(GstC63Enc *self)
   status = c63_encoder_new(&params, &self->enc, msg, sizeof msg);
   if (status != C63_OK) {
     self->enc = NULL;
-    gst_c63_enc_post_error(self, status, "c63_encoder_new", msg[0] ? msg : "unknown reason");
+    gst_c63_enc_base_post_error(self, status, "c63_encoder_new", msg[0] ? msg : "unknown reason");
     return FALSE;
   }
   GST_INFO_OBJECT(self, "%s encoder %dx%d quality %d keyframe-interval %d search-range %d mode %s",
                   c63_encoder_backend_name(self->enc), params.width, params.height, params.quality,
                   params.keyframe_interval, params.search_range,
                   params.mode == C63_MODE_RD ? "rd" : "exact");
-  gst_c63_enc_set_latency(self);
+  gst_c63_enc_base_set_latency(self);
   return TRUE;
 }
 
-static void gst_c63_enc_close_encoder(GstC63Enc *self)
+static void gst_c63_enc_base_close_encoder(GstC63EncBase *self)
 {
   if (self->enc) {
     c63_encoder_free(self->enc);
@@ -309,7 +307,7 @@ static void gst_c63_enc_close_encoder(GstC63Enc *self)
  * downstream's allocator fails it falls back to system memory, which
  * GStreamer 1.22 allocates with g_malloc and so aborts the process when
  * memory runs out. Here system memory comes from g_try_malloc instead. */
-static GstBuffer *gst_c63_enc_new_output_buffer(GstC63Enc *self, gsize size)
+static GstBuffer *gst_c63_enc_base_new_output_buffer(GstC63EncBase *self, gsize size)
 {
   GstAllocator *allocator = NULL;
   GstAllocationParams params;
@@ -331,7 +329,7 @@ static GstBuffer *gst_c63_enc_new_output_buffer(GstC63Enc *self, gsize size)
   return data ? gst_buffer_new_wrapped(data, size) : NULL;
 }
 
-static GstFlowReturn gst_c63_enc_push_packet(GstC63Enc *self, const c63_packet *pkt)
+static GstFlowReturn gst_c63_enc_base_push_packet(GstC63EncBase *self, const c63_packet *pkt)
 {
   GstVideoEncoder *venc = GST_VIDEO_ENCODER(self);
   GstVideoCodecFrame *frame = gst_video_encoder_get_frame(venc, (int)pkt->user);
@@ -341,9 +339,9 @@ static GstFlowReturn gst_c63_enc_push_packet(GstC63Enc *self, const c63_packet *
     GST_WARNING_OBJECT(self, "no pending frame %" G_GINT64_FORMAT " for packet", pkt->user);
     return GST_FLOW_OK;
   }
-  frame->output_buffer = gst_c63_enc_new_output_buffer(self, pkt->size);
+  frame->output_buffer = gst_c63_enc_base_new_output_buffer(self, pkt->size);
   if (!frame->output_buffer) {
-    /* Host memory for either backend, so not gst_c63_enc_post_error. */
+    /* Host memory for either backend, so not gst_c63_enc_base_post_error. */
     GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
                       ("Out of host memory: could not allocate an output buffer of %" G_GSIZE_FORMAT
                        " bytes for a coded frame",
@@ -367,7 +365,7 @@ static GstFlowReturn gst_c63_enc_push_packet(GstC63Enc *self, const c63_packet *
  * judged (c63_rate_status: the property may already say another); and
  * once per target and buffer when frames overflow the CBR buffer even at
  * quality 1. */
-static void gst_c63_enc_check_rate(GstC63Enc *self)
+static void gst_c63_enc_base_check_rate(GstC63EncBase *self)
 {
   c63_rate_status st;
 
@@ -406,7 +404,7 @@ static void gst_c63_enc_check_rate(GstC63Enc *self)
  * drained (EOF). Every packet is finished even after a downstream failure,
  * so no frame is lost or left pending; the first failure is returned.
  * *received counts the packets. */
-static GstFlowReturn gst_c63_enc_receive_packets(GstC63Enc *self, guint *received)
+static GstFlowReturn gst_c63_enc_base_receive_packets(GstC63EncBase *self, guint *received)
 {
   GstFlowReturn ret = GST_FLOW_OK;
 
@@ -418,11 +416,11 @@ static GstFlowReturn gst_c63_enc_receive_packets(GstC63Enc *self, guint *receive
 
     if (status == C63_ERR_AGAIN || status == C63_ERR_EOF) return ret;
     if (status != C63_OK)
-      return gst_c63_enc_post_error(self, status, "c63_encoder_receive_packet",
-                                    c63_encoder_error(self->enc));
+      return gst_c63_enc_base_post_error(self, status, "c63_encoder_receive_packet",
+                                         c63_encoder_error(self->enc));
     (*received)++;
-    gst_c63_enc_check_rate(self);
-    r = gst_c63_enc_push_packet(self, &pkt);
+    gst_c63_enc_base_check_rate(self);
+    r = gst_c63_enc_base_push_packet(self, &pkt);
     if (r == GST_FLOW_ERROR) return r;
     if (ret == GST_FLOW_OK) ret = r;
   }
@@ -430,33 +428,33 @@ static GstFlowReturn gst_c63_enc_receive_packets(GstC63Enc *self, guint *receive
 
 /* Send a picture (or NULL to drain), receiving first whenever the encoder
  * has packets waiting, then push whatever became ready. */
-static GstFlowReturn gst_c63_enc_send(GstC63Enc *self, const c63_picture *pic)
+static GstFlowReturn gst_c63_enc_base_send(GstC63EncBase *self, const c63_picture *pic)
 {
   GstFlowReturn ret = GST_FLOW_OK, r;
   guint received;
   int status;
 
   while ((status = c63_encoder_send_picture(self->enc, pic)) == C63_ERR_AGAIN) {
-    r = gst_c63_enc_receive_packets(self, &received);
+    r = gst_c63_enc_base_receive_packets(self, &received);
     if (r == GST_FLOW_ERROR) return r;
     if (ret == GST_FLOW_OK) ret = r;
     if (received == 0) /* AGAIN both ways would loop forever */
-      return gst_c63_enc_post_error(self, C63_ERR_BACKEND, "c63_encoder_send_picture",
-                                    "the encoder accepts no input and gives no output");
+      return gst_c63_enc_base_post_error(self, C63_ERR_BACKEND, "c63_encoder_send_picture",
+                                         "the encoder accepts no input and gives no output");
   }
   if (status != C63_OK)
-    return gst_c63_enc_post_error(self, status, "c63_encoder_send_picture",
-                                  c63_encoder_error(self->enc));
-  r = gst_c63_enc_receive_packets(self, &received);
+    return gst_c63_enc_base_post_error(self, status, "c63_encoder_send_picture",
+                                       c63_encoder_error(self->enc));
+  r = gst_c63_enc_base_receive_packets(self, &received);
   return ret == GST_FLOW_OK ? r : ret;
 }
 
 /* Push every frame the encoder still holds; it then accepts pictures again. */
-static GstFlowReturn gst_c63_enc_drain(GstC63Enc *self)
+static GstFlowReturn gst_c63_enc_base_drain(GstC63EncBase *self)
 {
   if (!self->enc) return GST_FLOW_OK;
   GST_DEBUG_OBJECT(self, "draining");
-  return gst_c63_enc_send(self, NULL);
+  return gst_c63_enc_base_send(self, NULL);
 }
 
 /* ---- GstVideoEncoder vfuncs --------------------------------------------- */
@@ -464,70 +462,70 @@ static GstFlowReturn gst_c63_enc_drain(GstC63Enc *self)
 #ifdef HAVE_GST_CUDA
 /* The CUDA element's context is found (or made) when it opens, so that
  * upstream's allocation query can be answered with a CUDA pool of it. */
-static gboolean gst_c63_enc_open(GstVideoEncoder *venc)
+static gboolean gst_c63_enc_base_open(GstVideoEncoder *venc)
 {
-  GstC63Enc *self = GST_C63_ENC(venc);
+  GstC63EncBase *self = GST_C63_ENC_BASE(venc);
 
   gint device_id;
 
-  if (GST_C63_ENC_GET_CLASS(self)->backend != C63_BACKEND_CUDA) return TRUE;
+  if (GST_C63_ENC_BASE_GET_CLASS(self)->backend != C63_BACKEND_CUDA) return TRUE;
   GST_OBJECT_LOCK(self);
   device_id = self->device_id;
   GST_OBJECT_UNLOCK(self);
   return gst_c63_cuda_open(GST_ELEMENT(self), device_id, (GstObject **)&self->cuda_ctx);
 }
 
-static gboolean gst_c63_enc_close(GstVideoEncoder *venc)
+static gboolean gst_c63_enc_base_close(GstVideoEncoder *venc)
 {
-  gst_clear_object((GstObject **)&GST_C63_ENC(venc)->cuda_ctx);
+  gst_clear_object((GstObject **)&GST_C63_ENC_BASE(venc)->cuda_ctx);
   return TRUE;
 }
 
-static gboolean gst_c63_enc_sink_query(GstVideoEncoder *venc, GstQuery *query)
+static gboolean gst_c63_enc_base_sink_query(GstVideoEncoder *venc, GstQuery *query)
 {
-  GstC63Enc *self = GST_C63_ENC(venc);
+  GstC63EncBase *self = GST_C63_ENC_BASE(venc);
 
-  if (GST_C63_ENC_GET_CLASS(self)->backend == C63_BACKEND_CUDA &&
+  if (GST_C63_ENC_BASE_GET_CLASS(self)->backend == C63_BACKEND_CUDA &&
       gst_c63_cuda_handle_query(GST_ELEMENT(self), query, self->cuda_ctx))
     return TRUE;
-  return GST_VIDEO_ENCODER_CLASS(gst_c63_enc_parent_class)->sink_query(venc, query);
+  return GST_VIDEO_ENCODER_CLASS(gst_c63_enc_base_parent_class)->sink_query(venc, query);
 }
 
-static gboolean gst_c63_enc_src_query(GstVideoEncoder *venc, GstQuery *query)
+static gboolean gst_c63_enc_base_src_query(GstVideoEncoder *venc, GstQuery *query)
 {
-  GstC63Enc *self = GST_C63_ENC(venc);
+  GstC63EncBase *self = GST_C63_ENC_BASE(venc);
 
-  if (GST_C63_ENC_GET_CLASS(self)->backend == C63_BACKEND_CUDA &&
+  if (GST_C63_ENC_BASE_GET_CLASS(self)->backend == C63_BACKEND_CUDA &&
       gst_c63_cuda_handle_query(GST_ELEMENT(self), query, self->cuda_ctx))
     return TRUE;
-  return GST_VIDEO_ENCODER_CLASS(gst_c63_enc_parent_class)->src_query(venc, query);
+  return GST_VIDEO_ENCODER_CLASS(gst_c63_enc_base_parent_class)->src_query(venc, query);
 }
 
-static void gst_c63_enc_set_context(GstElement *element, GstContext *context)
+static void gst_c63_enc_base_set_context(GstElement *element, GstContext *context)
 {
-  GstC63Enc *self = GST_C63_ENC(element);
+  GstC63EncBase *self = GST_C63_ENC_BASE(element);
   gint device_id;
 
   GST_OBJECT_LOCK(self);
   device_id = self->device_id;
   GST_OBJECT_UNLOCK(self);
   gst_c63_cuda_set_context(element, context, device_id, (GstObject **)&self->cuda_ctx);
-  GST_ELEMENT_CLASS(gst_c63_enc_parent_class)->set_context(element, context);
+  GST_ELEMENT_CLASS(gst_c63_enc_base_parent_class)->set_context(element, context);
 }
 #endif
 
-static gboolean gst_c63_enc_stop(GstVideoEncoder *venc)
+static gboolean gst_c63_enc_base_stop(GstVideoEncoder *venc)
 {
-  GstC63Enc *self = GST_C63_ENC(venc);
+  GstC63EncBase *self = GST_C63_ENC_BASE(venc);
 
-  gst_c63_enc_close_encoder(self);
+  gst_c63_enc_base_close_encoder(self);
   g_clear_pointer(&self->input_state, gst_video_codec_state_unref);
   return TRUE;
 }
 
-static gboolean gst_c63_enc_set_format(GstVideoEncoder *venc, GstVideoCodecState *state)
+static gboolean gst_c63_enc_base_set_format(GstVideoEncoder *venc, GstVideoCodecState *state)
 {
-  GstC63Enc *self = GST_C63_ENC(venc);
+  GstC63EncBase *self = GST_C63_ENC_BASE(venc);
   const GstVideoInfo *info = &state->info;
   GstVideoCodecState *out;
   GstCaps *caps;
@@ -536,8 +534,8 @@ static gboolean gst_c63_enc_set_format(GstVideoEncoder *venc, GstVideoCodecState
    * the new size is created with the first frame, so it starts on a
    * keyframe and takes the properties set until then. */
   if (self->enc) {
-    if (gst_c63_enc_drain(self) == GST_FLOW_ERROR) return FALSE;
-    gst_c63_enc_close_encoder(self);
+    if (gst_c63_enc_base_drain(self) == GST_FLOW_ERROR) return FALSE;
+    gst_c63_enc_base_close_encoder(self);
   }
   g_clear_pointer(&self->input_state, gst_video_codec_state_unref);
   self->input_state = gst_video_codec_state_ref(state);
@@ -559,7 +557,7 @@ static gboolean gst_c63_enc_set_format(GstVideoEncoder *venc, GstVideoCodecState
 }
 
 /* A new target or buffer: rate control's reports are warned about afresh. */
-static void gst_c63_enc_rate_changed(GstC63Enc *self, gboolean bitrate)
+static void gst_c63_enc_base_rate_changed(GstC63EncBase *self, gboolean bitrate)
 {
   c63_rate_status st;
 
@@ -570,7 +568,7 @@ static void gst_c63_enc_rate_changed(GstC63Enc *self, gboolean bitrate)
 
 /* Apply the properties changed while the encoder runs, before the next
  * picture is sent; each applies from that picture on. */
-static gboolean gst_c63_enc_apply_settings(GstC63Enc *self)
+static gboolean gst_c63_enc_base_apply_settings(GstC63EncBase *self)
 {
   gint quality, keyframe_interval, search_range;
   guint bitrate, buffer_ms, changed;
@@ -597,12 +595,13 @@ static gboolean gst_c63_enc_apply_settings(GstC63Enc *self)
   /* unused in constant quality (bitrate) or outside cbr (buffer-size) */
   if (status == C63_OK && (changed & CHANGED_BITRATE) && rate_control != C63_RC_QUALITY &&
       (status = c63_encoder_set_bitrate(self->enc, (int)bitrate)) == C63_OK)
-    gst_c63_enc_rate_changed(self, TRUE);
+    gst_c63_enc_base_rate_changed(self, TRUE);
   if (status == C63_OK && (changed & CHANGED_BUFFER_SIZE) && rate_control == C63_RC_CBR &&
       (status = c63_encoder_set_buffer(self->enc, (int)buffer_ms)) == C63_OK)
-    gst_c63_enc_rate_changed(self, FALSE);
+    gst_c63_enc_base_rate_changed(self, FALSE);
   if (status != C63_OK) {
-    gst_c63_enc_post_error(self, status, "applying new settings", c63_encoder_error(self->enc));
+    gst_c63_enc_base_post_error(self, status, "applying new settings",
+                                c63_encoder_error(self->enc));
     return FALSE;
   }
   GST_DEBUG_OBJECT(self,
@@ -617,7 +616,8 @@ static gboolean gst_c63_enc_apply_settings(GstC63Enc *self)
  * GstVideoFrame honours GstVideoMeta, so any stride and plane offset
  * upstream chose is taken, once checked against the memory: a layout that
  * does not fit its buffer is an error, never a read past its end. */
-static gboolean gst_c63_enc_map_input(GstC63Enc *self, GstBuffer *buffer, GstVideoFrame *vframe)
+static gboolean gst_c63_enc_base_map_input(GstC63EncBase *self, GstBuffer *buffer,
+                                           GstVideoFrame *vframe)
 {
   const GstVideoInfo *info = &self->input_state->info;
   gboolean mapped = FALSE;
@@ -625,7 +625,7 @@ static gboolean gst_c63_enc_map_input(GstC63Enc *self, GstBuffer *buffer, GstVid
 
   if (gst_c63_video_layout_check_meta(info, buffer, &why)) {
 #ifdef HAVE_GST_CUDA
-    if (GST_C63_ENC_GET_CLASS(self)->backend == C63_BACKEND_CUDA)
+    if (GST_C63_ENC_BASE_GET_CLASS(self)->backend == C63_BACKEND_CUDA)
       mapped = gst_c63_cuda_map(self->cuda_ctx, buffer, info, vframe, GST_MAP_READ);
 #endif
     if (!mapped && !gst_video_frame_map(vframe, info, buffer, GST_MAP_READ)) {
@@ -653,9 +653,9 @@ static gboolean gst_c63_enc_map_input(GstC63Enc *self, GstBuffer *buffer, GstVid
   return FALSE;
 }
 
-static GstFlowReturn gst_c63_enc_handle_frame(GstVideoEncoder *venc, GstVideoCodecFrame *frame)
+static GstFlowReturn gst_c63_enc_base_handle_frame(GstVideoEncoder *venc, GstVideoCodecFrame *frame)
 {
-  GstC63Enc *self = GST_C63_ENC(venc);
+  GstC63EncBase *self = GST_C63_ENC_BASE(venc);
   GstVideoFrame vframe;
   c63_picture pic;
   GstFlowReturn ret;
@@ -667,16 +667,16 @@ static GstFlowReturn gst_c63_enc_handle_frame(GstVideoEncoder *venc, GstVideoCod
     return GST_FLOW_NOT_NEGOTIATED;
   }
   /* Created for the first frame after caps, a flush or a restart. */
-  if (!self->enc && !gst_c63_enc_open_encoder(self)) {
+  if (!self->enc && !gst_c63_enc_base_open_encoder(self)) {
     gst_video_codec_frame_unref(frame);
     return GST_FLOW_ERROR;
   }
-  if (!gst_c63_enc_apply_settings(self)) {
+  if (!gst_c63_enc_base_apply_settings(self)) {
     gst_video_codec_frame_unref(frame);
     return GST_FLOW_ERROR;
   }
 
-  if (!gst_c63_enc_map_input(self, frame->input_buffer, &vframe)) {
+  if (!gst_c63_enc_base_map_input(self, frame->input_buffer, &vframe)) {
     gst_video_codec_frame_unref(frame);
     return GST_FLOW_ERROR;
   }
@@ -695,21 +695,21 @@ static GstFlowReturn gst_c63_enc_handle_frame(GstVideoEncoder *venc, GstVideoCod
   /* The base class keeps the frame in its list; the packet finds it again
    * by system_frame_number. The encoder copied the picture on return. */
   gst_video_codec_frame_unref(frame);
-  ret = gst_c63_enc_send(self, &pic);
+  ret = gst_c63_enc_base_send(self, &pic);
   gst_video_frame_unmap(&vframe);
   return ret;
 }
 
-static GstFlowReturn gst_c63_enc_finish(GstVideoEncoder *venc)
+static GstFlowReturn gst_c63_enc_base_finish(GstVideoEncoder *venc)
 {
-  return gst_c63_enc_drain(GST_C63_ENC(venc));
+  return gst_c63_enc_base_drain(GST_C63_ENC_BASE(venc));
 }
 
-static gboolean gst_c63_enc_flush(GstVideoEncoder *venc)
+static gboolean gst_c63_enc_base_flush(GstVideoEncoder *venc)
 {
   /* Pending frames are discarded by the base class; a new encoder starts
    * the next segment cleanly with a keyframe. */
-  gst_c63_enc_close_encoder(GST_C63_ENC(venc));
+  gst_c63_enc_base_close_encoder(GST_C63_ENC_BASE(venc));
   return TRUE;
 }
 
@@ -717,9 +717,9 @@ static gboolean gst_c63_enc_flush(GstVideoEncoder *venc)
  * write straight into buffers of their preferred layout. The CUDA element's
  * pool allocates page-locked memory, which the backend uploads by DMA
  * without copying it into its staging first. */
-static gboolean gst_c63_enc_propose_allocation(GstVideoEncoder *venc, GstQuery *query)
+static gboolean gst_c63_enc_base_propose_allocation(GstVideoEncoder *venc, GstQuery *query)
 {
-  GstC63Enc *self = GST_C63_ENC(venc);
+  GstC63EncBase *self = GST_C63_ENC_BASE(venc);
   GstCaps *caps = NULL;
   gboolean need_pool = FALSE;
   GstVideoInfo info;
@@ -729,11 +729,11 @@ static gboolean gst_c63_enc_propose_allocation(GstVideoEncoder *venc, GstQuery *
 #ifdef HAVE_GST_CUDA
   /* CUDA memory caps: a CUDA pool of the shared context */
   gst_query_parse_allocation(query, &caps, &need_pool);
-  if (GST_C63_ENC_GET_CLASS(venc)->backend == C63_BACKEND_CUDA &&
+  if (GST_C63_ENC_BASE_GET_CLASS(venc)->backend == C63_BACKEND_CUDA &&
       gst_c63_cuda_caps_are_cuda(caps)) {
     guint size;
     GstBufferPool *pool = gst_query_get_n_allocation_pools(query) == 0
-                              ? gst_c63_cuda_pool_new(GST_C63_ENC(venc)->cuda_ctx, caps, &size)
+                              ? gst_c63_cuda_pool_new(GST_C63_ENC_BASE(venc)->cuda_ctx, caps, &size)
                               : NULL;
     if (pool) {
       gst_query_add_allocation_pool(query, pool, size, 0, 0);
@@ -744,7 +744,7 @@ static gboolean gst_c63_enc_propose_allocation(GstVideoEncoder *venc, GstQuery *
   }
 #endif
   gst_allocation_params_init(&params);
-  if (GST_C63_ENC_GET_CLASS(venc)->backend == C63_BACKEND_CUDA) {
+  if (GST_C63_ENC_BASE_GET_CLASS(venc)->backend == C63_BACKEND_CUDA) {
     allocator = gst_c63_pinned_allocator_get();
     gst_query_add_allocation_param(query, allocator, &params);
   }
@@ -766,7 +766,7 @@ static gboolean gst_c63_enc_propose_allocation(GstVideoEncoder *venc, GstQuery *
   }
   if (allocator) gst_object_unref(allocator);
   gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL);
-  return GST_VIDEO_ENCODER_CLASS(gst_c63_enc_parent_class)->propose_allocation(venc, query);
+  return GST_VIDEO_ENCODER_CLASS(gst_c63_enc_base_parent_class)->propose_allocation(venc, query);
 }
 
 /* ---- GObject ------------------------------------------------------------ */
@@ -775,10 +775,10 @@ static gboolean gst_c63_enc_propose_allocation(GstVideoEncoder *venc, GstQuery *
  * while it may be running (above READY), with a warning, and keep their
  * value; so is a bitrate of 0 with abr or cbr, which have no target
  * without one. Every other change applies from the next frame. */
-static void gst_c63_enc_set_property(GObject *object, guint prop_id, const GValue *value,
-                                     GParamSpec *pspec)
+static void gst_c63_enc_base_set_property(GObject *object, guint prop_id, const GValue *value,
+                                          GParamSpec *pspec)
 {
-  GstC63Enc *self = GST_C63_ENC(object);
+  GstC63EncBase *self = GST_C63_ENC_BASE(object);
   const char *refused = NULL;
 
   GST_OBJECT_LOCK(self);
@@ -850,10 +850,10 @@ static void gst_c63_enc_set_property(GObject *object, guint prop_id, const GValu
   }
 }
 
-static void gst_c63_enc_get_property(GObject *object, guint prop_id, GValue *value,
-                                     GParamSpec *pspec)
+static void gst_c63_enc_base_get_property(GObject *object, guint prop_id, GValue *value,
+                                          GParamSpec *pspec)
 {
-  GstC63Enc *self = GST_C63_ENC(object);
+  GstC63EncBase *self = GST_C63_ENC_BASE(object);
 
   GST_OBJECT_LOCK(self);
   switch (prop_id) {
@@ -891,25 +891,25 @@ static void gst_c63_enc_get_property(GObject *object, guint prop_id, GValue *val
   GST_OBJECT_UNLOCK(self);
 }
 
-static void gst_c63_enc_finalize(GObject *object)
+static void gst_c63_enc_base_finalize(GObject *object)
 {
-  GstC63Enc *self = GST_C63_ENC(object);
+  GstC63EncBase *self = GST_C63_ENC_BASE(object);
 
-  gst_c63_enc_close_encoder(self);
+  gst_c63_enc_base_close_encoder(self);
   g_clear_pointer(&self->input_state, gst_video_codec_state_unref);
-  G_OBJECT_CLASS(gst_c63_enc_parent_class)->finalize(object);
+  G_OBJECT_CLASS(gst_c63_enc_base_parent_class)->finalize(object);
 }
 
-static void gst_c63_enc_class_init(GstC63EncClass *klass)
+static void gst_c63_enc_base_class_init(GstC63EncBaseClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
   GstVideoEncoderClass *venc_class = GST_VIDEO_ENCODER_CLASS(klass);
   const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
 
-  gobject_class->set_property = gst_c63_enc_set_property;
-  gobject_class->get_property = gst_c63_enc_get_property;
-  gobject_class->finalize = gst_c63_enc_finalize;
+  gobject_class->set_property = gst_c63_enc_base_set_property;
+  gobject_class->get_property = gst_c63_enc_base_get_property;
+  gobject_class->finalize = gst_c63_enc_base_finalize;
 
   g_object_class_install_property(
       gobject_class, PROP_QUALITY,
@@ -991,27 +991,27 @@ static void gst_c63_enc_class_init(GstC63EncClass *klass)
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);
 
-  venc_class->stop = GST_DEBUG_FUNCPTR(gst_c63_enc_stop);
-  venc_class->set_format = GST_DEBUG_FUNCPTR(gst_c63_enc_set_format);
-  venc_class->handle_frame = GST_DEBUG_FUNCPTR(gst_c63_enc_handle_frame);
-  venc_class->finish = GST_DEBUG_FUNCPTR(gst_c63_enc_finish);
-  venc_class->flush = GST_DEBUG_FUNCPTR(gst_c63_enc_flush);
-  venc_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_c63_enc_propose_allocation);
+  venc_class->stop = GST_DEBUG_FUNCPTR(gst_c63_enc_base_stop);
+  venc_class->set_format = GST_DEBUG_FUNCPTR(gst_c63_enc_base_set_format);
+  venc_class->handle_frame = GST_DEBUG_FUNCPTR(gst_c63_enc_base_handle_frame);
+  venc_class->finish = GST_DEBUG_FUNCPTR(gst_c63_enc_base_finish);
+  venc_class->flush = GST_DEBUG_FUNCPTR(gst_c63_enc_base_flush);
+  venc_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_c63_enc_base_propose_allocation);
 #ifdef HAVE_GST_CUDA
-  venc_class->open = GST_DEBUG_FUNCPTR(gst_c63_enc_open);
-  venc_class->close = GST_DEBUG_FUNCPTR(gst_c63_enc_close);
-  venc_class->sink_query = GST_DEBUG_FUNCPTR(gst_c63_enc_sink_query);
-  venc_class->src_query = GST_DEBUG_FUNCPTR(gst_c63_enc_src_query);
+  venc_class->open = GST_DEBUG_FUNCPTR(gst_c63_enc_base_open);
+  venc_class->close = GST_DEBUG_FUNCPTR(gst_c63_enc_base_close);
+  venc_class->sink_query = GST_DEBUG_FUNCPTR(gst_c63_enc_base_sink_query);
+  venc_class->src_query = GST_DEBUG_FUNCPTR(gst_c63_enc_base_src_query);
 #endif
 
-  gst_type_mark_as_plugin_api(GST_TYPE_C63_ENC, 0);
+  gst_type_mark_as_plugin_api(GST_TYPE_C63_ENC_BASE, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_C63_ENC_MODE, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_C63_ENC_RATE_CONTROL, 0);
   GST_DEBUG_CATEGORY_INIT(gst_c63_enc_debug, "c63enc", 0, "Codec63 encoder");
   GST_DEBUG_CATEGORY_INIT(gst_c63_cudaenc_debug, "c63cudaenc", 0, "Codec63 CUDA encoder");
 }
 
-static void gst_c63_enc_init(GstC63Enc *self)
+static void gst_c63_enc_base_init(GstC63EncBase *self)
 {
   self->quality = C63_DEFAULT_QUALITY;
   self->keyframe_interval = C63_DEFAULT_KEYFRAME_INTERVAL;
@@ -1024,17 +1024,17 @@ static void gst_c63_enc_init(GstC63Enc *self)
 
 /* ---- Concrete element types, one per backend ------------------------------ */
 
-static void gst_c63_enc_subclass_init(gpointer klass, gpointer class_data)
+static void gst_c63_enc_base_subclass_init(gpointer klass, gpointer class_data)
 {
-  GstC63EncClass *enc_class = GST_C63_ENC_CLASS(klass);
+  GstC63EncBaseClass *enc_class = GST_C63_ENC_BASE_CLASS(klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
   c63_backend_kind backend = (c63_backend_kind)GPOINTER_TO_INT(class_data);
 
   enc_class->backend = backend;
   enc_class->debug = backend == C63_BACKEND_CUDA ? gst_c63_cudaenc_debug : gst_c63_enc_debug;
   /* GObject does not inherit these: each class handles its own properties. */
-  G_OBJECT_CLASS(klass)->set_property = gst_c63_enc_set_property;
-  G_OBJECT_CLASS(klass)->get_property = gst_c63_enc_get_property;
+  G_OBJECT_CLASS(klass)->set_property = gst_c63_enc_base_set_property;
+  G_OBJECT_CLASS(klass)->get_property = gst_c63_enc_base_get_property;
   if (backend == C63_BACKEND_CUDA) {
 #ifdef HAVE_GST_CUDA
     GstCaps *caps = gst_caps_from_string(CUDA_SINK_CAPS);
@@ -1042,7 +1042,7 @@ static void gst_c63_enc_subclass_init(gpointer klass, gpointer class_data)
     gst_element_class_add_pad_template(
         element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));
     gst_caps_unref(caps);
-    element_class->set_context = GST_DEBUG_FUNCPTR(gst_c63_enc_set_context);
+    element_class->set_context = GST_DEBUG_FUNCPTR(gst_c63_enc_base_set_context);
 #endif
     g_object_class_install_property(
         G_OBJECT_CLASS(klass), PROP_DEVICE_ID,
@@ -1071,15 +1071,15 @@ gboolean gst_c63_enc_register(GstPlugin *plugin, c63_backend_kind backend, guint
 {
   const gboolean cuda = backend == C63_BACKEND_CUDA;
   GTypeInfo info = {
-      .class_size = sizeof(GstC63EncClass),
-      .class_init = gst_c63_enc_subclass_init,
+      .class_size = sizeof(GstC63EncBaseClass),
+      .class_init = gst_c63_enc_base_subclass_init,
       .class_data = GINT_TO_POINTER(backend),
-      .instance_size = sizeof(GstC63Enc),
+      .instance_size = sizeof(GstC63EncBase),
   };
   const char *type_name = cuda ? "GstC63CudaEnc" : "GstC63Enc";
   GType type = g_type_from_name(type_name);
 
-  if (!type) type = g_type_register_static(GST_TYPE_C63_ENC, type_name, &info, 0);
+  if (!type) type = g_type_register_static(GST_TYPE_C63_ENC_BASE, type_name, &info, 0);
   return gst_element_register(plugin, cuda ? "c63cudaenc" : "c63enc", rank, type);
 }
 
