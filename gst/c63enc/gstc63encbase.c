@@ -68,7 +68,6 @@
 
 #include <string.h>
 
-
 #include "gstc63encbase.h"
 #include "gstc63pinnedallocator.h"
 #include "common/gstc63videolayout.h"
