@@ -581,14 +581,21 @@ chmod 600 "$O/private.yuv"
 m=$(stat -c %a "$O/private.yuv")
 [ "$m" = 600 ] && echo "ok: a replaced output keeps mode 600" || fail "a 0600 output became $m"
 same "$O/private.yuv" "$T/dec-ref.yuv" "the 0600 output is replaced"
+# root replaces file $1 of owner:group $2, mode 640 ($3 names the file)
+root_replaces() {
+  echo old >"$O/$1"
+  chown "$2" "$O/$1"
+  chmod 640 "$O/$1"
+  "$DEC" "$s" "$O/$1" 2>"$T/err" || fail "c63-dec over $3: $(cat "$T/err")"
+  o=$(stat -c '%u:%g %a' "$O/$1")
+  [ "$o" = "$2 640" ] && echo "ok: root replacing $3 keeps $o" ||
+    fail "root replacing a $2 640 output made it $o"
+}
 if [ "$(id -u)" -eq 0 ]; then
-  echo old >"$O/theirs.yuv"
-  chown 65534:65534 "$O/theirs.yuv"
-  chmod 640 "$O/theirs.yuv"
-  "$DEC" "$s" "$O/theirs.yuv" 2>"$T/err" || fail "c63-dec over another user's file: $(cat "$T/err")"
-  o=$(stat -c '%u:%g %a' "$O/theirs.yuv")
-  [ "$o" = "65534:65534 640" ] && echo "ok: root replacing another user's output keeps $o" ||
-    fail "root replacing a 65534:65534 640 output made it $o"
+  root_replaces theirs.yuv 65534:65534 "another user's output"
+  # its own file in another group: the group is kept although the owner
+  # needs no change
+  root_replaces ours.yuv 0:65534 "its own output in group 65534"
 fi
 
 # Outputs the user may not write are refused, as a shell redirect refuses

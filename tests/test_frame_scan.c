@@ -244,23 +244,30 @@ static void test_truncated(void)
   free(s);
 }
 
+/* A grey 8x8 frame, encoded, and its headers. */
+static void encode_8x8(tu_buf *enc, c63_frame_header *hdr)
+{
+  uint8_t yuv[8 * 8 * 3 / 2];
+  c63_enc_params p;
+  char msg[256];
+
+  memset(yuv, 0x80, sizeof yuv);
+  c63_enc_params_init(&p);
+  p.width = p.height = 8;
+  TU_CHECK(tu_encode(&p, yuv, 1, enc, msg, sizeof msg) == C63_OK, "encode: %s", msg);
+  TU_CHECK(c63_parse_frame_headers_only(enc->data, enc->size, hdr, NULL, 0) == C63_OK, "headers");
+}
+
 /* An 8x8 frame whose data never ends is cut at c63_max_frame_bytes(8, 8);
  * the scan then resynchronises on the frame after it. */
 static void test_never_ends(void)
 {
   static events whole, part;
-  uint8_t yuv[8 * 8 * 3 / 2];
-  c63_enc_params p;
   tu_buf enc = {0}, b = {0};
-  char msg[256];
   c63_frame_header hdr;
   const size_t limit = c63_max_frame_bytes(8, 8);
 
-  memset(yuv, 0x80, sizeof yuv);
-  c63_enc_params_init(&p);
-  p.width = p.height = 8;
-  TU_CHECK(tu_encode(&p, yuv, 1, &enc, msg, sizeof msg) == C63_OK, "encode: %s", msg);
-  TU_CHECK(c63_parse_frame_headers_only(enc.data, enc.size, &hdr, NULL, 0) == C63_OK, "headers");
+  encode_8x8(&enc, &hdr);
   tu_buf_append(&b, enc.data, hdr.data_offset);
   while (b.size < limit + 1000)
     tu_buf_append(&b, (const uint8_t[]){0x12, 0xff, 0x00, 0x34}, 4);
@@ -279,6 +286,40 @@ static void test_never_ends(void)
   TU_CHECK(part.calls < 2 * b.size, "%lu calls for %zu bytes", part.calls, b.size);
   tu_buf_free(&enc);
   tu_buf_free(&b);
+}
+
+/* An 8x8 frame of exactly c63_max_frame_bytes(8, 8) bytes, its EOI the
+ * last two, is whole; one byte longer, it is cut at the bound. */
+static void test_longest_frame(void)
+{
+  static events whole, part;
+  tu_buf enc = {0};
+  c63_frame_header hdr;
+  const size_t limit = c63_max_frame_bytes(8, 8);
+
+  encode_8x8(&enc, &hdr);
+  for (size_t size = limit; size <= limit + 1; size++) {
+    tu_buf b = {0};
+    tu_buf_append(&b, enc.data, hdr.data_offset);
+    while (b.size < size - 2)
+      tu_buf_append(&b, (const uint8_t[]){0x12}, 1);
+    tu_buf_append(&b, (const uint8_t[]){0xff, 0xd9}, 2);
+    scan_chunked(b.data, b.size, b.size, &whole);
+    if (size == limit)
+      TU_CHECK(whole.n == 1 && whole.e[0].complete && whole.e[0].size == limit,
+               "a frame of the bound's %zu bytes: %d events, complete %d", limit, whole.n,
+               whole.n > 0 ? whole.e[0].complete : -1);
+    else
+      TU_CHECK(whole.n >= 1 && !whole.e[0].complete && whole.e[0].too_long &&
+                   whole.e[0].size == limit,
+               "a frame one byte past the bound: %d events, the first of %zu bytes", whole.n,
+               whole.n > 0 ? whole.e[0].size : 0);
+    scan_chunked(b.data, b.size, 1, &part);
+    TU_CHECK(same_events(&whole, &part), "a frame of %zu bytes: other events in 1-byte chunks",
+             size);
+    tu_buf_free(&b);
+  }
+  tu_buf_free(&enc);
 }
 
 static void test_api(void)
@@ -307,5 +348,6 @@ int main(void)
   test_data_end();
   test_truncated();
   test_never_ends();
+  test_longest_frame();
   return tu_finish("frame_scan");
 }

@@ -307,14 +307,17 @@ def test_keyframe_exact(stream):
 
 def test_snap_nearest(stream):
     """Keyframes every 0.4 s: a key-unit seek to 5.5 s with SNAP_NEAREST
-    starts at 5.6 s, with SNAP_BEFORE at 5.2 s, with SNAP_AFTER at 5.6 s."""
+    starts at 5.6 s, with SNAP_BEFORE at 5.2 s, with SNAP_AFTER at 5.6 s;
+    to 5.4 s, as far from both, SNAP_NEAREST takes the one before."""
     p = Player(stream)
-    for name, want in (("KEY_UNIT|SNAP_NEAREST", 5600), ("KEY_UNIT|SNAP_BEFORE", 5200),
-                       ("KEY_UNIT|SNAP_AFTER", 5600)):
-        p.seek(1.0, SNAPS[name], 5500 * Gst.MSECOND)
+    for name, target, want in (("KEY_UNIT|SNAP_NEAREST", 5500, 5600),
+                               ("KEY_UNIT|SNAP_BEFORE", 5500, 5200),
+                               ("KEY_UNIT|SNAP_AFTER", 5500, 5600),
+                               ("KEY_UNIT|SNAP_NEAREST", 5400, 5200)):
+        p.seek(1.0, SNAPS[name], target * Gst.MSECOND)
         got = p.play()
-        check(got and got[0][0] == want * Gst.MSECOND, "%s: seek to 5.5 s %s starts at %s" % (
-            stream.name, name, got and got[0][0]))
+        check(got and got[0][0] == want * Gst.MSECOND, "%s: seek to %.1f s %s starts at %s" % (
+            stream.name, target / 1000, name, got and got[0][0]))
     p.close()
 
 

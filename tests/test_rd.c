@@ -535,6 +535,32 @@ static void test_chroma_candidates(void)
   TU_CHECK(ok, "the chroma search's candidates or choice are wrong");
 }
 
+/* The left neighbour's vector is tried only where it keeps the block inside
+ * the plane (format 3.3): in the last column of a 64x48 plane (mx 56) a
+ * vector 1 to the right, which fitted the neighbour, does not. */
+static void test_left_vector_trial(void)
+{
+  static const struct {
+    int mx, my, x, y, tried;
+  } cases[] = {
+      {56, 16, 1, 0, 0},  {56, 16, -3, 2, 1}, {48, 16, 8, 0, 1},  {48, 16, 9, 0, 0},
+      {56, 40, -1, 1, 0}, {56, 40, -1, 0, 1}, {8, 16, -8, -2, 1}, {8, 16, -9, 0, 0},
+  };
+  const c63_mv own = {0, 0, 1, 0};
+  int ok = 1;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const c63_mv own1 = {(int8_t)cases[i].x, (int8_t)cases[i].y, 1, 0};
+    c63_mv v = {0, 0, 0, 0};
+    const int tried = c63_rd_trial_vector(C63_RD_T_LEFT_SEARCH, cases[i].mx / 8, own, own1, 64, 48,
+                                          cases[i].mx, cases[i].my, &v);
+    TU_CHECK(tried == cases[i].tried, "block at %d,%d, the left vector (%d,%d): tried %d",
+             cases[i].mx, cases[i].my, cases[i].x, cases[i].y, tried);
+    ok &= tried == cases[i].tried && (!tried || (c63_rd_same_vector(v, own1) && v.use_mv));
+  }
+  printf("  the left neighbour's vector tried inside the plane only: %s\n", ok ? "ok" : "WRONG");
+  TU_CHECK(ok, "the left neighbour's vector is tried where it leaves the plane");
+}
+
 /* The optimised window of SADs equals the C version, windows at the edges
  * of the plane included. */
 static void test_sad_window(void)
@@ -583,5 +609,6 @@ int main(void)
   test_decide_dc();
   test_chroma_candidates();
   test_sad_window();
+  test_left_vector_trial();
   return tu_finish("rd");
 }

@@ -101,6 +101,25 @@ static void test_stuffing(void)
   c63_bytebuf_free(&w.buf);
 }
 
+/* Every byte an FF, with the flush byte after it, into a buffer whose free
+ * space is exactly twice the data: the buffer grows to hold all of it. */
+static void test_stuffing_worst_case(void)
+{
+  uint8_t data[2047];
+  c63_bytebuf b = {0};
+
+  memset(data, 0xff, sizeof data);
+  c63_bytebuf_put(&b, "ab", 2);
+  CHECK_EQ(b.capacity - b.size, 2 * sizeof data);
+  CHECK_EQ(c63_write_stuffed(&b, data, sizeof data, 0, 0), 0);
+  CHECK_EQ(b.size, 2 + 2 * sizeof data + 1);
+  CHECK(b.size <= b.capacity);
+  for (size_t i = 0; i < sizeof data; i++)
+    CHECK(b.data[2 + 2 * i] == 0xff && b.data[3 + 2 * i] == 0x00);
+  CHECK_EQ(b.data[b.size - 1], 0x00);
+  c63_bytebuf_free(&b);
+}
+
 static void test_flush_rule(void)
 {
   writer w;
@@ -235,6 +254,7 @@ int main(void)
   test_packing();
   test_append();
   test_stuffing();
+  test_stuffing_worst_case();
   test_flush_rule();
   test_reader();
   test_huffman_roundtrip();

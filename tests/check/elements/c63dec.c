@@ -558,6 +558,27 @@ GST_START_TEST(test_dec_flush_in_flight)
 }
 GST_END_TEST;
 
+/* Push every frame, frames bad_a and bad_b with a broken DHT marker, then
+ * EOS. */
+static void push_frames_bad_dht(GstHarness *hh, GPtrArray *frames, guint bad_a, guint bad_b)
+{
+  guint n;
+
+  for (n = 0; n < frames->len; n++) {
+    GBytes *frame = g_bytes_ref(frames->pdata[n]);
+    if (n == bad_a || n == bad_b) {
+      gsize len;
+      const guint8 *good = g_bytes_get_data(frame, &len);
+      guint8 *bad = g_memdup2(good, len);
+      bad[222] ^= 0xff; /* the C4 of the DHT marker, after SOI, DQT and SOF */
+      g_bytes_unref(frame);
+      frame = g_bytes_new_take(bad, len);
+    }
+    fail_unless_equals_int(push_frame(hh, frame, n), GST_FLOW_OK);
+  }
+  fail_unless(gst_harness_push_event(hh, gst_event_new_eos()));
+}
+
 /* Frame 3 with a broken DHT marker: a warning, frames 3..6 are missing, and
  * from keyframe 7 on the pictures are exactly the clean ones. */
 GST_START_TEST(test_dec_corrupt_recovery)
@@ -571,19 +592,7 @@ GST_START_TEST(test_dec_corrupt_recovery)
   guint n;
 
   gst_element_set_bus(hh->element, bus);
-  for (n = 0; n < frames->len; n++) {
-    GBytes *frame = g_bytes_ref(frames->pdata[n]);
-    if (n == 3) {
-      gsize len;
-      const guint8 *good = g_bytes_get_data(frame, &len);
-      guint8 *bad = g_memdup2(good, len);
-      bad[222] ^= 0xff; /* the C4 of the DHT marker, after SOI, DQT and SOF */
-      g_bytes_unref(frame);
-      frame = g_bytes_new_take(bad, len);
-    }
-    fail_unless_equals_int(push_frame(hh, frame, n), GST_FLOW_OK);
-  }
-  fail_unless(gst_harness_push_event(hh, gst_event_new_eos()));
+  push_frames_bad_dht(hh, frames, 3, 3);
   g_free(pull_pictures(hh, each, NULL, NULL));
   fail_unless_equals_int(each->len, frames->len - 4);
   for (n = 0; n < 3; n++)
@@ -606,6 +615,26 @@ GST_START_TEST(test_dec_corrupt_recovery)
   g_ptr_array_unref(clean);
   g_ptr_array_unref(frames);
   gst_harness_teardown(hh);
+}
+GST_END_TEST;
+
+/* Two glitches with pictures between them (frames 3 and 10, keyframe 7
+ * decoded in between): each one is news, a warning each. */
+GST_START_TEST(test_dec_warning_per_glitch)
+{
+  GPtrArray *frames = load_frames(K7_STREAM);
+  GstBus *bus;
+  GstHarness *hh = dec_harness_bus(PACKETIZED_CAPS, &bus);
+  BusMessages m;
+
+  push_frames_bad_dht(hh, frames, 3, 10);
+  g_free(pull_pictures(hh, NULL, NULL, NULL));
+  pop_messages(bus, &m);
+  fail_unless_equals_int(m.warnings, 2);
+  fail_unless_equals_int(m.errors, 0);
+  clear_messages(&m);
+  g_ptr_array_unref(frames);
+  teardown_bus(hh, bus);
 }
 GST_END_TEST;
 
@@ -1172,6 +1201,7 @@ static Suite *c63dec_suite(void)
   tcase_add_test(tc, test_dec_size_change_bytestream);
   tcase_add_test(tc, test_dec_truncated_at_eos);
   tcase_add_test(tc, test_dec_garbage_warnings_bounded);
+  tcase_add_test(tc, test_dec_warning_per_glitch);
   tcase_add_test(tc, test_dec_garbage_error_per_resync);
   tcase_add_test(tc, test_dec_nothing_decoded);
   tcase_add_test(tc, test_dec_empty_stream);

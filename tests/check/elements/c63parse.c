@@ -456,6 +456,58 @@ GST_START_TEST(test_parse_exact_timestamps)
 }
 GST_END_TEST;
 
+/* The timestamps of the buffers reaching a sink, seen before the sink
+ * drops those outside the segment. */
+static GstPadProbeReturn on_buffer_to_sink(G_GNUC_UNUSED GstPad *pad, GstPadProbeInfo *info,
+                                           GArray *pts)
+{
+  GstClockTime t = GST_BUFFER_PTS(GST_PAD_PROBE_INFO_BUFFER(info));
+  g_array_append_val(pts, t);
+  return GST_PAD_PROBE_OK;
+}
+
+/* A seek with a stop exactly on a frame's time (keyframe 21): c63parse
+ * alone (a remux) pushes frames up to frame 20, none at or past the stop,
+ * in pull mode and in push mode (a queue in between). */
+GST_START_TEST(test_parse_segment_stop)
+{
+  static const gchar *const middles[] = {"c63parse", "queue ! c63parse"};
+  const C63Vector *v = c63check_vector(K7_STREAM);
+  const GstClockTime stop = 21 * FRAME_DURATION;
+  guint m, i;
+
+  for (m = 0; m < G_N_ELEMENTS(middles); m++) {
+    gchar *desc = describe(middles[m], v);
+    GstElement *pipeline = gst_parse_launch(desc, NULL);
+    GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+    GArray *pts = g_array_new(FALSE, FALSE, sizeof(GstClockTime));
+    GstPad *sinkpad = gst_element_get_static_pad(sink, "sink");
+
+    g_object_set(sink, "sync", FALSE, NULL);
+    gst_pad_add_probe(sinkpad, GST_PAD_PROBE_TYPE_BUFFER, (GstPadProbeCallback)on_buffer_to_sink,
+                      pts, NULL);
+    gst_object_unref(sinkpad);
+    set_state_wait(pipeline, GST_STATE_PAUSED);
+    g_array_set_size(pts, 0); /* the picture prerolled before the seek */
+    fail_unless(gst_element_seek(pipeline, 1.0, GST_FORMAT_TIME,
+                                 GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_ACCURATE, GST_SEEK_TYPE_SET,
+                                 14 * FRAME_DURATION, GST_SEEK_TYPE_SET, stop));
+    set_state_wait(pipeline, GST_STATE_PLAYING);
+    wait_eos(pipeline);
+    fail_unless(pts->len > 0);
+    for (i = 0; i < pts->len; i++)
+      fail_unless(g_array_index(pts, GstClockTime, i) < stop,
+                  "%s: a frame at %" GST_TIME_FORMAT ", the stop is %" GST_TIME_FORMAT, middles[m],
+                  GST_TIME_ARGS(g_array_index(pts, GstClockTime, i)), GST_TIME_ARGS(stop));
+    fail_unless_equals_uint64(g_array_index(pts, GstClockTime, pts->len - 1), 20 * FRAME_DURATION);
+    g_array_unref(pts);
+    gst_object_unref(sink);
+    pipeline_free(pipeline);
+    g_free(desc);
+  }
+}
+GST_END_TEST;
+
 /* Framerates whose timestamps GStreamer cannot hold are refused with an
  * error that says so: frames under a nanosecond (2147483647/1), and frames
  * past the clock's range (1/2147483647: frame 4 ends after 292 years), in
@@ -590,6 +642,7 @@ static Suite *c63parse_suite(void)
   tcase_add_test(tc, test_parse_pipeline_duration_seek);
   tcase_add_test(tc, test_parse_decodebin);
   tcase_add_test(tc, test_parse_exact_timestamps);
+  tcase_add_test(tc, test_parse_segment_stop);
   tcase_add_test(tc, test_parse_framerate_refused);
   tcase_add_test(tc, test_parse_capssetter_framerate);
   tcase_add_test(tc, test_parse_transcode_mp4);
