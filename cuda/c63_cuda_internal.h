@@ -71,6 +71,13 @@ template <typename... Params, typename... Args>
 cudaError_t c63_cuda_launch_after(bool early, void (*kernel)(Params...), dim3 grid, dim3 block,
                                   size_t shmem, cudaStream_t s, Args... args)
 {
+#if CUDART_VERSION < 11080
+  /* No cudaLaunchKernelEx before CUDA 11.8 (JetPack 5's 11.4): an ordinary
+   * launch, which is what early launches are on GPUs before sm_90. */
+  (void)early;
+  kernel<<<grid, block, shmem, s>>>(static_cast<Params>(args)...);
+  return cudaGetLastError();
+#else
   cudaLaunchAttribute a;
   a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   a.val.programmaticStreamSerializationAllowed = 1;
@@ -82,6 +89,7 @@ cudaError_t c63_cuda_launch_after(bool early, void (*kernel)(Params...), dim3 gr
   c.attrs = &a;
   c.numAttrs = early ? 1 : 0;
   return cudaLaunchKernelEx(&c, kernel, static_cast<Params>(args)...);
+#endif
 }
 
 /* The planes of a geometry back to back (Y, U, V), blocks numbered through
