@@ -78,6 +78,11 @@ bool c63_cuda_zero_copy(int device)
   return integrated != 0;
 }
 
+extern "C" int c63_cuda_zero_copy_on(int device_id)
+{
+  return c63_cuda_zero_copy(device_id) ? 1 : 0;
+}
+
 const uint8_t *c63_cuda_mapped(const uint8_t *p)
 {
   cudaPointerAttributes a;

@@ -219,7 +219,8 @@ int main(int argc, char **argv)
 
   char dev[256];
   if (c63_cuda_device_name(p.device_id, dev, sizeof dev) != C63_OK) snprintf(dev, sizeof dev, "?");
-  printf("device %d: %s\n", p.device_id, dev);
+  printf("device %d: %s, %s\n", p.device_id, dev,
+         c63_cuda_zero_copy_on(p.device_id) ? "integrated-GPU path (no copies)" : "copying path");
   printf("%dx%d, %d frames per run (clip of %d%s%s), quality %d, range %d, keyframe interval %d\n",
          p.width, p.height, frames, clip_frames, pinned ? ", page-locked" : "",
          zero_copy ? ", zero-copy" : "", p.quality, p.search_range, p.keyframe_interval);

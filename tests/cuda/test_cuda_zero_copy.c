@@ -23,6 +23,8 @@
 static void set_zero_copy(int on)
 {
   setenv("C63_CUDA_ZERO_COPY", on ? "1" : "0", 1);
+  TU_CHECK(c63_cuda_zero_copy_on(0) == on, "C63_CUDA_ZERO_COPY=%d: the path is %s", on,
+           on ? "off" : "on");
 }
 
 static const char *const path_names[3] = {"cpu", "cuda copying", "cuda zero-copy"};
