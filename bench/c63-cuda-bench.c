@@ -37,7 +37,10 @@ static void usage(FILE *out)
           "  -d N         CUDA device (default 0)\n"
           "  -t N         encoder threads (default 0: one per core, up to 16)\n"
           "  -p           page-lock the clip, as a pinned buffer pool would: frames are\n"
-          "               uploaded straight from it (default: copied into staging)\n",
+          "               uploaded straight from it (default: copied into staging)\n"
+          "  -z           the integrated-GPU path on any GPU (C63_CUDA_ZERO_COPY=1): kernels\n"
+          "               read the pictures in host memory in place (with -p: the clip\n"
+          "               itself), no copy-engine upload\n",
           C63_DEFAULT_QUALITY, C63_DEFAULT_SEARCH_RANGE, C63_DEFAULT_KEYFRAME_INTERVAL);
 }
 
@@ -95,8 +98,8 @@ int main(int argc, char **argv)
   p.width = 1920;
   p.height = 1080;
   p.backend = C63_BACKEND_CUDA;
-  int frames = 300, runs = 5, opt, pinned = 0;
-  while ((opt = getopt(argc, argv, "w:h:f:n:q:r:k:m:d:t:p")) != -1) {
+  int frames = 300, runs = 5, opt, pinned = 0, zero_copy = 0;
+  while ((opt = getopt(argc, argv, "w:h:f:n:q:r:k:m:d:t:pz")) != -1) {
     switch (opt) {
     case 'w':
       p.width = atoi(optarg);
@@ -136,11 +139,16 @@ int main(int argc, char **argv)
     case 'p':
       pinned = 1;
       break;
+    case 'z':
+      zero_copy = 1;
+      break;
     default:
       usage(stderr);
       return 2;
     }
   }
+  /* The backend reads the setting when an encoder is created. */
+  if (zero_copy) setenv("C63_CUDA_ZERO_COPY", "1", 1);
   char msg[512];
   if (c63_enc_params_validate(&p, msg, sizeof msg) != C63_OK || frames < 1 || runs < 1 ||
       runs > MAX_RUNS) {
@@ -193,10 +201,11 @@ int main(int argc, char **argv)
 
   char dev[256];
   if (c63_cuda_device_name(p.device_id, dev, sizeof dev) != C63_OK) snprintf(dev, sizeof dev, "?");
-  printf("device %d: %s\n", p.device_id, dev);
-  printf("%dx%d, %d frames per run (clip of %d%s), quality %d, range %d, keyframe interval %d\n",
-         p.width, p.height, frames, clip_frames, pinned ? ", page-locked" : "", p.quality,
-         p.search_range, p.keyframe_interval);
+  printf("device %d: %s, %s\n", p.device_id, dev,
+         c63_cuda_zero_copy_on(p.device_id) ? "integrated-GPU path (no copies)" : "copying path");
+  printf("%dx%d, %d frames per run (clip of %d%s%s), quality %d, range %d, keyframe interval %d\n",
+         p.width, p.height, frames, clip_frames, pinned ? ", page-locked" : "",
+         zero_copy ? ", zero-copy" : "", p.quality, p.search_range, p.keyframe_interval);
 
   /* Warm-up: context creation, module loading, first-touch of pinned memory. */
   size_t bytes;

@@ -31,6 +31,12 @@ void c63_cuda_unpin(void *ptr);
 void *c63_cuda_host_alloc(size_t size);
 void c63_cuda_host_free(void *ptr);
 
+/* Whether backends created now on device_id take the integrated-GPU path
+ * (no picture copies: kernels read and write page-locked host memory in
+ * place): on a GPU that shares the host's memory, or as the environment
+ * variable C63_CUDA_ZERO_COPY (1 or 0) says (docs/jetson.md). */
+int c63_cuda_zero_copy_on(int device_id);
+
 /* Name of a CUDA device as the driver reports it, with its compute
  * capability and multiprocessor count ("<name> (sm_XY, N SMs)"); returns 0,
  * or a c63_status with the CUDA error in name. */

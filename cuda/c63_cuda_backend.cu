@@ -12,7 +12,9 @@
  * Per frame: the host copies the picture into the slot's staging (the only
  * per-frame CPU work; skipped when the picture is in page-locked or device
  * memory already), the copy stream uploads it row by row into the slot's
- * zero-padded frame, the compute stream waits for that upload, searches,
+ * zero-padded frame (on a GPU that shares the host's memory, c63_cuda_zero_copy,
+ * a kernel on that stream reads the page-locked picture or staging in
+ * place instead), the compute stream waits for that upload, searches,
  * transforms and reconstructs, and the coding stream then entropy codes,
  * writes the payload to the host and records the slot's event.
  * The search and transform of a frame depend on the previous frame's
@@ -71,6 +73,7 @@ double now_ms()
 
 struct slot {
   uint8_t *h_in;      /* pinned: visible Y, U, V back to back, tight */
+  uint8_t *h_in_dev;  /* h_in as the device sees it (zero-copy: mapped) */
   uint8_t *d_cur;     /* device: the padded frame; uploads write only the
                          visible pixels, so the padding stays zero */
   uint8_t *d_uv;      /* device: NV12's interleaved chroma, before the split */
@@ -94,6 +97,7 @@ struct c63_backend {
   c63_geometry g;
   c63_device dev;                    /* the context everything below lives in */
   int device;                        /* its ordinal */
+  bool zero_copy;                    /* kernels read pictures in host memory in place */
   cudaStream_t copy, stream, coding; /* uploads; search and transform; entropy coding */
   size_t in_bytes;                   /* visible Y + U + V */
   size_t frame_bytes;                /* padded Y + U + V */
@@ -186,7 +190,9 @@ void init_layout(c63_backend *be, const c63_geometry *g)
 cudaError_t alloc_slot(c63_backend *be, slot &s, size_t payload_bytes, const char **what)
 {
   *what = "allocating pinned host buffers";
-  cudaError_t err = cudaHostAlloc(&s.h_in, be->in_bytes, cudaHostAllocDefault);
+  cudaError_t err = cudaHostAlloc(&s.h_in, be->in_bytes,
+                                  be->zero_copy ? cudaHostAllocMapped : cudaHostAllocDefault);
+  if (err == cudaSuccess && be->zero_copy) err = cudaHostGetDevicePointer(&s.h_in_dev, s.h_in, 0);
   if (err == cudaSuccess)
     err = cudaHostAlloc(&s.h_out, kHeaderRoom + be->out_capacity + 16, cudaHostAllocMapped);
   if (err == cudaSuccess) err = cudaHostAlloc(&s.h_size, sizeof(uint32_t), cudaHostAllocMapped);
@@ -246,6 +252,7 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
   be->g = *g;
   be->dev = *dev;
   be->device = device_id;
+  be->zero_copy = c63_cuda_zero_copy(device_id);
   init_layout(be, g);
 
   /* The encoder's pool copies the input into pinned memory, in slices for
@@ -343,6 +350,17 @@ bool dma_readable(const c63_frame_job *job)
   return true;
 }
 
+/* Whether kernels can read every plane of the picture where it is, and
+ * the addresses they read it through (zero-copy path). */
+bool mapped_readable(const c63_frame_job *job, const uint8_t *dev[3])
+{
+  for (int p = 0; p < (job->nv12 ? 2 : 3); p++) {
+    dev[p] = c63_cuda_mapped(job->src[p]);
+    if (!dev[p]) return false;
+  }
+  return true;
+}
+
 void record(const slot &s, int e, cudaStream_t st)
 {
   if (s.timed) cudaEventRecord(s.ev[e], st);
@@ -356,10 +374,11 @@ struct submit_frame {
   c63_frame_job *job;
   slot &s;
   c63_cuda_planes P;
-  bool direct;        /* uploaded straight from the caller's picture */
-  const uint8_t *ref; /* the previous reconstruction; NULL for a keyframe */
-  const c63_mv *mvs;  /* the vectors the transform reads; NULL for a keyframe */
-  uint8_t *recon;     /* the frame's reconstruction, the next reference */
+  bool direct;           /* uploaded straight from the caller's picture */
+  const uint8_t *src[3]; /* zero-copy: where the kernels read each plane */
+  const uint8_t *ref;    /* the previous reconstruction; NULL for a keyframe */
+  const c63_mv *mvs;     /* the vectors the transform reads; NULL for a keyframe */
+  uint8_t *recon;        /* the frame's reconstruction, the next reference */
   const char *what;
 };
 
@@ -387,8 +406,9 @@ int check_submit(const c63_backend *be, const c63_frame_job *job, char *msg, siz
  * previous frame was collected, so its buffers are free. */
 submit_frame prepare_frame(c63_backend *be, c63_frame_job *job, slot &s)
 {
-  submit_frame f = {be,      job,     s,       be->planes,           dma_readable(job),
-                    nullptr, nullptr, nullptr, "uploading the frame"};
+  submit_frame f = {be, job,     s,       be->planes, false,
+                    {}, nullptr, nullptr, nullptr,    "uploading the frame"};
+  f.direct = be->zero_copy ? mapped_readable(job, f.src) : dma_readable(job);
   if (!f.direct) {
     copy_task task = {be, job, s.h_in, be->copy_slices};
     c63_threadpool_run(be->pool, copy_slice, &task, task.slices);
@@ -403,6 +423,29 @@ submit_frame prepare_frame(c63_backend *be, c63_frame_job *job, slot &s)
   return f;
 }
 
+/* Zero-copy upload, on the copy stream: kernels read the picture (or the
+ * staging) in place through its mapped address and write the padded frame
+ * the search and transform read many times over, in device memory. */
+cudaError_t read_in_place(submit_frame &f)
+{
+  c63_backend *be = f.be;
+  const c63_frame_job *job = f.job;
+  cudaError_t err = cudaSuccess;
+  for (int p = 0; p < (job->nv12 ? 2 : 3) && err == cudaSuccess; p++) {
+    const uint8_t *src = f.direct ? f.src[p] : f.s.h_in_dev + be->in_off[p];
+    const int w = be->g.pic_w[p];
+    const size_t pitch =
+        f.direct ? (size_t)job->src_stride[p] : (size_t)(job->nv12 && p ? 2 * w : w);
+    uint8_t *dst = f.s.d_cur + f.P.p[p].pix_off;
+    if (job->nv12 && p == 1)
+      err = c63_cuda_split_uv(src, pitch, w, be->g.pic_h[1], dst, f.s.d_cur + f.P.p[2].pix_off,
+                              f.P.p[1].w, be->copy);
+    else
+      err = c63_cuda_copy_plane(src, pitch, dst, f.P.p[p].w, w, be->g.pic_h[p], be->copy);
+  }
+  return err;
+}
+
 /* Upload, on the copy stream: row by row into the padded frame (the copy
  * engine does the padding); NV12's chroma goes up as it is and is split
  * on the GPU. */
@@ -413,6 +456,11 @@ cudaError_t upload(submit_frame &f)
   slot &s = f.s;
   cudaError_t err = cudaSuccess;
   record(s, EV_START, be->copy);
+  if (be->zero_copy) {
+    err = read_in_place(f);
+    record(s, EV_UPLOADED, be->copy);
+    return err == cudaSuccess ? cudaEventRecord(s.uploaded, be->copy) : err;
+  }
   for (int p = 0; p < (job->nv12 ? 2 : 3) && err == cudaSuccess; p++) {
     const bool uv = job->nv12 && p == 1;
     const int row = uv ? 2 * be->g.pic_w[1] : be->g.pic_w[p];

@@ -35,14 +35,23 @@ void load()
 } // namespace
 
 /* The driver function `name` with the ABI it had in CUDA `version` (later
- * versions may change a signature, as CUDA 12 did cuCtxCreate's). */
+ * versions may change a signature, as CUDA 12 did cuCtxCreate's). Runtimes
+ * before 12.5 (JetPack 5's CUDA 11) cannot ask for a version: they give
+ * the one of their own CUDA version, which is the ABI asked for as long as
+ * the callers name versions not newer than the oldest runtime built with
+ * (the context functions: unchanged since CUDA 4). */
 void *c63_cuda_driver_entry(const char *name, unsigned version)
 {
   void *fn = nullptr;
+#if CUDART_VERSION >= 12050
   cudaDriverEntryPointQueryResult found;
   if (cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &found) !=
           cudaSuccess ||
       found != cudaDriverEntryPointSuccess) {
+#else
+  (void)version;
+  if (cudaGetDriverEntryPoint(name, &fn, cudaEnableDefault) != cudaSuccess || !fn) {
+#endif
     cudaGetLastError();
     return nullptr;
   }

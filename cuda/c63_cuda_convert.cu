@@ -1,6 +1,9 @@
-/* NV12's interleaved chroma split into the U and V planes the encoder
- * works on: one thread per UV pair, rows of the source at any pitch. It
- * writes only the visible pixels, so the destination's zero padding stays.
+/* Picture kernels: NV12's interleaved chroma split into the U and V planes
+ * the encoder works on (one thread per UV pair, rows of the source at any
+ * pitch), and a plane copied between two pitches (one thread per byte).
+ * Both write only the visible pixels, so the destination's zero padding
+ * stays. Kernels rather than the copy engine, so either side may be mapped
+ * host memory read or written in place (c63_cuda_zero_copy).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "cuda/c63_cuda_internal.h"
 #include "cuda/c63_cuda_policy.cuh"
@@ -18,6 +21,14 @@ __global__ void split_uv(const uint8_t *__restrict__ uv, size_t pitch, int w, in
   v[(size_t)y * dst_pitch + x] = src[1];
 }
 
+__global__ void copy_plane(const uint8_t *__restrict__ src, size_t src_pitch, int w, int h,
+                           uint8_t *__restrict__ dst, size_t dst_pitch)
+{
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+  if (x >= w || y >= h) return;
+  dst[(size_t)y * dst_pitch + x] = src[(size_t)y * src_pitch + x];
+}
+
 } // namespace
 
 cudaError_t c63_cuda_split_uv(const uint8_t *uv, size_t pitch, int w, int h, uint8_t *u, uint8_t *v,
@@ -26,5 +37,14 @@ cudaError_t c63_cuda_split_uv(const uint8_t *uv, size_t pitch, int w, int h, uin
   constexpr int kThreads = c63_cuda_backend_policy::kSplitThreads;
   const dim3 block(kThreads), grid((unsigned)((w + kThreads - 1) / kThreads), (unsigned)h);
   split_uv<<<grid, block, 0, s>>>(uv, pitch, w, h, u, v, dst_pitch);
+  return cudaGetLastError();
+}
+
+cudaError_t c63_cuda_copy_plane(const uint8_t *src, size_t src_pitch, uint8_t *dst,
+                                size_t dst_pitch, int w, int h, cudaStream_t s)
+{
+  constexpr int kThreads = c63_cuda_backend_policy::kSplitThreads;
+  const dim3 block(kThreads), grid((unsigned)((w + kThreads - 1) / kThreads), (unsigned)h);
+  copy_plane<<<grid, block, 0, s>>>(src, src_pitch, w, h, dst, dst_pitch);
   return cudaGetLastError();
 }

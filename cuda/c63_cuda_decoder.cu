@@ -10,7 +10,10 @@
  * coefficients would be 6.3 MB), a kernel expands them, one kernel
  * reconstructs, and the padded picture comes down into one of two pinned
  * buffers. Two frames can be in flight, so the GPU reconstructs the next
- * while the caller reads this one; one stream keeps them in order.
+ * while the caller reads this one; one stream keeps them in order. On a GPU
+ * that shares the host's memory (c63_cuda_zero_copy) the output buffers are
+ * mapped and a kernel writes the picture into them where the CPU reads it;
+ * the references stay in device memory.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +33,7 @@ constexpr int kExpandBlocks = c63_cuda_decoder_policy::kExpandBlocks;
 
 struct out_buffer {
   uint8_t *host;
+  uint8_t *host_dev;     /* host as the device sees it (zero-copy: mapped) */
   const uint8_t *device; /* the picture left on the device instead (device_out) */
   cudaEvent_t ready;
 };
@@ -38,6 +42,7 @@ struct out_buffer {
 
 struct c63_decode_backend {
   c63_device dev; /* the context everything below lives in */
+  bool zero_copy; /* pictures written into mapped host memory by a kernel */
   cudaStream_t stream;
   cudaStream_t copy_stream; /* pictures copied out (collected: their work is done) */
   c63_geometry g;
@@ -96,7 +101,7 @@ void free_buffers(c63_decode_backend *be)
   cudaFree(be->d_rec[1]);
   for (auto &o : be->out) {
     cudaFreeHost(o.host);
-    o.host = nullptr;
+    o.host = o.host_dev = nullptr;
   }
   be->d_coeffs = nullptr;
   be->d_start = nullptr;
@@ -126,6 +131,8 @@ int cu_create(const c63_device *dev, c63_threadpool *, c63_decode_backend **out,
     return C63_ERR_NOMEM;
   }
   be->dev = *dev;
+  const int device = c63_cuda_context_device(*dev);
+  be->zero_copy = device >= 0 && c63_cuda_zero_copy(device);
   err = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking);
   if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&be->copy_stream, cudaStreamNonBlocking);
   for (int i = 0; i < kDepth && err == cudaSuccess; i++)
@@ -189,8 +196,11 @@ int cu_resize(c63_decode_backend *be, const c63_geometry *g, char *msg, size_t m
     if (err == cudaSuccess) err = cudaMemset(be->d_rec[i] + pix, 0, C63_CUDA_REF_TAIL);
   }
   if (err == cudaSuccess) what = "allocating pinned host buffers";
-  for (int i = 0; i < kDepth && err == cudaSuccess; i++)
-    err = cudaHostAlloc(&be->out[i].host, pix, cudaHostAllocDefault);
+  for (int i = 0; i < kDepth && err == cudaSuccess; i++) {
+    out_buffer &o = be->out[i];
+    err = cudaHostAlloc(&o.host, pix, be->zero_copy ? cudaHostAllocMapped : cudaHostAllocDefault);
+    if (err == cudaSuccess && be->zero_copy) err = cudaHostGetDevicePointer(&o.host_dev, o.host, 0);
+  }
   if (err != cudaSuccess) {
     int status = alloc_failed(be, err, what, msg, msg_size);
     free_buffers(be);
@@ -214,6 +224,22 @@ int reserve_entries(c63_decode_backend *be, size_t n, char *msg, size_t msg_size
   if (err != cudaSuccess) return alloc_failed(be, err, "allocating device buffers", msg, msg_size);
   be->cap_entries = want;
   return C63_OK;
+}
+
+/* The reconstruction rec into the output buffer o: by the copy engine, or
+ * on the zero-copy path by a kernel writing the mapped buffer in place. */
+cudaError_t write_out(const c63_decode_backend *be, const uint8_t *rec, out_buffer &o,
+                      cudaStream_t st)
+{
+  if (!be->zero_copy)
+    return cudaMemcpyAsync(o.host, rec, be->frame_bytes, cudaMemcpyDeviceToHost, st);
+  cudaError_t err = cudaSuccess;
+  for (int p = 0; p < 3 && err == cudaSuccess; p++) {
+    const c63_cuda_plane &pl = be->planes.p[p];
+    err =
+        c63_cuda_copy_plane(rec + pl.pix_off, pl.w, o.host_dev + pl.pix_off, pl.w, pl.w, pl.h, st);
+  }
+  return err;
 }
 
 int cu_submit(c63_decode_backend *be, const c63_decode_job *job, char *msg, size_t msg_size)
@@ -257,7 +283,7 @@ int cu_submit(c63_decode_backend *be, const c63_decode_job *job, char *msg, size
     err = c63_cuda_dequant_idct_recon(be->d_coeffs, ref, mvs, P, be->d_rec[next], st);
   if (err == cudaSuccess && !job->device_out) {
     what = "downloading the picture";
-    err = cudaMemcpyAsync(o.host, be->d_rec[next], be->frame_bytes, cudaMemcpyDeviceToHost, st);
+    err = write_out(be, be->d_rec[next], o, st);
   }
   if (err == cudaSuccess) err = cudaEventRecord(o.ready, st);
   if (err != cudaSuccess) return c63_cuda_error(err, what, msg, msg_size);

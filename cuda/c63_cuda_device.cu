@@ -3,6 +3,7 @@
  * an error code, which we turn into a message: never an abort.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "c63/c63.h"
@@ -61,6 +62,36 @@ extern "C" int c63_cuda_device_count(char *msg, size_t msg_size)
   }
   if (msg && msg_size) msg[0] = '\0';
   return count;
+}
+
+bool c63_cuda_zero_copy(int device)
+{
+  const char *force = getenv("C63_CUDA_ZERO_COPY");
+  int mappable = 0, integrated = 0;
+  if (cudaDeviceGetAttribute(&mappable, cudaDevAttrCanMapHostMemory, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&integrated, cudaDevAttrIntegrated, device) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  if (!mappable) return false;
+  if (force && (!strcmp(force, "0") || !strcmp(force, "1"))) return force[0] == '1';
+  return integrated != 0;
+}
+
+extern "C" int c63_cuda_zero_copy_on(int device_id)
+{
+  return c63_cuda_zero_copy(device_id) ? 1 : 0;
+}
+
+const uint8_t *c63_cuda_mapped(const uint8_t *p)
+{
+  cudaPointerAttributes a;
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  if (a.type != cudaMemoryTypeHost && a.type != cudaMemoryTypeDevice) return nullptr;
+  return static_cast<const uint8_t *>(a.devicePointer);
 }
 
 size_t c63_cuda_planes_init(const c63_geometry *g, c63_cuda_planes *P)

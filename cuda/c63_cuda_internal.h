@@ -71,6 +71,13 @@ template <typename... Params, typename... Args>
 cudaError_t c63_cuda_launch_after(bool early, void (*kernel)(Params...), dim3 grid, dim3 block,
                                   size_t shmem, cudaStream_t s, Args... args)
 {
+#if CUDART_VERSION < 11080
+  /* No cudaLaunchKernelEx before CUDA 11.8 (JetPack 5's 11.4): an ordinary
+   * launch, which is what early launches are on GPUs before sm_90. */
+  (void)early;
+  kernel<<<grid, block, shmem, s>>>(static_cast<Params>(args)...);
+  return cudaGetLastError();
+#else
   cudaLaunchAttribute a;
   a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   a.val.programmaticStreamSerializationAllowed = 1;
@@ -82,6 +89,7 @@ cudaError_t c63_cuda_launch_after(bool early, void (*kernel)(Params...), dim3 gr
   c.attrs = &a;
   c.numAttrs = early ? 1 : 0;
   return cudaLaunchKernelEx(&c, kernel, static_cast<Params>(args)...);
+#endif
 }
 
 /* The planes of a geometry back to back (Y, U, V), blocks numbered through
@@ -122,6 +130,25 @@ private:
   c63_device dev_;
   cudaError_t err_;
 };
+
+/* Whether backends on device (an ordinal) work without copies: the GPU
+ * shares the CPU's memory (cudaDevAttrIntegrated, as on Jetson boards), or
+ * the environment variable C63_CUDA_ZERO_COPY is 1 (0 turns the path off on
+ * an integrated GPU). Then kernels read pictures in page-locked host memory
+ * in place, through their mapped device address, and write pictures for the
+ * CPU into mapped page-locked memory; references stay in device memory. */
+bool c63_cuda_zero_copy(int device);
+
+/* The address kernels can read the memory at p through: p itself for
+ * device memory, the mapped address for page-locked host memory
+ * (cudaHostAlloc, or registered with cudaHostRegister); NULL for pageable
+ * memory. */
+const uint8_t *c63_cuda_mapped(const uint8_t *p);
+
+/* w x h bytes from src (rows src_pitch apart) to dst (rows dst_pitch
+ * apart) by a kernel, so either side may be mapped host memory. */
+cudaError_t c63_cuda_copy_plane(const uint8_t *src, size_t src_pitch, uint8_t *dst,
+                                size_t dst_pitch, int w, int h, cudaStream_t s);
 
 /* NV12 chroma: the w x h UV pairs at uv (rows pitch bytes apart) into the
  * planes u and v (rows dst_pitch apart). */

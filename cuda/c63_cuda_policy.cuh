@@ -38,7 +38,8 @@ struct c63_cuda_me_policy {
  * gets 64 registers too, G = 8 keeps 40. */
 template <int G> struct c63_cuda_me_bounds {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-  static constexpr int sm_threads = 1024; /* Turing */
+  /* Turing; on Volta too, whose 2048 would leave 32 registers a thread */
+  static constexpr int sm_threads = 1024;
 #else
   static constexpr int sm_threads = 1536;
 #endif

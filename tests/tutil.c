@@ -381,3 +381,35 @@ void tu_i420_to_nv12(const uint8_t *i420, int w, int h, uint8_t *y, int y_stride
       uv[(size_t)r * uv_stride + 2 * x + 1] = v[(size_t)r * cw + x];
     }
 }
+
+size_t tu_padded_picture(const uint8_t *i420, int w, int h, int nv12, int pad, uint8_t *buf,
+                         c63_picture *pic)
+{
+  const int cw = c63_chroma_size(w), ch = c63_chroma_size(h);
+  const int ys = w + pad, cs = nv12 ? 2 * cw + pad : cw + pad;
+  const size_t off[3] = {0, (size_t)ys * h, (size_t)ys * h + (size_t)cs * ch};
+  if (nv12) {
+    tu_i420_to_nv12(i420, w, h, buf, ys, buf + off[1], cs);
+  } else {
+    for (int c = 0; c < 3; c++) {
+      const int pw = c ? cw : w, ph = c ? ch : h, st = c ? cs : ys;
+      const uint8_t *p = i420 + (c ? (size_t)w * h + (c - 1) * (size_t)cw * ch : 0);
+      for (int r = 0; r < ph; r++)
+        memcpy(buf + off[c] + (size_t)r * st, p + (size_t)r * pw, (size_t)pw);
+    }
+  }
+  pic->format = nv12 ? C63_FORMAT_NV12 : C63_FORMAT_I420;
+  for (int c = 0; c < (nv12 ? 2 : 3); c++) {
+    pic->data[c] = buf + off[c];
+    pic->stride[c] = c ? cs : ys;
+  }
+  return off[2] + (size_t)cs * ch;
+}
+
+int tu_cuda_missing(void)
+{
+  char msg[256] = "";
+  if (c63_backend_available(C63_BACKEND_CUDA, 0, msg, sizeof msg) == 1) return 0;
+  printf("SKIP: CUDA backend not available: %s\n", msg);
+  return 1;
+}

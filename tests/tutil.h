@@ -88,6 +88,17 @@ int tu_encode_pictures(const c63_enc_params *p, tu_picture_fn picture, void *ctx
 void tu_i420_to_nv12(const uint8_t *i420, int w, int h, uint8_t *y, int y_stride, uint8_t *uv,
                      int uv_stride);
 
+/* A tight I420 picture laid out in buf with padded rows, as a pipeline
+ * hands pictures over: luma rows w + pad apart, chroma rows (NV12: the
+ * interleaved pairs) pad bytes longer than they are; pic points into buf.
+ * Returns the bytes used of buf (at most tu_i420_size(w + pad, h) * 3). */
+size_t tu_padded_picture(const uint8_t *i420, int w, int h, int nv12, int pad, uint8_t *buf,
+                         c63_picture *pic);
+
+/* Whether the CUDA backend is missing on device 0 (no build, driver or
+ * device): then prints the SKIP line meson shows; the test exits 77. */
+int tu_cuda_missing(void);
+
 /* Result of decoding a whole stream the way a player would (and c63-dec
  * does): split it with libc63's framer (c63_frame_scan), which skips junk
  * and gives up on broken frames, decode each frame; after lost data the

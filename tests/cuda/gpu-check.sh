@@ -13,7 +13,7 @@
 # from CUDA memory).
 #
 # BIN_DIR holds test_cuda_dsp, test_cuda_entropy, test_cuda_encode, test_cuda_decode,
-# c63-cuda-bench and optionally test_decode_api, test_tolerance, test_ratectl, c63-enc,
+# c63-cuda-bench and optionally test_cuda_zero_copy, test_decode_api, test_tolerance, test_ratectl, c63-enc,
 # c63-dec, c63-element-bench, check-c63cudaenc, check-c63dec,
 # check-c63parse and libgstc63.so; the conformance inputs are unpacked from
 # tests/data into OUT_DIR (xz, or Python's lzma where xz is missing).
@@ -63,6 +63,9 @@ step api "$bin/test_cuda_encode" api
 step layouts "$bin/test_cuda_encode" layouts
 step rd "$bin/test_cuda_encode" rd
 step decode "$bin/test_cuda_decode"
+# the integrated-GPU path forced on (C63_CUDA_ZERO_COPY=1) against the
+# copying path and the CPU
+[ -x "$bin/test_cuda_zero_copy" ] && step zero-copy "$bin/test_cuda_zero_copy"
 [ -x "$bin/test_decode_api" ] && step decode-api "$bin/test_decode_api"
 # crafted streams of every accepted quirk, decoded on both backends (the
 # CUDA pictures must equal the CPU's), and the rejections on both
@@ -116,6 +119,8 @@ if want sanitizers && command -v compute-sanitizer > /dev/null; then
   done
   step memcheck-decode timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$bin/test_cuda_decode"
+  [ -x "$bin/test_cuda_zero_copy" ] && step memcheck-zero-copy timeout 300 compute-sanitizer \
+    --tool memcheck --error-exitcode 9 "$bin/test_cuda_zero_copy"
   step racecheck-decode timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
     "$bin/test_cuda_decode"
   [ -x "$bin/test_decode_api" ] && step memcheck-decode-api timeout 300 compute-sanitizer \
@@ -166,6 +171,10 @@ bench bench-mandel-key "$bin/c63-cuda-bench" -k 1 -f 300 -n 5 "$mandel"
 bench bench-mandel-rd "$bin/c63-cuda-bench" -p -m rd -f 200 -n 3 "$mandel"
 bench bench-mandel-rd-key "$bin/c63-cuda-bench" -p -m rd -k 1 -f 300 -n 3 "$mandel"
 bench bench-mandel-key-pinned "$bin/c63-cuda-bench" -p -k 1 -f 300 -n 5 "$mandel"
+# the integrated-GPU path forced on a discrete GPU: kernels read the
+# pictures in host memory over the bus (staged, and page-locked in place)
+bench bench-mandel-zero-copy "$bin/c63-cuda-bench" -z -f 300 -n 5 "$mandel"
+bench bench-mandel-pinned-zero-copy "$bin/c63-cuda-bench" -p -z -f 300 -n 5 "$mandel"
 bench bench-synth "$bin/c63-cuda-bench" -f 300 -n 5
 bench bench-4k "$bin/c63-cuda-bench" -w 3840 -h 2160 -f 100 -n 5
 bench bench-4k-pinned "$bin/c63-cuda-bench" -p -w 3840 -h 2160 -f 100 -n 5

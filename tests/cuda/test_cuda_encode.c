@@ -274,33 +274,15 @@ typedef struct layout_frames {
 static void layout_picture(void *arg, int i, c63_picture *pic)
 {
   layout_frames *f = arg;
-  const int w = f->w, h = f->h, cw = c63_chroma_size(w), ch = c63_chroma_size(h);
-  const int ys = w + 40, cs = f->nv12 ? 2 * cw + 24 : cw + 24; /* padded rows */
-  const uint8_t *src = f->yuv + (size_t)i * tu_i420_size(w, h);
-  size_t off[3] = {0, (size_t)ys * h, (size_t)ys * h + (size_t)cs * ch};
-  f->size = off[2] + (size_t)cs * ch;
-  if (f->nv12) {
-    tu_i420_to_nv12(src, w, h, f->buf, ys, f->buf + off[1], cs);
-  } else {
-    for (int c = 0; c < 3; c++) {
-      const int pw = c ? cw : w, ph = c ? ch : h, st = c ? cs : ys;
-      const uint8_t *p = src + (c ? (size_t)w * h + (c - 1) * (size_t)cw * ch : 0);
-      for (int r = 0; r < ph; r++)
-        memcpy(f->buf + off[c] + (size_t)r * st, p + (size_t)r * pw, (size_t)pw);
-    }
-  }
-  const uint8_t *base = f->buf;
-  if (f->device) {
-    if (f->dev) c63_cuda_test_device_free(f->ctx, f->dev);
-    f->dev = c63_cuda_test_upload(f->ctx, f->buf, f->size);
-    TU_CHECK(f->dev != NULL, "device copy of picture %d", i);
-    base = f->dev;
-  }
-  pic->format = f->nv12 ? C63_FORMAT_NV12 : C63_FORMAT_I420;
-  for (int c = 0; c < (f->nv12 ? 2 : 3); c++) {
-    pic->data[c] = base + off[c];
-    pic->stride[c] = c ? cs : ys;
-  }
+  f->size = tu_padded_picture(f->yuv + (size_t)i * tu_i420_size(f->w, f->h), f->w, f->h, f->nv12,
+                              40, f->buf, pic);
+  if (!f->device) return;
+  if (f->dev) c63_cuda_test_device_free(f->ctx, f->dev);
+  f->dev = c63_cuda_test_upload(f->ctx, f->buf, f->size);
+  TU_CHECK(f->dev != NULL, "device copy of picture %d", i);
+  if (!f->dev) return;
+  for (int c = 0; c < 3; c++)
+    if (pic->data[c]) pic->data[c] = (const uint8_t *)f->dev + (pic->data[c] - f->buf);
 }
 
 static void run_layouts(void)
@@ -358,16 +340,8 @@ static void run_layouts(void)
 
 int main(int argc, char **argv)
 {
-  char msg[256];
   const char *mode = argc > 1 ? argv[1] : "conformance";
-  if (c63_cuda_device_count(msg, sizeof msg) <= 0) {
-    printf("SKIP: %s\n", msg);
-    return 77;
-  }
-  if (c63_backend_available(C63_BACKEND_CUDA, 0, msg, sizeof msg) != 1) {
-    printf("SKIP: CUDA backend not available: %s\n", msg);
-    return 77;
-  }
+  if (tu_cuda_missing()) return 77;
   if (!strcmp(mode, "conformance"))
     run_conformance();
   else if (!strcmp(mode, "odd-sizes"))

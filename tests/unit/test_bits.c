@@ -110,13 +110,13 @@ static void test_stuffing_worst_case(void)
 
   memset(data, 0xff, sizeof data);
   c63_bytebuf_put(&b, "ab", 2);
-  CHECK_EQ(b.capacity - b.size, 2 * sizeof data);
-  CHECK_EQ(c63_write_stuffed(&b, data, sizeof data, 0, 0), 0);
-  CHECK_EQ(b.size, 2 + 2 * sizeof data + 1);
-  CHECK(b.size <= b.capacity);
+  TU_CHECK_EQ(b.capacity - b.size, 2 * sizeof data);
+  TU_CHECK_EQ(c63_write_stuffed(&b, data, sizeof data, 0, 0), 0);
+  TU_CHECK_EQ(b.size, 2 + 2 * sizeof data + 1);
+  TU_CHECK_TRUE(b.size <= b.capacity);
   for (size_t i = 0; i < sizeof data; i++)
-    CHECK(b.data[2 + 2 * i] == 0xff && b.data[3 + 2 * i] == 0x00);
-  CHECK_EQ(b.data[b.size - 1], 0x00);
+    TU_CHECK_TRUE(b.data[2 + 2 * i] == 0xff && b.data[3 + 2 * i] == 0x00);
+  TU_CHECK_EQ(b.data[b.size - 1], 0x00);
   c63_bytebuf_free(&b);
 }
 
