@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "c63.h"
-#include "c63_cuda.h"
+#include "c63/c63.h"
+#include "cuda/c63_cuda.h"
 #include "synth.h"
 #include "tutil.h"
 
@@ -132,7 +132,7 @@ static int decode_on(int path, int send_receive, const uint8_t *s, size_t len, t
   c63_dec_params_init(&p);
   p.backend = path ? C63_BACKEND_CUDA : C63_BACKEND_CPU;
   set_zero_copy(path == 2);
-  const int r = c63_decoder_new_with_params(&p, &dec, msg, sizeof msg);
+  const int r = c63_decoder_new(&p, &dec, msg, sizeof msg);
   TU_CHECK(r == C63_OK, "%s, %s: decoder: %s", what, path_names[path], msg);
   if (r) return -1;
   const int n = send_receive ? tu_decode_frames_sr(dec, s, len, pics, what)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# cuda11-check.sh [BUILD_DIR]: the CUDA kernels compiled for the Jetson
+# build-cuda11.sh [BUILD_DIR]: the CUDA kernels compiled for the Jetson
 # boards with a CUDA 11 toolkit, the generation JetPack 5 ships: Debian 12's
 # nvidia-cuda-toolkit (11.8), device code for sm_72 (AGX Xavier) and sm_87
 # (AGX Orin), the ninja target cuda-objects alone (no GPU needed, nothing
