@@ -11,6 +11,7 @@
 #ifndef C63_DSP_H
 #define C63_DSP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -83,6 +84,24 @@ static inline void c63_motion_search_plane(const c63_dsp *dsp, const uint8_t *cu
   dsp->motion_search(cur, ref, w, h, range, 0, h / 8, mvs);
 }
 
+/* The SIMD versions of dequant_idct_recon: block() on every 8x8 block of a
+ * w x h plane, with the block's coefficients and its pixels in pred (NULL:
+ * zero prediction) and recon, whose stride is w. */
+typedef void (*c63_recon_block_fn)(const int16_t in[64], const uint8_t quant[64],
+                                   const uint8_t *pred, int stride, uint8_t *recon);
+static inline void c63_recon_blocks(c63_recon_block_fn block, const int16_t *coeffs,
+                                    const uint8_t *pred, int w, int h, const uint8_t quant[64],
+                                    uint8_t *recon)
+{
+  const int bw = w / 8, bh = h / 8;
+  for (int by = 0; by < bh; by++) {
+    for (int bx = 0; bx < bw; bx++) {
+      const size_t off = (size_t)by * 8 * w + bx * 8;
+      block(coeffs + ((size_t)by * bw + bx) * 64, quant, pred ? pred + off : NULL, w, recon + off);
+    }
+  }
+}
+
 /* The portable C implementation (the oracle). */
 extern const c63_dsp c63_dsp_c;
 
@@ -95,11 +114,19 @@ void c63_dsp_init(c63_dsp *dsp);
 void c63_me_window(int mx, int my, int w, int h, int range, int *left, int *top, int *right,
                    int *bottom);
 
+/* Each architecture's SIMD versions exist only in that architecture's
+ * build (C63_ARCH_X86, C63_ARCH_AARCH64 in c63-config.h say which). */
 /* Replace the functions that have an SSE4.1 version when this CPU has
  * SSE4.1; returns whether it did (used by c63_dsp_init and the tests). */
 int c63_dsp_init_sse41(c63_dsp *dsp);
 /* The same for AVX2 (dequantisation, inverse transform, reconstruction). */
 int c63_dsp_init_avx2(c63_dsp *dsp);
+/* The same for NEON, which every aarch64 CPU has: the motion search and
+ * SAD window (me_neon.c), dequantisation, inverse transform and
+ * reconstruction (idct_neon.c). Returns 1. */
+int c63_dsp_init_neon(c63_dsp *dsp);
+void c63_dsp_init_me_neon(c63_dsp *dsp);
+void c63_dsp_init_idct_neon(c63_dsp *dsp);
 
 #ifdef __cplusplus
 }

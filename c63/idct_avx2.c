@@ -11,13 +11,12 @@
  * intermediate. One 8x8 transpose gives the columns the second pass needs,
  * and that pass's Out_k is row k of the final block, which the C code's
  * second transpose produces. Dequantisation rounds in integers (exact, see
- * c63_dequant_idct_block). Selected at run time.
+ * c63_dequant_idct_block). Selected at run time; built for x86 hosts only.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <string.h>
 
 #include "dsp.h"
 
-#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
 #define TARGET __attribute__((target("avx2")))
@@ -125,17 +124,10 @@ TARGET static void block_avx2(const int16_t in[64], const uint8_t quant[64], con
   store_rows(x, pred, stride, recon);
 }
 
-TARGET static void dequant_idct_recon_avx2(const int16_t *coeffs, const uint8_t *pred, int w, int h,
-                                           const uint8_t quant[64], uint8_t *recon)
+static void dequant_idct_recon_avx2(const int16_t *coeffs, const uint8_t *pred, int w, int h,
+                                    const uint8_t quant[64], uint8_t *recon)
 {
-  const int bw = w / 8, bh = h / 8;
-  for (int by = 0; by < bh; by++) {
-    for (int bx = 0; bx < bw; bx++) {
-      const size_t off = (size_t)by * 8 * w + bx * 8;
-      block_avx2(coeffs + ((size_t)by * bw + bx) * 64, quant, pred ? pred + off : NULL, w,
-                 recon + off);
-    }
-  }
+  c63_recon_blocks(block_avx2, coeffs, pred, w, h, quant, recon);
 }
 
 int c63_dsp_init_avx2(c63_dsp *dsp)
@@ -150,13 +142,3 @@ int c63_dsp_init_avx2(c63_dsp *dsp)
   dsp->dequant_idct_recon = dequant_idct_recon_avx2;
   return 1;
 }
-
-#else
-
-int c63_dsp_init_avx2(c63_dsp *dsp)
-{
-  (void)dsp;
-  return 0;
-}
-
-#endif

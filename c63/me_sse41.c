@@ -2,13 +2,12 @@
  * adjacent candidates at once, PHMINPOSUW the first minimum among them, so
  * scanning groups of eight in raster order with a strict '<' between groups
  * reproduces the reference's tie-break exactly. The same SADs fill the rd
- * mode's window of SADs. Selected at run time.
+ * mode's window of SADs. Selected at run time; built for x86 hosts only.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <string.h>
 
 #include "dsp.h"
 
-#if defined(__x86_64__) || defined(__i386__)
 #include <smmintrin.h>
 
 #define TARGET __attribute__((target("sse4.1")))
@@ -107,13 +106,3 @@ int c63_dsp_init_sse41(c63_dsp *dsp)
   dsp->sad_window = sad_window_sse41;
   return 1;
 }
-
-#else
-
-int c63_dsp_init_sse41(c63_dsp *dsp)
-{
-  (void)dsp;
-  return 0;
-}
-
-#endif

@@ -1,17 +1,20 @@
 #!/bin/sh
 # Configure (first time), build and run every test with `meson test`; then,
 # for a full run (no arguments), the unit and CLI tests again under ASan and
-# UBSan in a second build directory (`meson test --setup=asan`).
+# UBSan in a second build directory (`meson test --setup=asan`), and the
+# aarch64 build's tests under qemu-user (tools/run-tests-aarch64.sh).
 # Usage: tools/run-tests.sh [extra meson test arguments]
 # BUILD=dir selects the build directory (default: build); ASAN_BUILD=dir the
-# sanitizer one (default: build-asan); ASAN=0 leaves the sanitizer run out.
+# sanitizer one (default: build-asan); ASAN=0 leaves the sanitizer run out,
+# AARCH64=0 the aarch64 one.
 # SPDX-License-Identifier: LGPL-2.1-or-later
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 ASAN_BUILD=${ASAN_BUILD:-build-asan}
 ASAN=${ASAN:-1}
-[ $# -eq 0 ] || ASAN=0
+AARCH64=${AARCH64:-1}
+[ $# -eq 0 ] || { ASAN=0; AARCH64=0; }
 
 # meson shows a skipped test as "exit status 77" only: print each one's
 # reason (the SKIP line the test wrote), e.g. that no CUDA device is there.
@@ -43,5 +46,9 @@ if [ "$ASAN" != 0 ]; then
   meson test -C "$ASAN_BUILD" --setup=asan --suite unit --suite cli --print-errorlogs ||
     status=$?
   report_skips "$ASAN_BUILD/meson-logs/testlog-asan.json"
+fi
+
+if [ "$AARCH64" != 0 ]; then
+  ./tools/run-tests-aarch64.sh || status=$?
 fi
 exit $status

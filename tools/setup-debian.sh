@@ -4,6 +4,8 @@
 # and plugins. Runs apt-get through sudo unless already root.
 # clang builds the libFuzzer targets (tests/fuzz); the build works without.
 # python3-dask and python3-distributed are c63-farm's Dask (docs/farm.md).
+# The aarch64 cross compiler and qemu-user are tools/run-tests-aarch64.sh's
+# (the library, tools and tests cross-built and run under emulation).
 # CUDA is optional: when nvcc is on the PATH (or in /usr/local/cuda/bin) the
 # build adds the CUDA backend; nothing here installs it.
 # SPDX-License-Identifier: LGPL-2.1-or-later
@@ -18,6 +20,7 @@ packages="
   python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
   python3-dask python3-distributed
   clang
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 "
 
 if [ "$(id -u)" -eq 0 ]; then

@@ -16,9 +16,21 @@ cc=${CLANG:-clang}
 command -v "$cc" > /dev/null || { echo "SKIP: no clang"; exit 77; }
 mkdir -p "$out/fuzz-$target.inc" "$out/corpus-$target"
 # libc63's configuration without the CUDA backend (GPU code is not fuzzed
-# here) and a version of 0.0.0
+# here), with this machine's SIMD files as meson.build picks them, and a
+# version of 0.0.0
+case $(uname -m) in
+x86_64 | i?86) x86=1 arm=0 other_simd='_neon' ;;
+aarch64) x86=0 arm=1 other_simd='_sse41|_avx2' ;;
+*) x86=0 arm=0 other_simd='_neon|_sse41|_avx2' ;;
+esac
 printf '#pragma once\n#define HAVE_CUDA 0\n#define C63_VERSION "0.0.0"\n#define C63_VERSION_MAJOR 0\n#define C63_VERSION_MINOR 0\n#define C63_VERSION_MICRO 0\n' \
   > "$out/fuzz-$target.inc/c63-config.h"
+printf '#define C63_ARCH_X86 %s\n#define C63_ARCH_AARCH64 %s\n' $x86 $arm \
+  >> "$out/fuzz-$target.inc/c63-config.h"
+c63_sources=
+for f in "$src"/c63/*.c; do
+  echo "$f" | grep -Eq "($other_simd)\.c$" || c63_sources="$c63_sources $f"
+done
 bin=$out/fuzz_$target
 # The gst and gstelements targets compile the elements in as well, so
 # libFuzzer sees their branches, and links GStreamer (not instrumented).
@@ -39,12 +51,12 @@ if [ -n "$elements" ]; then
   extra="-I$src/gst -I$src -DPACKAGE=\"gst-c63\" -DPACKAGE_VERSION=\"fuzz\" $elements
     $(pkg-config --cflags --libs $pkgs)"
 fi
-# $extra is split into words on purpose
+# $c63_sources and $extra are split into words on purpose
 # shellcheck disable=SC2086
 if ! "$cc" -std=c11 -O1 -g -fno-omit-frame-pointer -ffp-contract=off -D_GNU_SOURCE \
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -I"$out/fuzz-$target.inc" -I"$src/include" -I"$src/c63" \
-    "$src/tests/fuzz/fuzz_$target.c" "$src"/c63/*.c $extra -lm -lpthread -o "$bin" 2> "$bin.log"; then
+    "$src/tests/fuzz/fuzz_$target.c" $c63_sources $extra -lm -lpthread -o "$bin" 2> "$bin.log"; then
   if grep -q "fuzzer" "$bin.log"; then
     echo "SKIP: this clang cannot build libFuzzer targets:"; tail -3 "$bin.log"; exit 77
   fi

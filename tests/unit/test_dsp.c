@@ -2,9 +2,11 @@
  * the C oracle on random and edge inputs (checkasm style).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "c63-config.h"
 #include "c63/dsp.h"
 #include "c63/tables.h"
 #include "tutil.h"
@@ -13,6 +15,38 @@
 static uint64_t rng = 0x12345678u;
 
 static uint8_t quant_flat[64];
+
+/* Every SIMD version this build has, each applied alone to a copy of the C
+ * table (its init returns 0 where the CPU lacks the instructions). */
+static const struct simd_version {
+  const char *name;
+  int (*init)(c63_dsp *dsp);
+} simd_versions[] = {
+#if C63_ARCH_X86
+    {"SSE4.1", c63_dsp_init_sse41},
+    {"AVX2", c63_dsp_init_avx2},
+#endif
+#if C63_ARCH_AARCH64
+    {"NEON", c63_dsp_init_neon},
+#endif
+    {NULL, NULL},
+};
+
+/* The next version after *index that replaces the function at offset
+ * `member` of the table, initialised into *opt; NULL when none is left. */
+static const char *next_version(size_t *index, size_t member, c63_dsp *opt)
+{
+  for (; simd_versions[*index].name; ++*index) {
+    *opt = c63_dsp_c;
+    if (!simd_versions[*index].init(opt)) {
+      printf("%s: not on this CPU, not tested\n", simd_versions[*index].name);
+      continue;
+    }
+    if (memcmp((char *)opt + member, (const char *)&c63_dsp_c + member, sizeof(void (*)(void))))
+      return simd_versions[(*index)++].name;
+  }
+  return NULL;
+}
 
 /* A flat residual has only a DC coefficient: 64 * r * S * S / 4 / q. */
 static void test_flat(void)
@@ -102,13 +136,10 @@ static void fill_random(uint8_t *p, size_t n, int lo, int hi)
 }
 
 /* The optimised motion search against the oracle, vector for vector. */
-static void test_motion_search_simd(void)
+static void test_motion_search_version(const char *name, const c63_dsp *impl)
 {
-  c63_dsp opt = c63_dsp_c;
-  if (!c63_dsp_init_sse41(&opt)) {
-    printf("motion search: no SSE4.1 on this CPU, optimised version not tested\n");
-    return;
-  }
+  const c63_dsp opt = *impl;
+  printf("motion search: %s against C\n", name);
   static const int sizes[][2] = {{8, 8}, {16, 16}, {24, 8}, {40, 32}, {88, 72}, {176, 144}};
   static const int ranges[] = {0, 1, 3, 7, 8, 9, 16, 31, 64};
   for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
@@ -139,8 +170,8 @@ static void test_motion_search_simd(void)
         free(c);
         for (size_t i = 0; i < blocks; i++) {
           if (a[i].x != b[i].x || a[i].y != b[i].y || a[i].use_mv != b[i].use_mv) {
-            fprintf(stderr, "%dx%d range %d kind %d block %zu: C (%d,%d) SIMD (%d,%d)\n", w, h,
-                    ranges[r], kind, i, a[i].x, a[i].y, b[i].x, b[i].y);
+            fprintf(stderr, "%dx%d range %d kind %d block %zu: C (%d,%d) %s (%d,%d)\n", w, h,
+                    ranges[r], kind, i, a[i].x, a[i].y, name, b[i].x, b[i].y);
             tu_failures++;
             break;
           }
@@ -152,6 +183,53 @@ static void test_motion_search_simd(void)
     free(a);
     free(b);
   }
+}
+
+static void test_motion_search_simd(void)
+{
+  c63_dsp opt;
+  const char *name;
+  for (size_t i = 0; (name = next_version(&i, offsetof(c63_dsp, motion_search), &opt));)
+    test_motion_search_version(name, &opt);
+}
+
+/* The optimised SAD window against the oracle, for blocks at the corners,
+ * edges and middle of planes whose widths leave partial groups of eight. */
+static void test_sad_window_version(const char *name, const c63_dsp *opt)
+{
+  static const int sizes[][2] = {{16, 16}, {40, 32}, {88, 72}};
+  printf("sad window: %s against C\n", name);
+  for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+    const int w = sizes[s][0], h = sizes[s][1], range = 16;
+    uint8_t *cur = malloc((size_t)w * h), *ref = malloc((size_t)w * h);
+    uint16_t a[32 * 32], b[32 * 32];
+    fill_random(cur, (size_t)w * h, 0, 255);
+    fill_random(ref, (size_t)w * h, 0, 255);
+    for (int my = 0; my < h; my += 8) {
+      for (int mx = 0; mx < w; mx += 8) {
+        int left, top, right, bottom;
+        c63_me_window(mx, my, w, h, range, &left, &top, &right, &bottom);
+        const size_t n = (size_t)(right - left) * (bottom - top);
+        c63_dsp_c.sad_window(cur, ref, w, mx, my, left, top, right, bottom, a);
+        opt->sad_window(cur, ref, w, mx, my, left, top, right, bottom, b);
+        if (memcmp(a, b, n * sizeof(*a)) != 0) {
+          fprintf(stderr, "sad window %dx%d block (%d,%d): %s differs from C\n", w, h, mx, my,
+                  name);
+          tu_failures++;
+        }
+      }
+    }
+    free(cur);
+    free(ref);
+  }
+}
+
+static void test_sad_window_simd(void)
+{
+  c63_dsp opt;
+  const char *name;
+  for (size_t i = 0; (name = next_version(&i, offsetof(c63_dsp, sad_window), &opt));)
+    test_sad_window_version(name, &opt);
 }
 
 /* The dequantisation's integer rounding against the format's double
@@ -174,13 +252,10 @@ static void test_dequant_rounding(void)
  * against the oracle, byte for byte: realistic, sparse and extreme
  * coefficients (corrupt streams reach all of int16), every quantiser
  * value, with and without a prediction, several plane sizes. */
-static void test_dequant_idct_recon_simd(void)
+static void test_dequant_idct_recon_version(const char *name, const c63_dsp *impl)
 {
-  c63_dsp opt = c63_dsp_c;
-  if (!c63_dsp_init_avx2(&opt)) {
-    printf("dequant_idct_recon: no AVX2 on this CPU, optimised version not tested\n");
-    return;
-  }
+  const c63_dsp opt = *impl;
+  printf("dequant_idct_recon: %s against C\n", name);
   static const int sizes[][2] = {{8, 8}, {16, 24}, {64, 8}, {1920, 16}};
   for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
     const int w = sizes[s][0], h = sizes[s][1];
@@ -210,8 +285,7 @@ static void test_dequant_idct_recon_simd(void)
           v = i % 64 == 0 ? 1015 + (int)(tu_rand(&rng) % 12) : 0;
           break;
         case 7: /* DC and one AC coefficient at 16, 32 or 48 */
-          v = i % 64 == 0 || i % 64 == 16 * (1 + (i / 64) % 3) ? (int)(tu_rand(&rng) % 201) - 100
-                                                               : 0;
+          v = i % 64 == 0 || i % 64 == 16 * (1 + (i / 64) % 3) ? (int)(tu_rand(&rng) % 201) - 100 : 0;
           break;
         default: /* mid-range */
           v = (int)(tu_rand(&rng) % 4001) - 2000;
@@ -227,8 +301,8 @@ static void test_dequant_idct_recon_simd(void)
         c63_dsp_c.dequant_idct_recon(coeffs, with_pred ? pred : NULL, w, h, quant, a);
         opt.dequant_idct_recon(coeffs, with_pred ? pred : NULL, w, h, quant, b);
         if (memcmp(a, b, n) != 0) {
-          fprintf(stderr, "dequant_idct_recon %dx%d kind %d pred %d: AVX2 differs from C\n", w, h,
-                  kind, with_pred);
+          fprintf(stderr, "dequant_idct_recon %dx%d kind %d pred %d: %s differs from C\n", w, h,
+                  kind, with_pred, name);
           tu_failures++;
         }
       }
@@ -238,6 +312,14 @@ static void test_dequant_idct_recon_simd(void)
     free(a);
     free(b);
   }
+}
+
+static void test_dequant_idct_recon_simd(void)
+{
+  c63_dsp opt;
+  const char *name;
+  for (size_t i = 0; (name = next_version(&i, offsetof(c63_dsp, dequant_idct_recon), &opt));)
+    test_dequant_idct_recon_version(name, &opt);
 }
 
 /* Flat planes: every candidate ties, so the first in raster order wins,
@@ -324,6 +406,7 @@ int main(void)
   test_saturated_alternating();
   test_random_roundtrip();
   test_motion_search_simd();
+  test_sad_window_simd();
   test_dequant_rounding();
   test_dequant_idct_recon_simd();
   test_tie_break_and_borders();
