@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "synth.h"
+
 int tu_failures = 0;
 
 int tu_finish(const char *test_name)
@@ -380,4 +382,23 @@ void tu_i420_to_nv12(const uint8_t *i420, int w, int h, uint8_t *y, int y_stride
       uv[(size_t)r * uv_stride + 2 * x] = u[(size_t)r * cw + x];
       uv[(size_t)r * uv_stride + 2 * x + 1] = v[(size_t)r * cw + x];
     }
+}
+
+int tu_encode_synth(int w, int h, int q, int natural, int frames, int keyframe_interval,
+                    tu_buf *out, char *msg, size_t msg_size)
+{
+  const size_t pic = tu_i420_size(w, h);
+  uint8_t *yuv = malloc(pic * (size_t)frames);
+  if (!yuv) return C63_ERR_NOMEM;
+  for (int i = 0; i < frames; i++)
+    (natural ? synth_natural_frame : synth_frame)(yuv + pic * (size_t)i, w, h, i);
+  c63_enc_params p;
+  c63_enc_params_init(&p);
+  p.width = w;
+  p.height = h;
+  p.quality = q;
+  p.keyframe_interval = keyframe_interval;
+  const int r = tu_encode(&p, yuv, frames, out, msg, msg_size);
+  free(yuv);
+  return r;
 }

@@ -20,7 +20,6 @@
 #include "c63_cuda_huff.h"
 #include "entropy.h"
 #include "huff_sync_model.h"
-#include "synth.h"
 #include "tutil.h"
 
 typedef struct frame_ref {
@@ -156,24 +155,13 @@ static void check_stream(const uint8_t *s, size_t len, const char *what, int cor
 /* A synthetic clip at quality q, every fourth frame a keyframe. */
 static void check_generated(int w, int h, int q, int natural)
 {
-  const int frames = 6;
-  const size_t pic = tu_i420_size(w, h);
-  uint8_t *yuv = malloc(pic * frames);
-  for (int i = 0; i < frames; i++)
-    (natural ? synth_natural_frame : synth_frame)(yuv + pic * i, w, h, i);
-  c63_enc_params p;
-  c63_enc_params_init(&p);
-  p.width = w;
-  p.height = h;
-  p.quality = q;
-  p.keyframe_interval = 4;
   tu_buf out = {0};
   char msg[256], what[96];
-  TU_CHECK(tu_encode(&p, yuv, frames, &out, msg, sizeof msg) == C63_OK, "encode: %s", msg);
+  TU_CHECK(tu_encode_synth(w, h, q, natural, 6, 4, &out, msg, sizeof msg) == C63_OK, "encode: %s",
+           msg);
   snprintf(what, sizeof what, "%s %dx%d q%d", natural ? "natural" : "pan", w, h, q);
   if (!tu_failures) check_stream(out.data, out.size, what, 2);
   tu_buf_free(&out);
-  free(yuv);
 }
 
 static double now_s(void)
