@@ -413,9 +413,9 @@ __device__ __forceinline__ long plane_order(const frame_shape &sh, int c, int bx
   return ((long)(by >> 1) * sh.mcus_w + (bx >> 1)) * 4 + (by & 1) * 2 + (bx & 1);
 }
 
-/* A vector source in the plane's raster order, packed: x, y, whether it is
- * set here (not reused from the left), the block's flag. */
-constexpr uint32_t kMvSet = 1u << 16, kMvUse = 1u << 17;
+/* A vector source in the plane's raster order, packed: x, y, and whether
+ * it is set here (not reused from the left). */
+constexpr uint32_t kMvSet = 1u << 16;
 
 struct last_set_op {
   __device__ __forceinline__ uint32_t operator()(uint32_t a, uint32_t b) const
@@ -458,7 +458,7 @@ __global__ void prepare_blocks(frame_info *fip, frame_shape sh, block_fields bf,
       src = plane_order(sh, p.c, lx, ly) < plane_order(sh, p.c, p.bx, p.by) ? 0 : kMvSet;
     }
   }
-  mv_src[p.blk] = src | (use ? kMvUse : 0);
+  mv_src[p.blk] = src;
 }
 
 /* Per block: its DC value and entries. */
@@ -498,7 +498,7 @@ __global__ void write_blocks(frame_info *fip, frame_shape sh, const block_fields
   const uint32_t base = entry_base[b], n_ac = bf.n_ac[b];
   if (b == (uint32_t)sh.n_blocks - 1) fip->n_entries = entry_base[b + 1];
   const uint32_t m = mv_last[p.blk];
-  const int use = (int)((m >> 17) & 1);
+  const int use = bf.use[b]; /* the scan carries the source's vector, not its flag */
   const c63_mv mv = {(int8_t)(uint8_t)(m & 0xff), (int8_t)(uint8_t)(m >> 8 & 0xff), (uint8_t)use,
                      0};
   out.mvs[p.blk] = mv;
