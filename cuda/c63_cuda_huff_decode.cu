@@ -6,8 +6,8 @@
  *   2. synchronise: six candidate decoders per subsequence (one per MCU
  *      position); per subsequence a map from its predecessor's six
  *      candidates to the one of its own that the true decoding meets; a
- *      composition scan over the maps chains them from the frame's start;
- *      a fallback pass decodes on from where the chain breaks;
+ *      composition scan over the maps chains them from the frame's start,
+ *      and where it breaks one thread decodes on until a candidate is met;
  *   3. place: fields and coefficients counted per subsequence from its true
  *      start, sum-scans, then decoded into their places;
  *   4. predict: DC prediction (a scan adding the differences per plane)
@@ -43,7 +43,6 @@ struct frame_info {
   uint32_t n_bytes, total_bits, n_threads;
   uint32_t unpaired_ff; /* the data ends with an FF without its stuffing byte */
   uint32_t bad;         /* something only the sequential decoder judges */
-  uint32_t first_fail;  /* the first subsequence the chained maps do not reach */
   uint32_t n_entries;   /* of the sparse frame */
 };
 
@@ -165,7 +164,6 @@ __global__ void frame_begin(const uint8_t *data, uint32_t n, const int32_t *last
   /* an FF kept at the end has no stuffing byte after it */
   fi->unpaired_ff = data[n - 1] == 0xff && (((int32_t)(n - 1) - last_non_ff[n - 1]) & 1);
   fi->bad = 0;
-  fi->first_fail = kNone;
   fi->n_entries = 0;
 }
 
@@ -220,59 +218,68 @@ __device__ __forceinline__ uint64_t load_map(const uint8_t *map, uint32_t t)
   return m;
 }
 
-/* One CTA: the composition of the maps up to each subsequence, applied to
- * the frame's start, says which candidate's end is each subsequence's true
- * end (kNoMeet from the first subsequence no candidate was met in). */
+/* Byte x of a packed map. */
+__device__ __forceinline__ uint8_t apply_map(uint64_t m, uint32_t x)
+{
+  return (uint8_t)(m >> (8 * x));
+}
+
+/* One CTA: each subsequence's true start. A tile at a time, the
+ * composition of the maps from the chain's last known candidate on (a
+ * block scan) says which candidate's end is each subsequence's true end,
+ * and so the next one's start. From the first subsequence where no
+ * candidate is met, one thread decodes again from its true start, on
+ * through the following subsequences until the decoding meets a candidate;
+ * the scan goes on from there. */
 __global__ void __launch_bounds__(policy::kChainThreads)
-    chain_maps(const frame_info *fip, const uint8_t *map, uint8_t *cand)
+    chain_starts(bits_view v, const frame_info *fip, const c63_hs_state *cand_end,
+                 const uint8_t *map, c63_hs_state *start)
 {
   using scan = cub::BlockScan<uint64_t, policy::kChainThreads>;
   __shared__ typename scan::TempStorage temp;
+  __shared__ uint8_t tile_cand[policy::kChainThreads];
+  __shared__ uint32_t first_fail, resume_at;
+  __shared__ uint8_t resume_cand;
   const frame_info fi = *fip;
   const uint64_t identity = 0x050403020100ull;
-  uint64_t carry = identity;
-  for (uint32_t base = 0; base < fi.n_threads; base += policy::kChainThreads) {
-    const uint32_t t = base + threadIdx.x;
+  if (threadIdx.x == 0) start[0] = c63_hs_block_start(0, 0);
+  uint32_t p = 1; /* the first subsequence whose true end is not known */
+  uint8_t c = 0;  /* the candidate whose end is subsequence p - 1's true end */
+  while (p < fi.n_threads) {
+    const uint32_t t = p + threadIdx.x;
     const uint64_t m = t < fi.n_threads ? load_map(map, t) : identity;
     uint64_t prefix, total;
     scan(temp).InclusiveScan(m, prefix, compose_op(), total);
+    const uint8_t ct = apply_map(prefix, c);
+    tile_cand[threadIdx.x] = ct;
+    if (threadIdx.x == 0) first_fail = kNone;
     __syncthreads();
-    prefix = compose_op()(carry, prefix);
-    carry = compose_op()(carry, total);
-    if (t < fi.n_threads) cand[t] = (uint8_t)(prefix & 0xff);
-  }
-}
-
-/* Each subsequence's true start, where its predecessor's end is known; the
- * first subsequence the chain did not reach, for the fallback. */
-__global__ void place_starts(const frame_info *fip_in, frame_info *fip, uint32_t max_threads,
-                             const c63_hs_state *cand_end, const uint8_t *cand, c63_hs_state *start)
-{
-  const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-  const frame_info fi = *fip_in;
-  if (t >= max_threads || t >= fi.n_threads) return;
-  if (cand[t] == kNoMeet) atomicMin(&fip->first_fail, t);
-  if (t == 0)
-    start[0] = c63_hs_block_start(0, 0);
-  else if (cand[t - 1] != kNoMeet)
-    start[t] = cand_end[(t - 1) * kPhases + cand[t - 1]];
-}
-
-/* From the first subsequence that no candidate chain reaches on: it
- * decodes again from its true start, and its end is met with the next
- * one's candidates (from which the maps carry the chain on), one
- * subsequence after the other as the C model does. */
-__global__ void fallback(bits_view v, frame_info *fip, const c63_hs_state *cand_end,
-                         const uint8_t *map, c63_hs_state *start)
-{
-  const frame_info fi = *fip;
-  if (fi.first_fail == kNone) return;
-  uint8_t c = kNoMeet;
-  for (uint32_t t = fi.first_fail; t + 1 < fi.n_threads; t++) {
-    const c63_hs_state end =
-        c == kNoMeet ? run_to(v, start[t], subseq_limit(fi, t)) : cand_end[t * kPhases + c];
-    start[t + 1] = end;
-    c = c == kNoMeet ? meet(v, fi, t + 1, end) : map[(t + 1) * kPhases + c];
+    if (t < fi.n_threads && ct == kNoMeet) atomicMin(&first_fail, t);
+    const uint8_t prev = threadIdx.x == 0 ? c : tile_cand[threadIdx.x - 1];
+    if (t < fi.n_threads && prev != kNoMeet) start[t] = cand_end[(t - 1) * kPhases + prev];
+    __syncthreads();
+    if (first_fail == kNone) {
+      c = tile_cand[policy::kChainThreads - 1];
+      p += policy::kChainThreads;
+      __syncthreads();
+      continue;
+    }
+    if (threadIdx.x == 0) {
+      uint32_t u = first_fail; /* its start is known: its predecessor's is not a fail */
+      uint8_t k = kNoMeet;
+      c63_hs_state end = run_to(v, start[u], subseq_limit(fi, u));
+      while (u + 1 < fi.n_threads) {
+        start[++u] = end;
+        if ((k = meet(v, fi, u, end)) != kNoMeet) break;
+        end = run_to(v, end, subseq_limit(fi, u));
+      }
+      resume_at = u + 1;
+      resume_cand = k;
+    }
+    __syncthreads();
+    p = resume_at;
+    c = resume_cand;
+    __syncthreads();
   }
 }
 
@@ -567,7 +574,7 @@ struct c63_cuda_huff {
   dev_array<int32_t> mark, last_non_ff;
   dev_array<uint32_t> keep, dst;
   dev_array<c63_hs_state> cand_end, start, frame_end;
-  dev_array<uint8_t> map, cand;
+  dev_array<uint8_t> map;
   dev_array<uint32_t> blocks, block_base, acs, ac_base;
   /* per block */
   dev_array<uint8_t> use, reuse, count;
@@ -633,7 +640,6 @@ cudaError_t reserve_all(c63_cuda_huff *h, size_t size, size_t max_threads, size_
   TRY(h->dst.reserve(size + 1));
   TRY(h->cand_end.reserve(max_threads * kPhases));
   TRY(h->map.reserve(max_threads * kPhases));
-  TRY(h->cand.reserve(max_threads));
   TRY(h->start.reserve(max_threads));
   TRY(h->frame_end.reserve(1));
   TRY(h->blocks.reserve(max_threads + 1));
@@ -702,10 +708,7 @@ cudaError_t synchronise(c63_cuda_huff *h, bits_view v, uint32_t max_threads, cud
                                                                h->cand_end.p);
   build_maps<<<grid_for(n_cand), policy::kThreads, 0, s>>>(v, h->info, max_threads, h->cand_end.p,
                                                            h->map.p);
-  chain_maps<<<1, policy::kChainThreads, 0, s>>>(h->info, h->map.p, h->cand.p);
-  place_starts<<<grid_for(max_threads), policy::kThreads, 0, s>>>(
-      h->info, h->info, max_threads, h->cand_end.p, h->cand.p, h->start.p);
-  fallback<<<1, 1, 0, s>>>(v, h->info, h->cand_end.p, h->map.p, h->start.p);
+  chain_starts<<<1, policy::kChainThreads, 0, s>>>(v, h->info, h->cand_end.p, h->map.p, h->start.p);
   return cudaGetLastError();
 }
 
@@ -791,7 +794,6 @@ extern "C" void c63_cuda_huff_free(c63_cuda_huff *h)
   h->start.release();
   h->frame_end.release();
   h->map.release();
-  h->cand.release();
   h->blocks.release();
   h->block_base.release();
   h->acs.release();
