@@ -6,6 +6,10 @@
  * the CPU's picture or be handed to the CPU, never a picture where the CPU
  * finds an error. Without a CUDA device it prints SKIP and exits 77.
  *
+ * `test_cuda_huff replay FILE...` decodes the frames of each file (a fuzz
+ * corpus, say) on both, as corrupt data: any verdict of the CPU's, or
+ * handed to the CPU (for compute-sanitizer's memcheck on the GPU machine).
+ *
  * `test_cuda_huff bench [frames]` measures instead: frames a second of the
  * GPU stage on mandel_1920x1080.c63, its frames decoded over and over from
  * device memory (and of c63_entropy_decode on one core, for scale).
@@ -110,8 +114,9 @@ static void check_corrupt(const frame_ref *fr, uint64_t *rng, const char *what)
   free(copy);
 }
 
-/* Calls fn on each frame of a stream; returns the frames. */
-static int for_each_frame(const uint8_t *s, size_t len, const char *what,
+/* Calls fn on each frame of a stream; returns the frames. strict: every
+ * frame must parse (else the frames up to the first that does not). */
+static int for_each_frame(const uint8_t *s, size_t len, const char *what, int strict,
                           void (*fn)(const frame_ref *, int, void *), void *ctx)
 {
   int n = 0;
@@ -119,8 +124,8 @@ static int for_each_frame(const uint8_t *s, size_t len, const char *what,
     c63_frame_header hdr;
     char msg[256];
     const int r = c63_parse_frame_header(s + off, len - off, &hdr, msg, sizeof msg);
-    TU_CHECK(r == C63_OK, "%s: frame %d: %s", what, n, msg);
-    if (r) break;
+    if (strict) TU_CHECK(r == C63_OK, "%s: frame %d: %s", what, n, msg);
+    if (r || hdr.frame_size == 0 || hdr.data_offset + hdr.data_size > len - off) break;
     frame_ref fr = {
         .data = s + off + hdr.data_offset, .size = hdr.data_size, .keyframe = hdr.keyframe};
     c63_geometry_init(&fr.g, hdr.width, hdr.height);
@@ -148,7 +153,7 @@ static void check_one(const frame_ref *fr, int n, void *p)
 static void check_stream(const uint8_t *s, size_t len, const char *what, int corrupt_frames)
 {
   check_ctx c = {what, corrupt_frames, 0x63c63 ^ len};
-  const int n = for_each_frame(s, len, what, check_one, &c);
+  const int n = for_each_frame(s, len, what, 1, check_one, &c);
   printf("%s: %d frames\n", what, n);
 }
 
@@ -162,6 +167,26 @@ static void check_generated(int w, int h, int q, int natural)
   snprintf(what, sizeof what, "%s %dx%d q%d", natural ? "natural" : "pan", w, h, q);
   if (!tu_failures) check_stream(out.data, out.size, what, 2);
   tu_buf_free(&out);
+}
+
+static void check_replayed(const frame_ref *fr, int n, void *p)
+{
+  char name[1100];
+  snprintf(name, sizeof name, "%s frame %d", (const char *)p, n);
+  check_frame(fr, 1, name);
+}
+
+/* Each file's frames as corrupt data. */
+static void replay(int n, char **paths)
+{
+  for (int i = 0; i < n; i++) {
+    size_t len;
+    uint8_t *s = tu_read_file(paths[i], &len);
+    TU_CHECK(s != NULL, "cannot read %s", paths[i]);
+    if (s) for_each_frame(s, len, paths[i], 0, check_replayed, paths[i]);
+    free(s);
+  }
+  printf("%d files: %d frames (%d handed to the CPU)\n", n, corrupt_checked, handed);
 }
 
 static double now_s(void)
@@ -192,7 +217,7 @@ static int bench(int count)
   uint8_t *s = tu_read_file(path, &len);
   if (!s) return 1;
   bench_ctx b = {.host = s};
-  for_each_frame(s, len, "bench", collect, &b);
+  for_each_frame(s, len, "bench", 1, collect, &b);
   b.dev = c63_cuda_huff_upload(gpu, s, len);
   if (!b.dev || !b.n) return 1;
   size_t bytes = 0;
@@ -243,6 +268,11 @@ int main(int argc, char **argv)
     const int r = bench(argc > 2 ? atoi(argv[2]) : 2000);
     c63_cuda_huff_free(gpu);
     return r;
+  }
+  if (argc > 1 && !strcmp(argv[1], "replay")) {
+    replay(argc - 2, argv + 2);
+    c63_cuda_huff_free(gpu);
+    return tu_finish("test_cuda_huff replay");
   }
   tu_manifest_row rows[32];
   const int n = tu_read_manifest(rows, 32);
