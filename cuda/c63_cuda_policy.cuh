@@ -115,4 +115,16 @@ struct c63_cuda_decoder_policy {
   static constexpr int kExpandBlocks = 4;
 };
 
+/* The GPU entropy decoder (c63_cuda_huff_decode.cu). */
+struct c63_cuda_huff_policy {
+  /* Bits of the unstuffed data a thread decodes from, with six candidate
+   * decoders: several times the distance after which the true decoding
+   * meets one (docs/design.md, "Entropy decoding"). */
+  static constexpr unsigned kSubseqBits = 1024;
+  /* Threads of a CTA of the per-thread, per-block and per-byte kernels. */
+  static constexpr int kThreads = 128;
+  /* The one CTA that chains the subsequences' maps, a tile at a time. */
+  static constexpr int kChainThreads = 1024;
+};
+
 #endif

@@ -13,7 +13,6 @@
 
 #include "c63/entropy.h"
 #include "c63/huff_sync_model.h"
-#include "synth.h"
 #include "tutil.h"
 
 static const uint32_t subseq_sizes[] = {32, 64, 128, 1024};
@@ -156,23 +155,13 @@ static void check_conformance(const char *name)
 static void check_generated(int w, int h, int q, int natural)
 {
   const int frames = 6;
-  const size_t pic = tu_i420_size(w, h);
-  uint8_t *yuv = malloc(pic * frames);
-  for (int i = 0; i < frames; i++)
-    (natural ? synth_natural_frame : synth_frame)(yuv + pic * i, w, h, i);
-  c63_enc_params p;
-  c63_enc_params_init(&p);
-  p.width = w;
-  p.height = h;
-  p.quality = q;
-  p.keyframe_interval = 4;
   tu_buf out = {0};
   char msg[256], what[96];
-  TU_CHECK(tu_encode(&p, yuv, frames, &out, msg, sizeof(msg)) == C63_OK, "encode: %s", msg);
+  TU_CHECK(tu_encode_synth(w, h, q, natural, frames, 4, &out, msg, sizeof(msg)) == C63_OK,
+           "encode: %s", msg);
   snprintf(what, sizeof(what), "%s %dx%d q%d", natural ? "natural" : "pan", w, h, q);
   if (!tu_failures) check_stream(out.data, out.size, what, frames, 2);
   tu_buf_free(&out);
-  free(yuv);
 }
 
 int main(void)

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "synth.h"
+
 int tu_failures = 0;
 
 int tu_finish(const char *test_name)
@@ -412,4 +414,23 @@ int tu_cuda_missing(void)
   if (c63_backend_available(C63_BACKEND_CUDA, 0, msg, sizeof msg) == 1) return 0;
   printf("SKIP: CUDA backend not available: %s\n", msg);
   return 1;
+}
+
+int tu_encode_synth(int w, int h, int q, int natural, int frames, int keyframe_interval,
+                    tu_buf *out, char *msg, size_t msg_size)
+{
+  const size_t pic = tu_i420_size(w, h);
+  uint8_t *yuv = malloc(pic * (size_t)frames);
+  if (!yuv) return C63_ERR_NOMEM;
+  for (int i = 0; i < frames; i++)
+    (natural ? synth_natural_frame : synth_frame)(yuv + pic * (size_t)i, w, h, i);
+  c63_enc_params p;
+  c63_enc_params_init(&p);
+  p.width = w;
+  p.height = h;
+  p.quality = q;
+  p.keyframe_interval = keyframe_interval;
+  const int r = tu_encode(&p, yuv, frames, out, msg, msg_size);
+  free(yuv);
+  return r;
 }

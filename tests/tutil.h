@@ -137,4 +137,10 @@ double tu_psnr(const uint8_t *a, const uint8_t *b, size_t n);
 /* Deterministic PRNG (xorshift64*). */
 uint64_t tu_rand(uint64_t *state);
 
+/* A synthetic clip (tools/synth.h: synth_natural_frame when natural, else
+ * synth_frame) of `frames` w x h pictures, encoded at quality q with a
+ * keyframe every keyframe_interval frames, appended to out. */
+int tu_encode_synth(int w, int h, int q, int natural, int frames, int keyframe_interval,
+                    tu_buf *out, char *msg, size_t msg_size);
+
 #endif

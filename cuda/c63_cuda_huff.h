@@ -1,0 +1,61 @@
+/* Entropy (Huffman) decoding of one frame on the GPU: the self-synchronising
+ * parallel decoder of docs/design.md ("Entropy decoding"), a stage of its
+ * own that the decoder does not call yet. Given a frame's entropy-coded
+ * bytes (stuffed, as c63_entropy_decode takes them) in device memory, it
+ * leaves in device memory the sparse frame (c63/sparse.h) that
+ * c63_entropy_decode produces, or answers C63_HS_HAND_TO_CPU where only the
+ * sequential decoder judges the data. It never reads or writes outside its
+ * buffers, whatever the data.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef C63_CUDA_HUFF_H
+#define C63_CUDA_HUFF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "c63/geometry.h"
+#include "c63/sparse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The stage's device buffers, grown as frames need; one per stream of
+ * frames (not shared between threads). */
+typedef struct c63_cuda_huff c63_cuda_huff;
+
+/* The sparse frame in device memory (arrays as in c63_sparse_frame). */
+typedef struct c63_cuda_huff_out {
+  const uint32_t *start;
+  const uint8_t *count;
+  const c63_mv *mvs;
+  const uint32_t *entries;
+  size_t n_entries, n_blocks;
+} c63_cuda_huff_out;
+
+/* On the current CUDA device. Returns C63_OK, C63_ERR_NOMEM or
+ * C63_ERR_BACKEND. */
+int c63_cuda_huff_new(c63_cuda_huff **out);
+void c63_cuda_huff_free(c63_cuda_huff *h);
+
+/* Decode the size bytes at device pointer data (a frame of geometry g) on
+ * stream (a cudaStream_t; NULL: the default stream), and wait for it.
+ * Returns C63_OK with *out describing the result (valid until the next
+ * call), C63_HS_HAND_TO_CPU (c63/huff_sync_model.h), C63_ERR_NOMEM or
+ * C63_ERR_BACKEND. entries_cap: the entries the caller's sparse frame holds
+ * (c63_sparse_entries_bound), which decides, as in c63_entropy_decode,
+ * when a frame has too many. */
+int c63_cuda_huff_decode(c63_cuda_huff *h, const uint8_t *data, size_t size, const c63_geometry *g,
+                         int keyframe, size_t entries_cap, void *stream, c63_cuda_huff_out *out);
+
+/* For tests and benchmarks: the frame's bytes uploaded into h's own device
+ * buffer (the pointer returned, NULL on failure), and the result of the
+ * last decode copied into a host sparse frame reserved for g. */
+const uint8_t *c63_cuda_huff_upload(c63_cuda_huff *h, const uint8_t *data, size_t size);
+int c63_cuda_huff_download(c63_cuda_huff *h, const c63_cuda_huff_out *out, c63_sparse_frame *f);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
