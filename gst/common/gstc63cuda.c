@@ -18,6 +18,7 @@
 #include <gst/cuda/gstcudamemory.h>
 #include <gst/cuda/gstcudautils.h>
 
+#include "c63/c63.h"
 #include "gstc63cuda.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_c63_cuda_debug);
@@ -40,6 +41,17 @@ gboolean gst_c63_cuda_open(GstElement *element, gint device_id, GstObject **ctx)
     GST_ELEMENT_ERROR(element, RESOURCE, NOT_FOUND,
                       ("No usable CUDA driver for a CUDA context (cuda-device-id %d)", device_id),
                       ("gst_cuda_load_library failed"));
+    return FALSE;
+  }
+  /* a device that is not there (a wrong cuda-device-id) is told apart from
+   * one whose context cannot be made */
+  char why[256] = "";
+  if (c63_backend_available(C63_BACKEND_CUDA, device_id, why, sizeof why) != 1) {
+    GST_ELEMENT_ERROR(element, RESOURCE, NOT_FOUND,
+                      ("No usable CUDA device (cuda-device-id %d): %s. Check the driver, "
+                       "CUDA_VISIBLE_DEVICES and the cuda-device-id property.",
+                       device_id, why),
+                      ("c63_backend_available failed"));
     return FALSE;
   }
   /* CUDA buffer pools need the allocator registered (nvcodec registers it
