@@ -33,7 +33,8 @@ static void test_load_older_layout(void)
   /* A program built with v1 against a library with v2: its field is read,
    * the field it does not know keeps its default, and the size is the
    * library's. */
-  TU_CHECK_EQ(c63_params_load(&full, sizeof full, sizeof old, &old, "toy", msg, sizeof msg), C63_OK);
+  TU_CHECK_EQ(c63_params_load(&full, sizeof full, sizeof old, &old, "toy", msg, sizeof msg),
+              C63_OK);
   TU_CHECK_EQ(full.a, 3);
   TU_CHECK_EQ(full.added, 7);
   TU_CHECK_EQ(full.size, sizeof full);
@@ -41,7 +42,7 @@ static void test_load_older_layout(void)
   toy_v2 newer = {sizeof(toy_v2), 3, 9};
   toy_v1 lib = {0, 0};
   TU_CHECK_EQ(c63_params_load(&lib, sizeof lib, sizeof lib, &newer, "toy", msg, sizeof msg),
-           C63_ERR_INVALID_ARG);
+              C63_ERR_INVALID_ARG);
   TU_CHECK_TRUE(strstr(msg, "toy_init") != NULL);
 }
 

@@ -285,7 +285,8 @@ static void test_dequant_idct_recon_version(const char *name, const c63_dsp *imp
           v = i % 64 == 0 ? 1015 + (int)(tu_rand(&rng) % 12) : 0;
           break;
         case 7: /* DC and one AC coefficient at 16, 32 or 48 */
-          v = i % 64 == 0 || i % 64 == 16 * (1 + (i / 64) % 3) ? (int)(tu_rand(&rng) % 201) - 100 : 0;
+          v = i % 64 == 0 || i % 64 == 16 * (1 + (i / 64) % 3) ? (int)(tu_rand(&rng) % 201) - 100
+                                                               : 0;
           break;
         default: /* mid-range */
           v = (int)(tu_rand(&rng) % 4001) - 2000;

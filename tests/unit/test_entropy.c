@@ -155,7 +155,7 @@ static void trailing_ff(void)
   /* FF at bits 80..87: within 16 bits of the EOB's start */
   data[sizeof(frame)] = 0xff;
   TU_CHECK_EQ(c63_entropy_decode(data, sizeof(frame) + 1, &g, 1, &sp, msg, sizeof(msg)),
-           C63_ERR_BITSTREAM);
+              C63_ERR_BITSTREAM);
   /* FF at bits 96..103: past them, never looked at */
   data[sizeof(frame)] = 0x00;
   data[sizeof(frame) + 1] = 0x00;
