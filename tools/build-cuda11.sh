@@ -30,4 +30,18 @@ if [ ! -f "$BUILD/build.ninja" ]; then
   meson setup "$BUILD" --native-file tools/nvcc-debian.ini -Dcuda=enabled -Dcuda-archs=72,87 \
     -Dgst=disabled -Dtests=disabled
 fi
+# Debian's nvcc runs the ptxas it finds first on the PATH and reads the
+# headers of GCC's search path, where /usr/local (a CUDA 13 installation,
+# as on our machines) comes before Debian's own: its own tools first, and
+# /usr/local/include hidden in a mount namespace of this build alone.
+PATH=/usr/bin:$PATH
+export PATH
+if [ -e /usr/local/include/cuda_runtime.h ]; then
+  empty=$(mktemp -d)
+  status=0
+  unshare -m sh -c 'mount --bind "$1" /usr/local/include && exec ninja -C "$2" cuda-objects' \
+    sh "$empty" "$BUILD" || status=$?
+  rmdir "$empty"
+  exit $status
+fi
 ninja -C "$BUILD" cuda-objects
