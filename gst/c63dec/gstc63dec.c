@@ -318,11 +318,11 @@ static gboolean gst_c63_dec_decide_cuda_allocation(GstC63Dec *self, GstQuery *qu
 #endif
 
 /* Pictures leave c63_decoder_delay() frames after their input: that many
- * frame durations, at 25 fps when the input caps carry no framerate (a
+ * frame durations, at the library's default rate when the input caps carry no framerate (a
  * Codec63 stream has none of its own). */
 static void gst_c63_dec_update_latency(GstC63Dec *self)
 {
-  gint fps_n = 25, fps_d = 1;
+  gint fps_n = C63_DEFAULT_FPS_NUM, fps_d = C63_DEFAULT_FPS_DEN;
   GstClockTime latency;
 
   if (self->input_state && GST_VIDEO_INFO_FPS_N(&self->input_state->info) > 0) {

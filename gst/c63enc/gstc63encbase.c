@@ -104,10 +104,6 @@ enum {
   CHANGED_BUFFER_SIZE = 1 << 4,
 };
 
-/* A frame duration for the latency when the caps carry no framerate. */
-#define ASSUMED_FPS_N 25
-#define ASSUMED_FPS_D 1
-
 #define DEFAULT_DEVICE_ID 0
 
 /* The media type is documented in docs/elements.md. "parsed" tells c63dec
@@ -233,8 +229,8 @@ static void gst_c63_enc_base_set_latency(GstC63EncBase *self)
    * backend (the CPU one) has no latency either way. */
   gint fps_n = GST_VIDEO_INFO_FPS_N(info), fps_d = GST_VIDEO_INFO_FPS_D(info);
   if (fps_n <= 0 || fps_d <= 0) {
-    fps_n = ASSUMED_FPS_N;
-    fps_d = ASSUMED_FPS_D;
+    fps_n = C63_DEFAULT_FPS_NUM;
+    fps_d = C63_DEFAULT_FPS_DEN;
   }
   if (delay > 0) latency = gst_util_uint64_scale(delay, GST_SECOND * fps_d, fps_n);
   gst_video_encoder_set_latency(GST_VIDEO_ENCODER(self), latency, latency);

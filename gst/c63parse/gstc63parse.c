@@ -45,9 +45,6 @@
 GST_DEBUG_CATEGORY_STATIC(gst_c63_parse_debug);
 #define GST_CAT_DEFAULT gst_c63_parse_debug
 
-#define DEFAULT_FPS_N 25
-#define DEFAULT_FPS_D 1
-
 /* The smallest frame: SOI, SOF0 (20 bytes), an empty SOS (4) and EOI. */
 #define MIN_FRAME_BYTES 28
 
@@ -699,7 +696,7 @@ static void gst_c63_parse_class_init(GstC63ParseClass *klass)
       gst_param_spec_fraction("framerate", "Framerate",
                               "Frames per second when upstream caps have none (the stream "
                               "carries no timing)",
-                              1, G_MAXINT, G_MAXINT, 1, DEFAULT_FPS_N, DEFAULT_FPS_D,
+                              1, G_MAXINT, G_MAXINT, 1, C63_DEFAULT_FPS_NUM, C63_DEFAULT_FPS_DEN,
                               G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
@@ -719,8 +716,8 @@ static void gst_c63_parse_class_init(GstC63ParseClass *klass)
 
 static void gst_c63_parse_init(GstC63Parse *self)
 {
-  self->prop_fps_n = self->fps_n = DEFAULT_FPS_N;
-  self->prop_fps_d = self->fps_d = DEFAULT_FPS_D;
+  self->prop_fps_n = self->fps_n = C63_DEFAULT_FPS_NUM;
+  self->prop_fps_d = self->fps_d = C63_DEFAULT_FPS_DEN;
   self->keyframes = g_array_new(FALSE, FALSE, sizeof(GstClockTime));
   c63_frame_scanner_init(&self->scanner);
   gst_c63_index_init(&self->index);
