@@ -38,13 +38,36 @@ typedef struct c63_cuda_huff_out {
 int c63_cuda_huff_new(c63_cuda_huff **out);
 void c63_cuda_huff_free(c63_cuda_huff *h);
 
-/* Decode the size bytes at device pointer data (a frame of geometry g) on
- * stream (a cudaStream_t; NULL: the default stream), and wait for it.
- * Returns C63_OK with *out describing the result (valid until the next
- * call), C63_HS_HAND_TO_CPU (c63/huff_sync_model.h), C63_ERR_NOMEM or
- * C63_ERR_BACKEND. entries_cap: the entries the caller's sparse frame holds
- * (c63_sparse_entries_bound), which decides, as in c63_entropy_decode,
- * when a frame has too many. */
+/* One frame of a batch: its entropy-coded bytes (stuffed, as
+ * c63_entropy_decode takes them) in device memory, whether it is a
+ * keyframe, and the entries the caller's sparse frame holds
+ * (c63_sparse_entries_bound), which decides, as in c63_entropy_decode, when
+ * a frame has too many. */
+typedef struct c63_cuda_huff_frame {
+  const uint8_t *data;
+  size_t size;
+  int keyframe;
+  size_t entries_cap;
+} c63_cuda_huff_frame;
+
+/* Enqueue the decoding of n frames (1 .. C63_CUDA_HUFF_MAX_BATCH) of
+ * geometry g on stream (a cudaStream_t; NULL: the default stream) and
+ * return without waiting. Returns C63_OK, C63_ERR_INVALID_ARG (n out of
+ * range), C63_ERR_NOMEM or C63_ERR_BACKEND. The frames' data must stay in
+ * place until the stream has passed the work. The results are h's until
+ * its next enqueue: a caller that keeps one batch's sparse frames while the
+ * next decodes uses two stages. */
+#define C63_CUDA_HUFF_MAX_BATCH 64
+int c63_cuda_huff_enqueue(c63_cuda_huff *h, const c63_cuda_huff_frame *frames, int n,
+                          const c63_geometry *g, void *stream);
+
+/* Once the stream has passed the enqueued work (cudaStreamSynchronize, or
+ * an event recorded after the enqueue): frame i's verdict, C63_OK with *out
+ * describing its sparse frame in device memory, or C63_HS_HAND_TO_CPU
+ * (c63/huff_sync_model.h): decode that frame with c63_entropy_decode. */
+int c63_cuda_huff_result(c63_cuda_huff *h, int i, c63_cuda_huff_out *out);
+
+/* One frame: enqueue, wait, result. */
 int c63_cuda_huff_decode(c63_cuda_huff *h, const uint8_t *data, size_t size, const c63_geometry *g,
                          int keyframe, size_t entries_cap, void *stream, c63_cuda_huff_out *out);
 

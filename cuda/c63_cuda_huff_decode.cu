@@ -70,6 +70,11 @@ struct c63_cuda_huff {
   dev_array<uint64_t> dc_lanes, dc_sum;
   dev_array<c63_mv> mvs;
   dev_array<uint8_t> temp; /* CUB's */
+  /* A batch, a frame at a time: one stage and one verdict a frame. */
+  c63_cuda_huff *frame_stage[C63_CUDA_HUFF_MAX_BATCH] = {};
+  int verdict[C63_CUDA_HUFF_MAX_BATCH] = {};
+  c63_cuda_huff_out result[C63_CUDA_HUFF_MAX_BATCH] = {};
+  int n_batch = 0;
 };
 
 namespace
@@ -287,12 +292,13 @@ extern "C" void c63_cuda_huff_free(c63_cuda_huff *h)
   h->dc_sum.release();
   h->mvs.release();
   h->temp.release();
+  for (int i = 0; i < C63_CUDA_HUFF_MAX_BATCH; i++)
+    c63_cuda_huff_free(h->frame_stage[i]);
   delete h;
 }
 
-extern "C" int c63_cuda_huff_decode(c63_cuda_huff *h, const uint8_t *data, size_t size,
-                                    const c63_geometry *g, int keyframe, size_t entries_cap,
-                                    void *stream, c63_cuda_huff_out *out)
+static int decode_one(c63_cuda_huff *h, const uint8_t *data, size_t size, const c63_geometry *g,
+                      int keyframe, size_t entries_cap, void *stream, c63_cuda_huff_out *out)
 {
   cudaStream_t s = (cudaStream_t)stream;
   const size_t n_blocks = c63_frame_blocks(g);
@@ -341,4 +347,35 @@ extern "C" int c63_cuda_huff_download(c63_cuda_huff *h, const c63_cuda_huff_out 
                    cudaMemcpyDeviceToHost);
   f->n_entries = out->n_entries;
   return status_of(e);
+}
+
+extern "C" int c63_cuda_huff_enqueue(c63_cuda_huff *h, const c63_cuda_huff_frame *frames, int n,
+                                     const c63_geometry *g, void *stream)
+{
+  if (n < 1 || n > C63_CUDA_HUFF_MAX_BATCH) return C63_ERR_INVALID_ARG;
+  h->n_batch = 0;
+  for (int i = 0; i < n; i++) {
+    int r = h->frame_stage[i] ? C63_OK : c63_cuda_huff_new(&h->frame_stage[i]);
+    if (r == C63_OK)
+      r = decode_one(h->frame_stage[i], frames[i].data, frames[i].size, g, frames[i].keyframe,
+                     frames[i].entries_cap, stream, &h->result[i]);
+    if (r != C63_OK && r != C63_HS_HAND_TO_CPU) return r;
+    h->verdict[i] = r;
+  }
+  h->n_batch = n;
+  return C63_OK;
+}
+
+extern "C" int c63_cuda_huff_result(c63_cuda_huff *h, int i, c63_cuda_huff_out *out)
+{
+  if (i < 0 || i >= h->n_batch) return C63_ERR_INVALID_ARG;
+  if (h->verdict[i] == C63_OK) *out = h->result[i];
+  return h->verdict[i];
+}
+
+extern "C" int c63_cuda_huff_decode(c63_cuda_huff *h, const uint8_t *data, size_t size,
+                                    const c63_geometry *g, int keyframe, size_t entries_cap,
+                                    void *stream, c63_cuda_huff_out *out)
+{
+  return decode_one(h, data, size, g, keyframe, entries_cap, stream, out);
 }
