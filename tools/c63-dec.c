@@ -10,6 +10,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,9 +19,26 @@
 
 #include "c63/c63.h"
 #include "cliutil.h"
+#include "frame_count.h"
 #include "frame_writer.h"
+#include "progress.h"
 
 static const char *prog = "c63-dec";
+
+/* The status line on a terminal (progress.h): messages during the run go
+ * through report, which takes it off the screen first. */
+static cli_progress progress;
+
+/* Print "c63-dec: " and the message on a line of its own. */
+static void report(const char *fmt, ...)
+{
+  va_list ap;
+  cli_progress_hide(&progress);
+  fprintf(stderr, "%s: ", prog);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+}
 
 /* Read this much at a time; frames larger than that just take several reads. */
 #define CHUNK_SIZE (64 * 1024)
@@ -28,7 +46,7 @@ static const char *prog = "c63-dec";
 static void usage(FILE *out)
 {
   fprintf(out,
-          "Usage: %s [--quiet] [--backend cpu|cuda] [--device N] [-t N] [--writers N]\n"
+          "Usage: %s [-q] [--backend cpu|cuda] [--device N] [-t N] [--writers N]\n"
           "       INPUT.c63 OUTPUT.yuv\n"
           "Decode a Codec63 stream into raw I420 video (planar 4:2:0, 8 bit, the\n"
           "stream's width x height, chroma ceil(w/2) x ceil(h/2)). Use - for\n"
@@ -45,6 +63,11 @@ static void usage(FILE *out)
           "were corrupt or missing (an empty stream included) or on I/O errors, 2 on\n"
           "bad arguments (the output being the input included).\n"
           "\n"
+          "On a terminal a status line on standard error shows the frames done (of\n"
+          "the total, counted ahead for a regular input file), the speed, the\n"
+          "bitrate so far at %d/%d fps (the stream carries no frame rate) and the\n"
+          "time left; nothing of it when standard error is not a terminal.\n"
+          "\n"
           "      --backend cpu|cuda  reconstruct on the CPU (default) or the GPU, with\n"
           "                          the same pictures\n"
           "      --device N          CUDA device (default 0)\n"
@@ -56,9 +79,9 @@ static void usage(FILE *out)
           "                          mappings, in parallel (default: 1 on the CPU\n"
           "                          backend, whose decoding takes every core; 4\n"
           "                          on CUDA, with 8 cores or more)\n"
-          "      --quiet             only report errors\n"
+          "  -q, --quiet             no status line; only report errors\n"
           "      --help              show this text\n",
-          prog);
+          prog, C63_DEFAULT_FPS_NUM, C63_DEFAULT_FPS_DEN);
 }
 
 /* The bytes read but not consumed yet: buf[pos..len). */
@@ -121,11 +144,10 @@ typedef struct skip_run {
 static void flush_skip_run(skip_run *run)
 {
   if (run->count == 1)
-    fprintf(stderr, "%s: frame %ld: delta frame without its reference (skipped)\n", prog,
-            run->first);
+    report("frame %ld: delta frame without its reference (skipped)\n", run->first);
   else if (run->count > 1)
-    fprintf(stderr, "%s: frames %ld..%ld: %ld delta frames without their reference (skipped)\n",
-            prog, run->first, run->first + run->count - 1, run->count);
+    report("frames %ld..%ld: %ld delta frames without their reference (skipped)\n", run->first,
+           run->first + run->count - 1, run->count);
   run->count = 0;
 }
 
@@ -182,8 +204,8 @@ static void take_result(decode_state *st, int ret, const c63_decoded_picture *pi
   if (ret == C63_OK) {
     flush_skip_run(&st->noref);
     if (st->frames > 0 && (pic->width != st->last_w || pic->height != st->last_h))
-      fprintf(stderr, "%s: frame %ld: size changes from %dx%d to %dx%d\n", prog, n, st->last_w,
-              st->last_h, pic->width, pic->height);
+      report("frame %ld: size changes from %dx%d to %dx%d\n", n, st->last_w, st->last_h, pic->width,
+             pic->height);
     st->last_w = pic->width;
     st->last_h = pic->height;
     if (!st->write_failed && write_picture(pic, st->writer) != 0) st->write_failed = 1;
@@ -193,8 +215,8 @@ static void take_result(decode_state *st, int ret, const c63_decoded_picture *pi
     st->bad_frames++;
   } else {
     flush_skip_run(&st->noref);
-    fprintf(stderr, "%s: frame %ld at offset %llu: %s (skipped)\n", prog, n,
-            st->offset[n % OFFSET_RING], c63_decoder_error(st->dec));
+    report("frame %ld at offset %llu: %s (skipped)\n", n, st->offset[n % OFFSET_RING],
+           c63_decoder_error(st->dec));
     st->bad_frames++;
   }
 }
@@ -219,8 +241,7 @@ static void send_frame(decode_state *st, const uint8_t *data, size_t size, long 
     receive_ready(st);
   if (ret != C63_OK) { /* out of memory copying the frame: it is lost */
     flush_skip_run(&st->noref);
-    fprintf(stderr, "%s: frame %ld at offset %llu: %s (skipped)\n", prog, n, offset,
-            c63_decoder_error(st->dec));
+    report("frame %ld at offset %llu: %s (skipped)\n", n, offset, c63_decoder_error(st->dec));
     st->bad_frames++;
     c63_decoder_reset(st->dec);
   }
@@ -253,6 +274,7 @@ int main(int argc, char **argv)
   cli_output out;
   long frame_index = 0;
   decode_state st;
+  frame_count *counter = NULL;
   unsigned long long skipped = 0, total_skipped = 0;
   char msg[256];
 
@@ -263,8 +285,9 @@ int main(int argc, char **argv)
   c63_dec_params_init(&params);
   opterr = 0;
   if (cli_version(prog, argc, argv)) return 0;
-  while ((opt = getopt_long(argc, argv, "t:", long_opts, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, "qt:", long_opts, NULL)) != -1) {
     switch (opt) {
+    case 'q':
     case 'Q':
       quiet = 1;
       break;
@@ -333,6 +356,9 @@ int main(int argc, char **argv)
   st.dec = dec;
   st.writer = frame_writer_start(&out, prog, 6, writers ? writers : writer_threads(dec));
   if (!st.writer) goto nomem;
+  cli_progress_start(&progress, prog, quiet, -1, C63_DEFAULT_FPS_NUM, C63_DEFAULT_FPS_DEN);
+  /* the total only matters to the status line */
+  if (progress.enabled) counter = frame_count_start(r.f);
 
   /* libc63's framer (c63_frame_scan, as c63parse and c63dec use it) splits
    * the stream: junk is skipped, a frame's headers are parsed before its end
@@ -370,8 +396,7 @@ int main(int argc, char **argv)
     if (skipped > 0) {
       drain(&st);
       flush_skip_run(&st.noref);
-      fprintf(stderr, "%s: skipped %llu bytes of unusable data before offset %llu\n", prog, skipped,
-              r.consumed);
+      report("skipped %llu bytes of unusable data before offset %llu\n", skipped, r.consumed);
       skipped = 0;
     }
     if (res.complete) {
@@ -392,16 +417,20 @@ int main(int argc, char **argv)
           snprintf(msg, sizeof msg, "frame cut short by the next frame's start (%zu bytes)",
                    res.size);
       }
-      fprintf(stderr, "%s: frame %ld at offset %llu: %s\n", prog, frame_index, r.consumed, msg);
+      report("frame %ld at offset %llu: %s\n", frame_index, r.consumed, msg);
       st.bad_frames++;
       c63_decoder_reset(dec); /* the frame is lost: resume at a keyframe */
     }
     frame_index++;
     reader_skip(&r, res.size);
+    if (progress.total < 0) cli_progress_set_total(&progress, frame_count_total(counter));
+    cli_progress_update(&progress, frame_index, r.consumed);
   }
 
   drain(&st);
   flush_skip_run(&st.noref);
+  cli_progress_set_total(&progress, frame_count_wait(counter));
+  cli_progress_finish(&progress, frame_index, r.consumed);
   if (frame_writer_finish(st.writer) != 0) st.write_failed = 1;
   st.writer = NULL;
   if (st.write_failed) goto done;
@@ -436,6 +465,8 @@ int main(int argc, char **argv)
 nomem:
   fprintf(stderr, "%s: out of memory\n", prog);
 done:
+  cli_progress_hide(&progress);
+  frame_count_stop(counter);
   frame_writer_finish(st.writer);
   if (r.f != NULL && r.f != stdin) fclose(r.f);
   cli_output_abort(&out); /* no-op after a commit */

@@ -13,10 +13,17 @@
 #include "c63/c63.h"
 #include "cliutil.h"
 #include "frame_reader.h"
+#include "frame_writer.h"
+#include "progress.h"
 
-/* Frames read ahead of the encoder: enough to cover a slow read while the
- * GPU encodes. */
-#define READ_AHEAD 6
+/* Frames read ahead of the encoder beyond one a reader thread: enough to
+ * cover a slow read while the GPU encodes. */
+#define READ_AHEAD 4
+/* Reader threads for a regular input file, unless --readers says. */
+#define DEFAULT_READERS 4
+/* Packets queued for the writer thread. */
+#define WRITE_QUEUE 8
+#define MAX_WRITERS 8
 
 static const char *prog = "c63-enc";
 
@@ -51,8 +58,20 @@ static void usage(FILE *out)
           "  -t, --threads N          encoder threads on the CPU (default 0: one per core)\n"
           "      --allow-partial      encode the complete frames of an input that ends\n"
           "                           with a partial frame (dropped, with a warning)\n"
-          "      --quiet              no summary on standard error\n"
+          "      --readers N          threads that read a regular input file, each a\n"
+          "                           whole frame at its offset, 1..%d (default %d;\n"
+          "                           standard input and pipes are read by one)\n"
+          "      --writers N          threads that write the stream behind the encoder:\n"
+          "                           0 = the encoder's own thread, 1 = one thread\n"
+          "                           (default), 2..%d write a regular output file\n"
+          "                           through mappings, in parallel\n"
+          "      --quiet              no status line and no summary on standard error\n"
           "      --help               show this text\n"
+          "\n"
+          "On a terminal a status line on standard error shows the frames done (of\n"
+          "the total, for a regular input file or with -f), the speed, the bitrate\n"
+          "so far at --fps and the time left; nothing of it when standard error is\n"
+          "not a terminal.\n"
           "\n"
           "The output only appears when encoding succeeded: it is written under a\n"
           "temporary name and renamed. An input without a complete frame, -f 0, or\n"
@@ -63,7 +82,8 @@ static void usage(FILE *out)
           "input included).\n",
           prog, C63_MIN_SIZE, C63_MAX_SIZE, C63_MIN_SIZE, C63_MAX_SIZE, C63_MIN_QUALITY,
           C63_MAX_QUALITY, C63_DEFAULT_QUALITY, C63_DEFAULT_KEYFRAME_INTERVAL, C63_MIN_SEARCH_RANGE,
-          C63_MAX_SEARCH_RANGE, C63_DEFAULT_SEARCH_RANGE);
+          C63_MAX_SEARCH_RANGE, C63_DEFAULT_SEARCH_RANGE, FRAME_READER_MAX_THREADS, DEFAULT_READERS,
+          MAX_WRITERS);
 }
 
 /* Print a message about a bad argument, the usage, and return the exit code. */
@@ -83,6 +103,15 @@ typedef struct enc_stats {
   long long overflows; /* cbr: frames over the buffer (c63_rate_status) */
   unsigned long long bytes;
 } enc_stats;
+
+/* Where the packets go: the output, through the writer thread when there
+ * is one, and the status line. */
+typedef struct enc_sink {
+  cli_output *out;
+  frame_writer *writer; /* NULL: written in the encoder's thread */
+  cli_progress progress;
+  enc_stats st;
+} enc_sink;
 
 /* The bitrate reached at the framerate given (the stream carries none), and
  * a warning when the encoder found the target out of reach of every
@@ -117,9 +146,29 @@ static void report_bitrate(const c63_enc_params *p, const enc_stats *st)
             p->mode == C63_MODE_EXACT ? ", or -m rd, which codes smaller frames" : "");
 }
 
-/* Write every packet the encoder has ready. Returns 0, or 1 on failure. */
-static int drain_packets(c63_encoder *enc, cli_output *out, enc_stats *st, int *eof)
+/* Write one packet: queued for the writer thread, or written here.
+ * Returns 0, or -1 after a message. */
+static int write_packet(enc_sink *sink, const c63_packet *pkt)
 {
+  if (!sink->writer) return cli_output_write(sink->out, prog, pkt->data, pkt->size);
+  uint8_t *dst = frame_writer_buffer(sink->writer, pkt->size);
+  if (!dst) return -1;
+  memcpy(dst, pkt->data, pkt->size);
+  return frame_writer_queue(sink->writer, pkt->size);
+}
+
+/* Print "encoding failed" on a line of its own. Returns 1. */
+static int encoding_failed(c63_encoder *enc, enc_sink *sink)
+{
+  cli_progress_hide(&sink->progress);
+  fprintf(stderr, "%s: encoding failed: %s\n", prog, c63_encoder_error(enc));
+  return 1;
+}
+
+/* Write every packet the encoder has ready. Returns 0, or 1 on failure. */
+static int drain_packets(c63_encoder *enc, enc_sink *sink, int *eof)
+{
+  enc_stats *st = &sink->st;
   for (;;) {
     c63_packet pkt;
     int ret = c63_encoder_receive_packet(enc, &pkt);
@@ -129,11 +178,8 @@ static int drain_packets(c63_encoder *enc, cli_output *out, enc_stats *st, int *
       *eof = 1;
       return 0;
     }
-    if (ret != C63_OK) {
-      fprintf(stderr, "%s: encoding failed: %s\n", prog, c63_encoder_error(enc));
-      return 1;
-    }
-    if (cli_output_write(out, prog, pkt.data, pkt.size) != 0) return 1;
+    if (ret != C63_OK) return encoding_failed(enc, sink);
+    if (write_packet(sink, &pkt) != 0) return 1;
     st->frames++;
     st->keyframes += pkt.keyframe != 0;
     c63_rate_status rs;
@@ -145,32 +191,67 @@ static int drain_packets(c63_encoder *enc, cli_output *out, enc_stats *st, int *
       st->overflows = rs.overflows;
     }
     st->bytes += pkt.size;
+    cli_progress_update(&sink->progress, st->frames, st->bytes);
   }
 }
 
 /* Send one picture (or NULL to drain), receiving packets while the encoder
  * asks for that first. */
-static int send_picture(c63_encoder *enc, const c63_picture *pic, cli_output *out, enc_stats *st)
+static int send_picture(c63_encoder *enc, const c63_picture *pic, enc_sink *sink)
 {
   int eof = 0;
 
   for (;;) {
     int ret = c63_encoder_send_picture(enc, pic);
     if (ret == C63_OK) break;
-    if (ret != C63_ERR_AGAIN) {
-      fprintf(stderr, "%s: encoding failed: %s\n", prog, c63_encoder_error(enc));
-      return 1;
-    }
-    if (drain_packets(enc, out, st, &eof) != 0) return 1;
+    if (ret != C63_ERR_AGAIN) return encoding_failed(enc, sink);
+    if (drain_packets(enc, sink, &eof) != 0) return 1;
   }
-  if (pic != NULL) return drain_packets(enc, out, st, &eof);
+  if (pic != NULL) return drain_packets(enc, sink, &eof);
   /* Draining: everything must come out up to the end marker. */
-  if (drain_packets(enc, out, st, &eof) != 0) return 1;
+  if (drain_packets(enc, sink, &eof) != 0) return 1;
   if (!eof) {
+    cli_progress_hide(&sink->progress);
     fprintf(stderr, "%s: the encoder did not finish draining\n", prog);
     return 1;
   }
   return 0;
+}
+
+/* Parse a thread count lo..hi for option name. Returns 0, or the exit code
+ * after a message. */
+static int parse_threads(const char *arg, const char *name, int lo, int hi, int *out)
+{
+  char what[64];
+  if (cli_parse_int(arg, out) == 0 && *out >= lo && *out <= hi) return 0;
+  snprintf(what, sizeof what, "%s %%s is not a thread count (%d..%d)", name, lo, hi);
+  return bad_usage(what, arg);
+}
+
+/* Encode every frame the reader delivers. Returns 0, or 1 after a message;
+ * *partial and *read_errno as frame_reader_next leaves them. */
+static int encode_frames(c63_encoder *enc, const c63_enc_params *params, frame_reader *reader,
+                         enc_sink *sink, size_t *partial, int *read_errno)
+{
+  const int cw = c63_chroma_size(params->width), ch = c63_chroma_size(params->height);
+  const size_t ysize = (size_t)params->width * (size_t)params->height;
+
+  for (long n = 0;; n++) {
+    c63_picture pic;
+    const uint8_t *frame = frame_reader_next(reader, partial, read_errno);
+
+    if (frame == NULL) return 0;
+    memset(&pic, 0, sizeof pic);
+    pic.data[0] = frame;
+    pic.data[1] = frame + ysize;
+    pic.data[2] = frame + ysize + (size_t)cw * (size_t)ch;
+    pic.stride[0] = params->width;
+    pic.stride[1] = pic.stride[2] = cw;
+    pic.user = n;
+    const int ret = send_picture(enc, &pic, sink); /* the encoder has copied the picture */
+    frame_reader_release(reader);
+    if (ret != 0) return ret;
+  }
 }
 
 int main(int argc, char **argv)
@@ -181,12 +262,15 @@ int main(int argc, char **argv)
       {"frames", required_argument, NULL, 'f'},
       {"quiet", no_argument, NULL, 'Q'},
       {"allow-partial", no_argument, NULL, 'P'},
+      {"readers", required_argument, NULL, 'E'},
+      {"writers", required_argument, NULL, 'W'},
       {"help", no_argument, NULL, 'H'},
       {NULL, 0, NULL, 0},
   };
   c63_enc_params params;
   const char *out_path = NULL, *in_path;
   int max_frames = -1, quiet = 0, allow_partial = 0, opt, status = 1, ret;
+  int readers = DEFAULT_READERS, writers = 1;
   int have_width = 0, have_height = 0;
   char msg[256];
   c63_encoder *enc = NULL;
@@ -195,11 +279,13 @@ int main(int argc, char **argv)
   frame_reader *reader = NULL;
   size_t frame_size, got = 0;
   int read_errno = 0;
-  enc_stats st = {0};
+  enc_sink sink;
   double t0, elapsed;
 
   if (cli_open_std_fds() != 0) return 1;
   memset(&out, 0, sizeof out);
+  memset(&sink, 0, sizeof sink);
+  sink.out = &out;
   c63_enc_params_init(&params);
   opterr = 0; /* we print our own messages */
   if (cli_version(prog, argc, argv)) return 0;
@@ -225,6 +311,13 @@ int main(int argc, char **argv)
       break;
     case 'P':
       allow_partial = 1;
+      break;
+    case 'E':
+      if ((ret = parse_threads(optarg, "--readers", 1, FRAME_READER_MAX_THREADS, &readers)))
+        return ret;
+      break;
+    case 'W':
+      if ((ret = parse_threads(optarg, "--writers", 0, MAX_WRITERS, &writers))) return ret;
       break;
     case 'H':
       usage(stdout);
@@ -256,55 +349,49 @@ int main(int argc, char **argv)
     fprintf(stderr, "%s: cannot create the encoder: %s\n", prog, msg);
     goto done;
   }
-  /* Frames are read ahead in a thread of their own, into buffers the GPU
-   * can read directly. */
-  reader = frame_reader_start(in, frame_size, max_frames, READ_AHEAD);
-  if (reader == NULL) {
+  /* Frames are read ahead by threads of their own, into buffers the GPU
+   * can read directly; the packets are written by another behind the
+   * encoder. */
+  reader = frame_reader_start(in, frame_size, max_frames, readers + READ_AHEAD, readers);
+  if (reader == NULL ||
+      (writers > 0 && !(sink.writer = frame_writer_start(&out, prog, WRITE_QUEUE, writers)))) {
     fprintf(stderr, "%s: out of memory\n", prog);
     goto done;
   }
 
+  cli_progress_start(&sink.progress, prog, quiet,
+                     frame_reader_frames(reader) >= 0 ? frame_reader_frames(reader) : max_frames,
+                     params.fps_num, params.fps_den);
   t0 = cli_now();
-  for (long n = 0;; n++) {
-    int cw = c63_chroma_size(params.width), ch = c63_chroma_size(params.height);
-    size_t ysize = (size_t)params.width * (size_t)params.height;
-    c63_picture pic;
-    const uint8_t *frame = frame_reader_next(reader, &got, &read_errno);
-
-    if (frame == NULL) break;
-    memset(&pic, 0, sizeof pic);
-    pic.data[0] = frame;
-    pic.data[1] = frame + ysize;
-    pic.data[2] = frame + ysize + (size_t)cw * (size_t)ch;
-    pic.stride[0] = params.width;
-    pic.stride[1] = pic.stride[2] = cw;
-    pic.user = n;
-    ret = send_picture(enc, &pic, &out, &st); /* the encoder has copied the picture */
-    frame_reader_release(reader);
-    if (ret != 0) goto done;
-  }
+  if (encode_frames(enc, &params, reader, &sink, &got, &read_errno) != 0) goto done;
   if (read_errno) {
+    cli_progress_hide(&sink.progress);
     fprintf(stderr, "%s: error reading %s: %s\n", prog, in_path, strerror(read_errno));
     goto done;
   }
   /* A partial frame usually means a wrong -w/-h or a cut file: the stream
    * would silently miss the end, so it is an error unless asked for. */
   if (got > 0 && !allow_partial) {
+    cli_progress_hide(&sink.progress);
     fprintf(stderr,
             "%s: input ends with a partial frame (%zu of %zu bytes): wrong size, or a cut file? "
             "(--allow-partial encodes the complete frames)\n",
             prog, got, frame_size);
     goto done;
   }
-  if (got > 0)
+  if (got > 0) {
+    cli_progress_hide(&sink.progress);
     fprintf(stderr, "%s: warning: input ends with a partial frame (%zu of %zu bytes), ignored\n",
             prog, got, frame_size);
-  ret = send_picture(enc, NULL, &out, &st);
+  }
+  ret = send_picture(enc, NULL, &sink);
+  if (frame_writer_finish(sink.writer) != 0) ret = 1;
+  sink.writer = NULL;
   elapsed = cli_now() - t0;
   if (ret != 0) goto done;
   /* An empty stream is never what was meant (an empty file, /dev/null,
    * -f 0): it would replace an old output with nothing. */
-  if (st.frames == 0) {
+  if (sink.st.frames == 0) {
     if (max_frames == 0)
       fprintf(stderr, "%s: -f 0: no frame to encode, %s left as it was\n", prog, out.path);
     else
@@ -313,18 +400,22 @@ int main(int argc, char **argv)
     goto done;
   }
   if (cli_output_commit(&out, prog) != 0) goto done;
+  cli_progress_finish(&sink.progress, sink.st.frames, sink.st.bytes);
   if (!quiet) {
+    const enc_stats *st = &sink.st;
     fprintf(stderr, "%s: encoded %ld frames (%ld keyframes) of %dx%d, %llu bytes, %.2f fps (%s)\n",
-            prog, st.frames, st.keyframes, params.width, params.height, st.bytes,
-            elapsed > 0 ? (double)st.frames / elapsed : 0.0, c63_encoder_backend_name(enc));
+            prog, st->frames, st->keyframes, params.width, params.height, st->bytes,
+            elapsed > 0 ? (double)st->frames / elapsed : 0.0, c63_encoder_backend_name(enc));
     /* the bitrate at the framerate given (the stream carries none) */
     if (params.rate_control != C63_RC_QUALITY && params.fps_num > 0 && params.fps_den > 0)
-      report_bitrate(&params, &st);
+      report_bitrate(&params, st);
   }
   status = 0;
 
 done:
-  frame_reader_stop(reader); /* before the input is closed */
+  cli_progress_hide(&sink.progress);
+  frame_writer_finish(sink.writer); /* before the output is closed */
+  frame_reader_stop(reader);        /* before the input is closed */
   if (in != NULL && in != stdin) fclose(in);
   cli_output_abort(&out); /* no-op after a commit */
   c63_encoder_free(enc);

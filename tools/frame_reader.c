@@ -1,8 +1,9 @@
 /* Reader threads over a ring of frame buffers (frame_reader.h).
  *
  * Frame k goes to slot k % depth. A regular file is read with pread by
- * several threads at once (a single copy out of the page cache is slower
- * than the GPU encodes); a pipe or terminal by one thread with fread.
+ * several threads at once, each a whole frame at its offset (a single copy
+ * out of the page cache is slower than the GPU encodes); a pipe or
+ * terminal by one thread with fread, in order.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "frame_reader.h"
 
@@ -14,8 +15,6 @@
 
 #include "c63/c63.h"
 #include "cliutil.h"
-
-#define MAX_THREADS 4
 
 typedef struct slot {
   uint8_t *buf;
@@ -38,7 +37,7 @@ struct frame_reader {
   int read_errno;
   int stop;
   int nthreads;
-  pthread_t threads[MAX_THREADS];
+  pthread_t threads[FRAME_READER_MAX_THREADS];
   pthread_mutex_t lock;
   pthread_cond_t cond;
 };
@@ -109,7 +108,8 @@ static void free_reader(frame_reader *r)
   free(r);
 }
 
-frame_reader *frame_reader_start(FILE *in, size_t frame_size, long max_frames, int depth)
+frame_reader *frame_reader_start(FILE *in, size_t frame_size, long max_frames, int depth,
+                                 int threads)
 {
   frame_reader *r = calloc(1, sizeof *r);
   struct stat st;
@@ -136,7 +136,9 @@ frame_reader *frame_reader_start(FILE *in, size_t frame_size, long max_frames, i
   }
   pthread_mutex_init(&r->lock, NULL);
   pthread_cond_init(&r->cond, NULL);
-  const int want = r->fd >= 0 ? (depth < MAX_THREADS ? depth : MAX_THREADS) : 1;
+  if (threads > FRAME_READER_MAX_THREADS) threads = FRAME_READER_MAX_THREADS;
+  if (threads > depth) threads = depth;
+  const int want = r->fd >= 0 && threads > 1 ? threads : 1;
   for (; r->nthreads < want; r->nthreads++)
     if (pthread_create(&r->threads[r->nthreads], NULL, read_loop, r) != 0) break;
   if (r->nthreads == 0) {
@@ -146,6 +148,14 @@ frame_reader *frame_reader_start(FILE *in, size_t frame_size, long max_frames, i
     return NULL;
   }
   return r;
+}
+
+long frame_reader_frames(const frame_reader *r)
+{
+  struct stat st;
+  if (r->fd < 0 || fstat(r->fd, &st) != 0 || st.st_size < r->base) return -1;
+  const long whole = (long)((st.st_size - r->base) / (off_t)r->frame_size);
+  return r->max_frames >= 0 && r->max_frames < whole ? r->max_frames : whole;
 }
 
 const uint8_t *frame_reader_next(frame_reader *r, size_t *partial, int *read_errno)

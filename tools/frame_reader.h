@@ -13,9 +13,20 @@
 
 typedef struct frame_reader frame_reader;
 
+/* The most reader threads frame_reader_start takes. */
+#define FRAME_READER_MAX_THREADS 16
+
 /* Start reading frames of frame_size bytes from in (at most max_frames
- * when >= 0) into depth buffers. NULL when out of memory or threads. */
-frame_reader *frame_reader_start(FILE *in, size_t frame_size, long max_frames, int depth);
+ * when >= 0) into depth buffers, with threads threads (1..
+ * FRAME_READER_MAX_THREADS, at most depth) when in is a regular file, one
+ * otherwise. NULL when out of memory or threads. */
+frame_reader *frame_reader_start(FILE *in, size_t frame_size, long max_frames, int depth,
+                                 int threads);
+
+/* The frames the reader will deliver when the input is a regular file:
+ * its whole frames from where reading started, at most max_frames; -1
+ * when unknown (a pipe, a terminal). */
+long frame_reader_frames(const frame_reader *r);
 
 /* The next whole frame, or NULL at the end of the input. Then *partial is
  * the length of an incomplete last frame (0 if none) and *read_errno the
