@@ -26,15 +26,7 @@ mkdir -p "$dir"
 trap 'rm -rf "$dir"' EXIT INT TERM
 
 # The input repeated to FRAMES frames, coded once (and a 10-frame prefix).
-have=$(( $(wc -c < "$in") / fsize ))
-[ "$have" -ge 1 ] || { echo "$in holds no whole ${w}x${h} frame" >&2; exit 1; }
-: > "$dir/in.yuv"
-n=0
-while [ "$n" -lt "$frames" ]; do
-  take=$(( frames - n < have ? frames - n : have ))
-  head -c $(( take * fsize )) "$in" >> "$dir/in.yuv"
-  n=$(( n + take ))
-done
+"$(dirname "$0")/repeat-frames.sh" "$in" "$w" "$h" "$frames" "$dir/in.yuv"
 enc_backend=cuda
 "$bin/c63-enc" --backend cuda -w "$w" -h "$h" -o "$dir/s.c63" "$dir/in.yuv" > /dev/null 2>&1 ||
   { enc_backend=cpu; "$bin/c63-enc" -w "$w" -h "$h" -o "$dir/s.c63" "$dir/in.yuv" > /dev/null 2>&1; }

@@ -660,6 +660,131 @@ done
   [ ! -s "$T/quiet.out" ] && echo "ok: c63-dec --quiet prints nothing" ||
   fail "c63-dec --quiet printed: $(cat "$T/quiet.out")"
 
+# --- c63-enc's reader pool and writer thread: the bytes of one reader ---
+s=pan_352x288_q10k7.c63
+in=$(field "$s" 2) w=$(field "$s" 3) h=$(field "$s" 4)
+q=$(field "$s" 6) k=$(field "$s" 7) r=$(field "$s" 8)
+in=$YUV/${in%.xz}
+for threads in "--readers 1 --writers 0" "--readers 16 --writers 1" "--readers 3 --writers 4"; do
+  # shellcheck disable=SC2086 # two options and their values
+  if "$ENC" -w "$w" -h "$h" -q "$q" -k "$k" -r "$r" $threads -o "$T/pool.c63" "$in" 2>"$T/err"; then
+    same "$T/pool.c63" "$CONF/$s" "c63-enc $threads reproduces $s"
+  else
+    fail "c63-enc $threads: $(cat "$T/err")"
+  fi
+done
+"$ENC" -w "$w" -h "$h" -f 5 --readers 1 --writers 0 -o "$T/f5-1.c63" "$in" 2>/dev/null &&
+  "$ENC" -w "$w" -h "$h" -f 5 --readers 16 --writers 3 -o "$T/f5-16.c63" "$in" 2>/dev/null &&
+  same "$T/f5-16.c63" "$T/f5-1.c63" "c63-enc -f 5: 16 readers, 3 writers write one reader's bytes" ||
+  fail "c63-enc -f 5 --readers 1|16 failed"
+# short and odd inputs are refused whatever the readers
+head -c 1000 "$YUV/pan_176x144.yuv" >"$T/short.yuv"
+: >"$T/empty.yuv"
+for n in 1 8; do
+  expect_error "partial frame.*--allow-partial" "$ENC" --readers $n -w 176 -h 144 \
+    -o "$T/partial-$n.c63" "$T/partial.yuv"
+  expect_error "partial frame (1000 of 38016 bytes)" "$ENC" --readers $n -w 176 -h 144 \
+    -o "$T/short.c63" "$T/short.yuv"
+  expect_error "no complete frame" "$ENC" --readers $n -w 176 -h 144 -o "$T/empty.c63" "$T/empty.yuv"
+  absent "$T/partial-$n.c63" "after a partial frame with --readers $n"
+done
+"$ENC" --allow-partial --readers 8 -w 176 -h 144 -o "$T/partial.c63" "$T/partial.yuv" 2>/dev/null &&
+  same "$T/partial.c63" "$CONF/pan_176x144.c63" "--allow-partial --readers 8" ||
+  fail "c63-enc --allow-partial --readers 8 failed"
+for bad in "--readers 0" "--readers 17" "--readers x" "--writers 9" "--writers -1"; do
+  # shellcheck disable=SC2086
+  expect_usage "is not a thread count" "$ENC" $bad -w 176 -h 144 -o "$T/x.c63" \
+    "$YUV/pan_176x144.yuv"
+done
+
+# --- the status line: on a terminal only, with the total when known ---
+# run CMD... on a pseudo-terminal (script, of util-linux's bsdutils,
+# essential in Debian); what the terminal showed goes to $T/tty
+on_tty() {
+  cmd=""
+  for a in "$@"; do
+    cmd="$cmd '$(printf '%s' "$a" | sed "s/'/'\\\\''/g")'"
+  done
+  script -qec "$cmd" /dev/null >"$T/tty" 2>&1 </dev/null
+}
+# the lines the terminal ($T/tty) showed, each overwrite of one a line of
+# its own, without the erasing of a line's end
+tty_lines() {
+  tr '\r' '\n' <"$T/tty" | sed "s/$(printf '\033')\\[K//g"
+}
+# the terminal must show a status line matching $1 ($2 says which)
+status_line() {
+  if tty_lines | grep -q -e "$1"; then
+    echo "ok: $2"
+  else
+    fail "$2: no '$1' on the terminal:"
+    cat -v "$T/tty"
+  fi
+}
+# $1 (a file of standard error) must hold no status line ($2 says when)
+no_status_line() {
+  if grep -q -e "$(printf '\r')" -e "$(printf '\033')" -e "frames (.*%)" -e "fps, .* kbit/s" "$1"; then
+    fail "a status line $2:"
+    cat -v "$1"
+  else
+    echo "ok: no status line $2"
+  fi
+}
+tty_line="frames (100%), [0-9.]* fps, [0-9.]* kbit/s"
+if on_tty "$ENC" -w 176 -h 144 -o "$T/tty.c63" "$YUV/pan_176x144.yuv"; then
+  status_line "^c63-enc: 110/110 $tty_line" "c63-enc on a terminal: a status line of 110 frames"
+  same "$T/tty.c63" "$CONF/pan_176x144.c63" "c63-enc on a terminal: the same stream"
+  grep -q "encoded 110 frames" "$T/tty" || fail "c63-enc on a terminal: no summary"
+else
+  fail "c63-enc on a terminal: $(cat -v "$T/tty")"
+fi
+on_tty "$ENC" -w 176 -h 144 -f 7 -o "$T/tty.c63" "$YUV/pan_176x144.yuv" &&
+  status_line "^c63-enc: 7/7 $tty_line" "c63-enc -f 7: a total of 7 frames" ||
+  fail "c63-enc -f 7 on a terminal failed"
+on_tty sh -c 'cat "$1" | "$2" -w 176 -h 144 -o "$3" -' sh "$YUV/pan_176x144.yuv" "$ENC" \
+  "$T/tty.c63" &&
+  status_line "^c63-enc: 110 frames, [0-9.]* fps, [0-9.]* kbit/s" \
+    "c63-enc from a pipe: frames without a total" || fail "c63-enc from a pipe on a terminal failed"
+on_tty "$ENC" --quiet -w 176 -h 144 -o "$T/tty.c63" "$YUV/pan_176x144.yuv" && [ ! -s "$T/tty" ] &&
+  echo "ok: c63-enc --quiet on a terminal prints nothing" ||
+  fail "c63-enc --quiet on a terminal: $(cat -v "$T/tty")"
+# standard error a file or a pipe (standard output still the terminal)
+on_tty sh -c '"$1" -w 176 -h 144 -o "$2" "$3" 2>"$4"' sh "$ENC" "$T/tty.c63" \
+  "$YUV/pan_176x144.yuv" "$T/err-file"
+no_status_line "$T/err-file" "when c63-enc's standard error is a file"
+grep -q "encoded 110 frames" "$T/err-file" || fail "c63-enc 2>file: no summary"
+on_tty sh -c '"$1" -w 176 -h 144 -o "$2" "$3" 2>&1 | cat >"$4"' sh "$ENC" "$T/tty.c63" \
+  "$YUV/pan_176x144.yuv" "$T/err-pipe"
+no_status_line "$T/err-pipe" "when c63-enc's standard error is a pipe"
+
+if on_tty "$DEC" "$CONF/pan_176x144.c63" "$T/tty.yuv"; then
+  status_line "^c63-dec: 110/110 $tty_line" "c63-dec on a terminal: a status line of 110 frames"
+  grep -q "decoded 110 frames" "$T/tty" || fail "c63-dec on a terminal: no summary"
+else
+  fail "c63-dec on a terminal: $(cat -v "$T/tty")"
+fi
+on_tty sh -c 'cat "$1" | "$2" - "$3"' sh "$CONF/pan_176x144.c63" "$DEC" "$T/tty.yuv" &&
+  status_line "^c63-dec: 110 frames, [0-9.]* fps, [0-9.]* kbit/s" \
+    "c63-dec from a pipe: frames without a total" || fail "c63-dec from a pipe on a terminal failed"
+for quiet in -q --quiet; do
+  on_tty "$DEC" $quiet "$CONF/pan_176x144.c63" "$T/tty.yuv" && [ ! -s "$T/tty" ] &&
+    echo "ok: c63-dec $quiet on a terminal prints nothing" ||
+    fail "c63-dec $quiet on a terminal: $(cat -v "$T/tty")"
+done
+# a corrupt frame's message on a line of its own, not after the status line
+# (drawn for the first frame already)
+size=$(wc -c <"$CONF/pan_176x144.c63")
+{ head -c $((size / 2)) "$CONF/pan_176x144.c63"; head -c 64 /dev/zero | tr '\0' '\377'
+  tail -c +$((size / 2 + 65)) "$CONF/pan_176x144.c63"; } >"$T/mid.c63"
+on_tty "$DEC" "$T/mid.c63" "$T/tty.yuv"
+if tty_lines | grep -q "^c63-dec: frame [0-9]* at offset"; then
+  echo "ok: c63-dec on a terminal: messages start their own line"
+else
+  fail "c63-dec on a terminal: a message shares the status line: $(cat -v "$T/tty")"
+fi
+on_tty sh -c '"$1" "$2" "$3" 2>"$4"' sh "$DEC" "$CONF/pan_176x144.c63" "$T/tty.yuv" "$T/err-file"
+no_status_line "$T/err-file" "when c63-dec's standard error is a file"
+
 if [ $fails -ne 0 ]; then
   echo "$fails CLI checks failed"
   exit 1

@@ -23,7 +23,7 @@ void cli_progress_start(cli_progress *p, const char *prog, int quiet, long total
   p->fps_num = fps_num;
   p->fps_den = fps_den;
   p->start = cli_now();
-  p->next_draw = p->start + REDRAW_INTERVAL;
+  p->next_draw = p->start; /* the first frame draws it */
   p->shown = 0;
 }
 
