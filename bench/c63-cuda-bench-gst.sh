@@ -99,13 +99,13 @@ for v in $variants; do
   # to its leaving the src pad; thread-rusage: each thread's CPU load (per
   # mille of one core) at its last report
   awk '
-    /element-latency/ {
-      match($0, /element=\(string\)[^,]*/); e = substr($0, RSTART + 17, RLENGTH - 17)
-      match($0, /time=\(guint64\)[0-9]+/); t = substr($0, RSTART + 15, RLENGTH - 15)
+    /element-latency, element-id=\(string\)0x/ {
+      match($0, /element=\(string\)[^,]*/); e = substr($0, RSTART + 16, RLENGTH - 16)
+      match($0, /time=\(guint64\)[0-9]+/); t = substr($0, RSTART + 14, RLENGTH - 14)
       n[e]++; s[e] += t
     }
-    /thread-rusage/ {
-      match($0, /thread-id=\(guint64\)[0-9]+/); id = substr($0, RSTART + 20, RLENGTH - 20)
+    /thread-rusage, thread-id=\(guint64\)[0-9]/ {
+      match($0, /thread-id=\(guint64\)[0-9]+/); id = substr($0, RSTART + 19, RLENGTH - 19)
       match($0, /average-cpuload=\(uint\)[0-9]+/); load[id] = substr($0, RSTART + 22, RLENGTH - 22)
     }
     END {

@@ -7,6 +7,7 @@
 #
 # PARTS picks what runs, since the whole takes longer than one device call
 # may: any of tests, sanitizers, bench, joined by commas (default all three),
+# pageable (bench/c63-pageable-bench.sh: every input route, one call),
 # and gpus, on a machine with two GPUs: the elements on the second GPU and
 # across both (tests/cuda/c63-gpus-check.sh), then one encoder process per GPU
 # against one alone (the library from page-locked memory, and the element
@@ -59,6 +60,9 @@ step conformance "$bin/test_cuda_encode" conformance
 step odd-sizes "$bin/test_cuda_encode" odd-sizes
 step long "$bin/test_cuda_encode" long
 step pinned "$bin/test_cuda_encode" pinned
+# pictures in host memory by every route (staged, registered, page-locked,
+# freed registrations, registrations shared by four encoders)
+[ -x "$bin/test_cuda_routes" ] && step routes "$bin/test_cuda_routes"
 step api "$bin/test_cuda_encode" api
 step layouts "$bin/test_cuda_encode" layouts
 step rd "$bin/test_cuda_encode" rd
@@ -111,6 +115,8 @@ if want sanitizers && command -v compute-sanitizer > /dev/null; then
   done
   step memcheck-pinned timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$bin/test_cuda_encode" pinned
+  [ -x "$bin/test_cuda_routes" ] && step memcheck-routes timeout 300 compute-sanitizer \
+    --tool memcheck --error-exitcode 9 "$bin/test_cuda_routes"
   step memcheck-layouts timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$bin/test_cuda_encode" layouts
   for tool in memcheck racecheck initcheck; do
@@ -156,6 +162,12 @@ if want gpus; then
     -f 3000 -n 5 "$mandel"
   [ -x "$bin/c63-element-bench" ] && GST_PLUGIN_PATH=$bin PER_GPU=1 bench bench-gpus-element \
     sh bench/c63-cuda-bench-multi.sh "$bin/c63-element-bench" 2 -c -f 3000 -n 5 "$mandel"
+fi
+# The encoder from every kind of input memory (issue 32's rows): library,
+# element and pipeline, with the host's copy bandwidth
+if want pageable; then
+  step pageable sh bench/c63-pageable-bench.sh "$bin" "$mandel" "$out/pageable"
+  grep -vE "^(round|run) " "$out/pageable.log"
 fi
 want bench || exit $status
 bench bench-mandel "$bin/c63-cuda-bench" -f 300 -n 5 "$mandel"
