@@ -2,8 +2,8 @@
  * (c63_picture_memory_register in c63.h): page-locking with cudaHostRegister,
  * counted per range.
  *
- * The driver keeps one registration per page range and process, and refuses
- * a second of the same pages, so every encoder and element of a process
+ * The driver keeps one registration of a range per process, and refuses a
+ * second that overlaps it, so every encoder and element of a process
  * goes through this one table: registering a range again takes a reference,
  * unregistering drops one, and the last one unregisters. One lock guards the
  * table and the driver calls, which are slow (pinning pages) but rare: a
@@ -84,7 +84,7 @@ extern "C" int c63_cuda_host_register(void *ptr, size_t size, char *msg, size_t 
       table[used++] = {ptr, size, 1};
     else if (err == cudaErrorHostMemoryAlreadyRegistered)
       status = set_msg(msg, msg_size, C63_ERR_INVALID_ARG,
-                       "its pages are page-locked already (another registration shares them)");
+                       "it overlaps memory that is page-locked already");
     else
       status = c63_cuda_error(err, "page-locking the picture memory", msg, msg_size);
     if (err != cudaSuccess) cudaGetLastError();

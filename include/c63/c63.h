@@ -294,8 +294,8 @@ void c63_picture_memory_free(void *ptr);
  * the old pages). Thread-safe. Returns C63_OK; C63_ERR_UNSUPPORTED when
  * this build has no CUDA backend; C63_ERR_NO_DEVICE without a driver or
  * device; C63_ERR_INVALID_ARG for NULL, size 0, the same ptr registered with
- * another size, or pages that are page-locked already otherwise (another
- * registration's pages: blocks that share a page cannot both be registered).
+ * another size, or memory that overlaps memory page-locked already (a
+ * registration of another range, c63_picture_memory_alloc's blocks).
  * Pictures are encoded correctly whatever the answer. msg, if not NULL,
  * says why not. */
 int c63_picture_memory_register(void *ptr, size_t size, char *msg, size_t msg_size);

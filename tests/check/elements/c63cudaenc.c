@@ -366,7 +366,7 @@ GST_START_TEST(test_cuda_recycled_memory)
 GST_END_TEST;
 
 /* A new memory a frame, as filesrc gives: each seen once, so none is
- * registered; small blocks from malloc, some sharing pages. */
+ * registered; small blocks from malloc too. */
 GST_START_TEST(test_cuda_fresh_memory)
 {
   const guint frames = 8, seq[8] = {0, 1, 2, 3, 4, 5, 6, 7};
