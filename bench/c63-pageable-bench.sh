@@ -4,8 +4,9 @@
 # and all threads, registered), c63cudaenc in-process (its own pool, CUDA
 # memory, ordinary buffers recycled and allocated a frame), the pipeline a
 # user types first beside the same pipeline without the encoder, c63-enc
-# file to file, and what the host's memory gives to copies by several
-# threads (the staged route's limit). Speed is measured, never asserted.
+# file to file, one library process a GPU where there are several, and what
+# the host's memory gives to copies by several threads (the staged route's
+# limit). Speed is measured, never asserted.
 #
 # usage: bench/c63-pageable-bench.sh BIN_DIR INPUT.yuv [OUT_DIR]
 #   BIN_DIR as tests/cuda/gpu-pack.sh makes it (c63-cuda-bench,
@@ -25,7 +26,8 @@ row() { # name command... : run, keep the log, print the lines that matter
   name=$1; shift
   timeout "${STEP_TIMEOUT:-600}" "$@" > "$out/$name.log" 2>&1 || status=1
   echo "== $name: $*"
-  grep -E "median|submit|upload|whole|GB/s|frames per run|fps|ms a buffer|of a core" "$out/$name.log"
+  grep -E "median|submit|upload|whole|GB/s|frames per run|fps|ms a buffer|of a core|aggregate|process" \
+    "$out/$name.log"
 }
 command -v nvidia-smi > /dev/null && nvidia-smi -L
 
@@ -35,6 +37,15 @@ row lib-pageable "$bin/c63-cuda-bench" -f 3000 -n 5 "$in"
 row lib-pageable-t1 "$bin/c63-cuda-bench" -t 1 -f 1000 -n 3 "$in"
 row lib-pageable-t4 "$bin/c63-cuda-bench" -t 4 -f 3000 -n 3 "$in"
 row lib-registered "$bin/c63-cuda-bench" -R -f 3000 -n 5 "$in"
+# one process a GPU where there are several: pageable (staged) and
+# page-locked input, each against one process alone
+gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
+if [ "${gpus:-0}" -gt 1 ]; then
+  row gpus-pageable env PER_GPU=1 sh bench/c63-cuda-bench-multi.sh "$bin/c63-cuda-bench" "$gpus" \
+    -f 3000 -n 3 "$in"
+  row gpus-page-locked env PER_GPU=1 sh bench/c63-cuda-bench-multi.sh "$bin/c63-cuda-bench" \
+    "$gpus" -p -f 3000 -n 3 "$in"
+fi
 
 if [ -f "$bin/libgstc63.so" ] && command -v gst-launch-1.0 > /dev/null; then
   export GST_PLUGIN_PATH=$bin
