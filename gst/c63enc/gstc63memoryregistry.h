@@ -15,16 +15,13 @@ G_BEGIN_DECLS
 /* Where the memory a picture is in comes back: register it, so the CUDA
  * backend uploads it by DMA straight from there. Each system memory of
  * buffer (its parent's, for a share) is marked when first seen and
- * registered when seen again; the registration lives as long as the
- * memory and ends before the memory is freed. Memory seen once (a fresh
- * allocation a frame, as filesrc's) is only marked, and the backend copies
- * it into its staging. Thread-safe: encoders in one process share the
- * registrations. */
+ * registered when seen again with another picture (another timestamp); the
+ * registration lives as long as the memory and ends before the memory is
+ * freed. Memory seen once (a fresh allocation a frame, as filesrc's, even
+ * when a tee hands it to several encoders) is only marked, and the backend
+ * copies it into its staging. Thread-safe: encoders in one process share
+ * the registrations. */
 void gst_c63_memory_register_recurring(GstBuffer *buffer);
-
-/* How many registrations of upstream memory are alive in this process (for
- * tests). */
-guint gst_c63_memory_registrations(void);
 
 G_END_DECLS
 

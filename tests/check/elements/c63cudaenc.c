@@ -390,6 +390,34 @@ GST_START_TEST(test_cuda_fresh_memory)
 }
 GST_END_TEST;
 
+/* A buffer a tee hands to two encoders is one picture seen twice, not
+ * memory that comes back: it stays staged; the same memory with the next
+ * picture is registered. */
+GST_START_TEST(test_cuda_teed_memory)
+{
+  const guint once[1] = {0}, twice[2] = {0, 0};
+  GByteArray *want_once = encode_memories("c63enc", NULL, 0, once, 1);
+  GByteArray *want_twice = encode_memories("c63enc", NULL, 0, twice, 2);
+  GstMemory *mem = picture_memory(0, TRUE);
+  GstHarness *a = gst_harness_new(ELEMENT), *b = gst_harness_new(ELEMENT);
+
+  gst_harness_set_src_caps_str(a, MEM_CAPS);
+  gst_harness_set_src_caps_str(b, MEM_CAPS);
+  fail_unless_equals_int(gst_harness_push(a, picture_buffer(mem, 0)), GST_FLOW_OK);
+  fail_unless_equals_int(gst_harness_push(b, picture_buffer(mem, 0)), GST_FLOW_OK);
+  fail_if(memory_registered(mem), "one picture seen by two encoders registered its memory");
+  fail_unless_equals_int(gst_harness_push(a, picture_buffer(mem, 1)), GST_FLOW_OK);
+  fail_unless(memory_registered(mem), "memory with a second picture is not registered");
+  assert_same_bytes(want_twice, c63check_enc_pulled(a, 2), "teed memory, then recycled");
+  assert_same_bytes(want_once, c63check_enc_pulled(b, 1), "teed memory");
+  gst_harness_teardown(a);
+  gst_harness_teardown(b);
+  gst_memory_unref(mem);
+  g_byte_array_unref(want_once);
+  g_byte_array_unref(want_twice);
+}
+GST_END_TEST;
+
 /* Encoders of one process share the registrations: four elements, each in
  * its own thread, encode from the same memories at once (as after a tee),
  * some of them page-aligned and some from malloc. */
@@ -456,6 +484,7 @@ static Suite *c63cudaenc_suite(void)
   tcase_add_test(tc, test_cuda_pool_input);
   tcase_add_test(tc, test_cuda_recycled_memory);
   tcase_add_test(tc, test_cuda_fresh_memory);
+  tcase_add_test(tc, test_cuda_teed_memory);
   tcase_add_test(tc, test_cuda_shared_memory);
   tcase_add_test(tc, test_cuda_caps);
   tcase_add_test(tc, test_cuda_no_framerate);
