@@ -14,8 +14,9 @@
 # from CUDA memory).
 #
 # BIN_DIR holds test_cuda_dsp, test_cuda_entropy, test_cuda_encode, test_cuda_decode,
-# c63-cuda-bench and optionally test_cuda_zero_copy, test_decode_api, test_tolerance, test_ratectl, c63-enc,
-# c63-dec, c63-element-bench, check-c63cudaenc, check-c63dec,
+# c63-cuda-bench and optionally test_cuda_routes, test_cuda_zero_copy,
+# test_api, test_decode_api, test_tolerance, test_ratectl, c63-enc,
+# c63-dec, c63-element-bench, c63-memcpy-bench, check-c63cudaenc, check-c63dec,
 # check-c63parse and libgstc63.so; the conformance inputs are unpacked from
 # tests/data into OUT_DIR (xz, or Python's lzma where xz is missing).
 # The GStreamer part needs a kit (../shared/gpu/make-kit.sh) sourced first.
@@ -71,6 +72,8 @@ step decode "$bin/test_cuda_decode"
 # copying path and the CPU
 [ -x "$bin/test_cuda_zero_copy" ] && step zero-copy "$bin/test_cuda_zero_copy"
 [ -x "$bin/test_decode_api" ] && step decode-api "$bin/test_decode_api"
+# the public API with a device: registering picture memory among the rest
+[ -x "$bin/test_api" ] && step api-unit "$bin/test_api"
 # crafted streams of every accepted quirk, decoded on both backends (the
 # CUDA pictures must equal the CPU's), and the rejections on both
 [ -x "$bin/test_tolerance" ] && step tolerance "$bin/test_tolerance"
