@@ -30,6 +30,12 @@ fsize=$(( w * h + 2 * ((w + 1) / 2) * ((h + 1) / 2) ))
 tmp=${TMPDIR:-/tmp}/c63-cuda-bench-gst.$$.yuv
 trap 'rm -f "$tmp"' EXIT INT TERM
 
+need_kb=$(( frames * (fsize / 1024 + 1) ))
+have_kb=$(df -Pk "$(dirname "$tmp")" | awk 'NR == 2 {print $4}')
+[ "${have_kb:-0}" -gt "$need_kb" ] || {
+  echo "$frames frames need $(( need_kb / 1048576 + 1 )) GiB in $(dirname "$tmp"); set TMPDIR or FRAMES" >&2
+  exit 1
+}
 # Repeat the input's frames until the file holds FRAMES frames, doubling
 # what is there while that fits.
 have=$(( $(wc -c < "$in") / fsize ))
@@ -85,7 +91,7 @@ base_whole=$(median 1 "$res.none"); base_steady=$(median 2 "$res.none")
 for v in $variants; do
   whole=$(median 1 "$res.$v"); steady=$(median 2 "$res.$v")
   echo "$(label "$v") ${w}x${h}, $frames frames, median of $runs: whole $whole fps, steady $steady fps" \
-    "($(echo "$whole $base_whole $steady $base_steady" | awk '{printf "%.1f%% / %.1f%%", 100 * $1 / $2, 100 * $3 / $4}') of no encoder)"
+    "($(echo "$whole $base_whole $steady $base_steady" | awk '{printf "%s / %s", $2 > 0 ? sprintf("%.1f%%", 100 * $1 / $2) : "n/a", $4 > 0 ? sprintf("%.1f%%", 100 * $3 / $4) : "n/a"}') of no encoder)"
 done
 
 [ -n "${TRACE:-}" ] || exit 0
