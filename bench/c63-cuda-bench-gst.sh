@@ -91,7 +91,7 @@ base_whole=$(median 1 "$res.none"); base_steady=$(median 2 "$res.none")
 for v in $variants; do
   whole=$(median 1 "$res.$v"); steady=$(median 2 "$res.$v")
   echo "$(label "$v") ${w}x${h}, $frames frames, median of $runs: whole $whole fps, steady $steady fps" \
-    "($(echo "$whole $base_whole $steady $base_steady" | awk '{printf "%s / %s", $2 > 0 ? sprintf("%.1f%%", 100 * $1 / $2) : "n/a", $4 > 0 ? sprintf("%.1f%%", 100 * $3 / $4) : "n/a"}') of no encoder)"
+    "($(echo "$whole $base_whole $steady $base_steady" | awk 'function pc(a, b) { return b > 0 ? sprintf("%.1f%%", 100 * a / b) : "n/a" } {print pc($1, $2) " / " pc($3, $4)}') of no encoder)"
 done
 
 [ -n "${TRACE:-}" ] || exit 0
