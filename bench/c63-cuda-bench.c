@@ -37,7 +37,11 @@ static void usage(FILE *out)
           "  -d N         CUDA device (default 0)\n"
           "  -t N         encoder threads (default 0: one per core, up to 16)\n"
           "  -p           page-lock the clip, as a pinned buffer pool would: frames are\n"
-          "               uploaded straight from it (default: copied into staging)\n"
+          "               uploaded straight from it (default: pageable, copied into\n"
+          "               staging by the encoder's threads)\n"
+          "  -R           register the clip (c63_picture_memory_register), as an\n"
+          "               application registers the buffers it recycles: frames are\n"
+          "               uploaded straight from it\n"
           "  -z           the integrated-GPU path on any GPU (C63_CUDA_ZERO_COPY=1): kernels\n"
           "               read the pictures in host memory in place (with -p: the clip\n"
           "               itself), no copy-engine upload\n",
@@ -98,8 +102,8 @@ int main(int argc, char **argv)
   p.width = 1920;
   p.height = 1080;
   p.backend = C63_BACKEND_CUDA;
-  int frames = 300, runs = 5, opt, pinned = 0, zero_copy = 0;
-  while ((opt = getopt(argc, argv, "w:h:f:n:q:r:k:m:d:t:pz")) != -1) {
+  int frames = 300, runs = 5, opt, pinned = 0, registered = 0, zero_copy = 0;
+  while ((opt = getopt(argc, argv, "w:h:f:n:q:r:k:m:d:t:pRz")) != -1) {
     switch (opt) {
     case 'w':
       p.width = atoi(optarg);
@@ -138,6 +142,9 @@ int main(int argc, char **argv)
       break;
     case 'p':
       pinned = 1;
+      break;
+    case 'R':
+      registered = 1;
       break;
     case 'z':
       zero_copy = 1;
@@ -198,13 +205,22 @@ int main(int argc, char **argv)
     fprintf(stderr, "c63-cuda-bench: %s\n", msg);
     return 1;
   }
+  if (registered &&
+      c63_picture_memory_register(clip, fsize * clip_frames, msg, sizeof msg) != C63_OK) {
+    fprintf(stderr, "c63-cuda-bench: registering the clip: %s\n", msg);
+    return 1;
+  }
 
   char dev[256];
   if (c63_cuda_device_name(p.device_id, dev, sizeof dev) != C63_OK) snprintf(dev, sizeof dev, "?");
   printf("device %d: %s, %s\n", p.device_id, dev,
          c63_cuda_zero_copy_on(p.device_id) ? "integrated-GPU path (no copies)" : "copying path");
-  printf("%dx%d, %d frames per run (clip of %d%s%s), quality %d, range %d, keyframe interval %d\n",
-         p.width, p.height, frames, clip_frames, pinned ? ", page-locked" : "",
+  printf("%dx%d, %d frames per run (clip of %d, %s%s), quality %d, range %d, keyframe interval "
+         "%d\n",
+         p.width, p.height, frames, clip_frames,
+         pinned       ? "page-locked"
+         : registered ? "registered"
+                      : "pageable, staged",
          zero_copy ? ", zero-copy" : "", p.quality, p.search_range, p.keyframe_interval);
 
   /* Warm-up: context creation, module loading, first-touch of pinned memory. */
@@ -244,6 +260,7 @@ int main(int argc, char **argv)
   printf("  %-26s %8.3f ms\n", "collect waiting for GPU", bench_median(st[7], runs));
   printf("  %-26s %8.3f ms\n", "whole encoder (1/fps)", 1000.0 / bench_median(fps, runs));
   if (pinned) c63_cuda_unpin(clip);
+  if (registered) c63_picture_memory_unregister(clip);
   free(clip);
   return 0;
 }

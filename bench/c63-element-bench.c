@@ -5,7 +5,12 @@
  *
  * The clip (a raw file, or the synthetic clip of tools/synth.c) is wrapped
  * in GstBuffers once; each push adds a reference, so the pipeline sees a
- * new buffer per frame at no copying cost. With --pool the clip is copied
+ * new buffer per frame at no copying cost, its memory recycled as a buffer
+ * pool's is (the same few memories again and again). With --fresh every
+ * frame is a copy of the clip's picture in memory allocated for it, as
+ * filesrc reads each block into a new buffer: memory seen once; a few
+ * threads make them ahead of the pushes, so that the copy, which upstream
+ * pays in a pipeline, does not set the pace here. With --pool the clip is copied
  * into memory from the allocator the element proposes (for c63cudaenc,
  * page-locked memory), as an upstream element that honours the proposal
  * would fill it. With --cuda the clip is uploaded once into CUDA memory
@@ -30,10 +35,95 @@
 
 #define MAX_RUNS 64
 
-/* One run: push frames buffers cycling through clip, wait for EOS or an
+#define FILLERS 4
+#define FILLER_DEPTH 2
+
+/* The buffers a run pushes: the clip's (recycled memory), or fresh copies
+ * of them made by FILLERS threads, filler k making frames k, k + FILLERS,
+ * ... into ready[k], at most FILLER_DEPTH ahead (room[k] holds a token per
+ * free place). */
+typedef struct {
+  GstBuffer **clip;
+  int clip_frames, frames;
+  gboolean fresh;
+  GAsyncQueue *ready[FILLERS], *room[FILLERS];
+  GThread *thread[FILLERS];
+  volatile gint stop;
+} frame_source;
+
+typedef struct {
+  frame_source *src;
+  int k;
+} filler_arg;
+
+/* A copy of b in memory allocated for it, with b's video meta. */
+static GstBuffer *fresh_copy(GstBuffer *b)
+{
+  const gsize size = gst_buffer_get_size(b);
+  guint8 *data = g_malloc(size);
+  gst_buffer_extract(b, 0, data, size);
+  GstBuffer *out = gst_buffer_new_wrapped(data, size);
+  GstVideoMeta *m = gst_buffer_get_video_meta(b);
+  gst_buffer_add_video_meta_full(out, m->flags, m->format, m->width, m->height, m->n_planes,
+                                 m->offset, m->stride);
+  return out;
+}
+
+static gpointer filler(gpointer data)
+{
+  filler_arg *a = data;
+  frame_source *s = a->src;
+  for (int i = a->k; i < s->frames; i += FILLERS) {
+    g_async_queue_pop(s->room[a->k]);
+    if (g_atomic_int_get(&s->stop)) break;
+    g_async_queue_push(s->ready[a->k], fresh_copy(s->clip[i % s->clip_frames]));
+  }
+  g_free(a);
+  return NULL;
+}
+
+static void source_start(frame_source *s)
+{
+  s->stop = 0;
+  if (!s->fresh) return;
+  for (int k = 0; k < FILLERS; k++) {
+    s->ready[k] = g_async_queue_new_full((GDestroyNotify)gst_buffer_unref);
+    s->room[k] = g_async_queue_new();
+    for (int d = 0; d < FILLER_DEPTH; d++)
+      g_async_queue_push(s->room[k], GINT_TO_POINTER(1));
+    filler_arg *a = g_new(filler_arg, 1);
+    a->src = s;
+    a->k = k;
+    s->thread[k] = g_thread_new("filler", filler, a);
+  }
+}
+
+/* Frame i's buffer (transfer full). */
+static GstBuffer *source_next(frame_source *s, int i)
+{
+  if (!s->fresh) return gst_buffer_copy(s->clip[i % s->clip_frames]); /* shares the memory */
+  const int k = i % FILLERS;
+  GstBuffer *b = g_async_queue_pop(s->ready[k]);
+  g_async_queue_push(s->room[k], GINT_TO_POINTER(1));
+  return b;
+}
+
+static void source_stop(frame_source *s)
+{
+  if (!s->fresh) return;
+  g_atomic_int_set(&s->stop, 1);
+  for (int k = 0; k < FILLERS; k++) {
+    g_async_queue_push(s->room[k], GINT_TO_POINTER(1)); /* wakes a waiting filler */
+    g_thread_join(s->thread[k]);
+    g_async_queue_unref(s->ready[k]);
+    g_async_queue_unref(s->room[k]);
+  }
+}
+
+/* One run: push frames buffers cycling through the clip, wait for EOS or an
  * error. Returns seconds, or a negative value on failure. */
-static double run_once(const char *element, const GstVideoInfo *info, GstBuffer **clip,
-                       int clip_frames, int frames, GstContext *context)
+static double run_once(const char *element, const GstVideoInfo *info, frame_source *source,
+                       int frames, GstContext *context)
 {
   gchar *desc = g_strdup_printf("appsrc name=src is-live=false format=time ! %s ! "
                                 "fakesink name=sink sync=false",
@@ -56,9 +146,11 @@ static double run_once(const char *element, const GstVideoInfo *info, GstBuffer 
   gst_element_set_state(pipe, GST_STATE_PLAYING);
 
   const GstClockTime dur = gst_util_uint64_scale(GST_SECOND, info->fps_d, info->fps_n);
+  source->frames = frames;
+  source_start(source);
   const gint64 t0 = g_get_monotonic_time();
   for (int i = 0; i < frames; i++) {
-    GstBuffer *b = gst_buffer_copy(clip[i % clip_frames]); /* shares the memory */
+    GstBuffer *b = source_next(source, i);
     GST_BUFFER_PTS(b) = i * dur;
     GST_BUFFER_DURATION(b) = dur;
     if (gst_app_src_push_buffer(GST_APP_SRC(src), b) != GST_FLOW_OK) break;
@@ -68,6 +160,7 @@ static double run_once(const char *element, const GstVideoInfo *info, GstBuffer 
   GstMessage *msg =
       gst_bus_timed_pop_filtered(bus, GST_CLOCK_TIME_NONE, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
   const gint64 t1 = g_get_monotonic_time();
+  source_stop(source);
   double t = (t1 - t0) / 1e6;
   if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR) {
     gchar *dbg = NULL;
@@ -170,7 +263,7 @@ static gboolean proposed_allocator(const char *element, const GstVideoInfo *info
 int main(int argc, char **argv)
 {
   int width = 1920, height = 1080, frames = 1000, runs = 5, device = -1;
-  gboolean use_pool = FALSE, use_cuda = FALSE;
+  gboolean use_pool = FALSE, use_cuda = FALSE, fresh = FALSE;
   const char *element = "c63cudaenc", *input = NULL;
   GOptionEntry entries[] = {
       {"width", 'w', 0, G_OPTION_ARG_INT, &width, "picture width (default 1920)", "W"},
@@ -181,6 +274,10 @@ int main(int argc, char **argv)
        "element and its properties (default c63cudaenc)", "DESC"},
       {"pool", 'p', 0, G_OPTION_ARG_NONE, &use_pool,
        "hold the clip in memory from the element's proposed allocator", NULL},
+      {"fresh", 'a', 0, G_OPTION_ARG_NONE, &fresh,
+       "a copy of each frame in memory allocated for it, as filesrc gives (default: the clip's "
+       "buffers again and again, as a buffer pool gives)",
+       NULL},
       {"cuda", 'c', 0, G_OPTION_ARG_NONE, &use_cuda,
        "hold the clip in CUDA memory (cudaupload), sharing its CUDA context", NULL},
       {"device", 'd', 0, G_OPTION_ARG_INT, &device,
@@ -200,6 +297,10 @@ int main(int argc, char **argv)
   if (width < 8 || height < 8 || width > 8192 || height > 8192 || frames < 1 || runs < 1 ||
       runs > MAX_RUNS || device < -1) {
     fprintf(stderr, "c63-element-bench: bad size, frame, run count or device\n");
+    return 2;
+  }
+  if (fresh && (use_pool || use_cuda)) {
+    fprintf(stderr, "c63-element-bench: --fresh is plain memory: not with --pool or --cuda\n");
     return 2;
   }
   gchar *element_desc =
@@ -265,11 +366,14 @@ int main(int argc, char **argv)
          height, frames, clip_frames,
          use_cuda    ? "CUDA memory"
          : allocator ? allocator->mem_type
-                     : (use_pool ? "default allocator" : "plain memory"));
-  if (run_once(element, &info, clip, clip_frames, frames < 20 ? frames : 20, context) < 0) return 1;
+         : use_pool  ? "default allocator"
+         : fresh     ? "plain memory, allocated per frame"
+                     : "plain memory, recycled");
+  frame_source source = {clip, clip_frames, 0, fresh, {NULL}, {NULL}, {NULL}, 0};
+  if (run_once(element, &info, &source, frames < 20 ? frames : 20, context) < 0) return 1;
   double fps[MAX_RUNS];
   for (int i = 0; i < runs; i++) {
-    double t = run_once(element, &info, clip, clip_frames, frames, context);
+    double t = run_once(element, &info, &source, frames, context);
     if (t < 0) return 1;
     fps[i] = frames / t;
     printf("run %d: %.1f fps\n", i + 1, fps[i]);

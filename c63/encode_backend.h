@@ -103,6 +103,11 @@ typedef struct c63_backend_ops {
    * that the next submit predicts from the reference before it (a frame
    * coded again at another quality). */
   void (*rewind)(c63_backend *be);
+  /* Optional: page-lock the caller's memory at ptr, counted per range, and
+   * undo it (c63_picture_memory_register); register returns a status with
+   * msg set, unregister C63_ERR_INVALID_ARG for memory not registered. */
+  int (*host_register)(void *ptr, size_t size, char *msg, size_t msg_size);
+  int (*host_unregister)(void *ptr);
 } c63_backend_ops;
 
 /* The backends built into libc63, declared by the core (as FFmpeg declares

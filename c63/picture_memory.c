@@ -1,7 +1,9 @@
 /* Memory for pictures that the CUDA backend can upload by DMA straight from
- * where they are (c63_picture_memory_alloc in c63.h).
+ * where they are (c63_picture_memory_alloc in c63.h), and the caller's own
+ * memory registered for that (c63_picture_memory_register).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "encode_backend.h"
@@ -33,4 +35,32 @@ void c63_picture_memory_free(void *ptr)
     return;
   }
   free(p);
+}
+
+/* The backend that registers memory, or NULL with msg set. */
+static const c63_backend_ops *registering_backend(char *msg, size_t msg_size)
+{
+  const c63_backend_ops *gpu = c63_backend_lookup(C63_BACKEND_CUDA);
+  if (gpu && gpu->host_register) return gpu;
+  if (msg && msg_size)
+    snprintf(msg, msg_size, "this build of libc63 has no CUDA backend (nvcc was not found)");
+  return NULL;
+}
+
+int c63_picture_memory_register(void *ptr, size_t size, char *msg, size_t msg_size)
+{
+  const c63_backend_ops *gpu = registering_backend(msg, msg_size);
+  if (!gpu) return C63_ERR_UNSUPPORTED;
+  char why[256];
+  if (!gpu->probe(0, why, sizeof why)) {
+    if (msg && msg_size) snprintf(msg, msg_size, "%s", why);
+    return C63_ERR_NO_DEVICE;
+  }
+  return gpu->host_register(ptr, size, msg, msg_size);
+}
+
+int c63_picture_memory_unregister(void *ptr)
+{
+  const c63_backend_ops *gpu = registering_backend(NULL, 0);
+  return gpu ? gpu->host_unregister(ptr) : C63_ERR_UNSUPPORTED;
 }

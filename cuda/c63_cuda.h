@@ -31,6 +31,15 @@ void c63_cuda_unpin(void *ptr);
 void *c63_cuda_host_alloc(size_t size);
 void c63_cuda_host_free(void *ptr);
 
+/* The process's counted registrations of callers' picture memory
+ * (c63_picture_memory_register, cuda/c63_cuda_register.cu): register
+ * returns C63_OK or a status with msg set, unregister C63_OK or
+ * C63_ERR_INVALID_ARG for memory not registered there; registrations
+ * says how many references ptr's entry holds (0: none), for tests. */
+int c63_cuda_host_register(void *ptr, size_t size, char *msg, size_t msg_size);
+int c63_cuda_host_unregister(void *ptr);
+long c63_cuda_host_registrations(const void *ptr);
+
 /* Whether backends created now on device_id take the integrated-GPU path
  * (no picture copies: kernels read and write page-locked host memory in
  * place): on a GPU that shares the host's memory, or as the environment

@@ -115,7 +115,7 @@ struct c63_backend {
   uint8_t *big;
   size_t big_size;
   /* Copying the caller's picture into pinned staging is the backend's only
-   * per-frame CPU work; large frames split it over a few threads. */
+   * per-frame CPU work; large frames split it over the pool's threads. */
   c63_threadpool *pool; /* the encoder's, borrowed */
   int copy_slices;
   slot slots[kSlots];
@@ -220,6 +220,16 @@ cudaError_t alloc_slot(c63_backend *be, slot &s, size_t payload_bytes, const cha
   return err;
 }
 
+/* Slices of the staging copy of a picture of in_bytes: one a thread, each
+ * at least kCopySliceBytes. */
+int copy_slices(size_t in_bytes, int threads)
+{
+  size_t n = in_bytes / policy::kCopySliceBytes;
+  if (n > (size_t)policy::kCopySlices) n = policy::kCopySlices;
+  if (n > (size_t)threads) n = (size_t)threads;
+  return n < 1 ? 1 : (int)n;
+}
+
 int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool, c63_backend **out,
               char *msg, size_t msg_size)
 {
@@ -255,13 +265,10 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
   be->zero_copy = c63_cuda_zero_copy(device_id);
   init_layout(be, g);
 
-  /* The encoder's pool copies the input into pinned memory, in slices for
-   * large frames (c63_cuda_backend_policy). */
+  /* The encoder's pool copies pageable input into pinned staging, a slice
+   * per thread for large frames (c63_cuda_backend_policy). */
   be->pool = pool;
-  const int threads = c63_threadpool_size(pool);
-  be->copy_slices = be->in_bytes >= policy::kSlicedCopyBytes
-                        ? (threads < policy::kCopySlices ? threads : policy::kCopySlices)
-                        : 1;
+  be->copy_slices = copy_slices(be->in_bytes, c63_threadpool_size(pool));
 
   const char *what = "creating the CUDA streams";
   err = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking);
@@ -742,6 +749,8 @@ extern "C" const c63_backend_ops c63_backend_cuda = {
     cu_get_stats,
     1u << C63_MODE_EXACT | 1u << C63_MODE_RD,
     cu_rewind,
+    c63_cuda_host_register,
+    c63_cuda_host_unregister,
 };
 
 extern "C" int c63_cuda_pin(void *ptr, size_t size, char *msg, size_t msg_size)

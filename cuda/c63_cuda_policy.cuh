@@ -97,11 +97,12 @@ struct c63_cuda_rd_policy {
 struct c63_cuda_backend_policy {
   /* Frames in flight: one uploading, one computing, one coding. */
   static constexpr int kSlots = 3;
-  /* The encoder's pool copies the input into pinned memory in up to
-   * kCopySlices slices for frames of kSlicedCopyBytes or more: the copy is
-   * memory-bound, so a few threads saturate it and more only contend. */
-  static constexpr int kCopySlices = 4;
-  static constexpr size_t kSlicedCopyBytes = (size_t)1 << 20;
+  /* The encoder's pool copies pageable input into pinned staging, a slice
+   * of kCopySliceBytes or more per thread, up to kCopySlices slices: one
+   * thread copies at a fraction of what the host's memory gives, so the
+   * copy keeps the page-locked pace only when many threads share it. */
+  static constexpr int kCopySlices = 16;
+  static constexpr size_t kCopySliceBytes = (size_t)128 << 10;
   /* split_uv (c63_cuda_convert.cu): threads per CTA, a row's UV pairs */
   static constexpr int kSplitThreads = 128;
 };

@@ -69,6 +69,36 @@ static void test_status_and_params(void)
   TU_CHECK_EQ(c63_backend_available((c63_backend_kind)99, 0, NULL, sizeof msg), 0);
 }
 
+/* Picture memory: c63_picture_memory_alloc's blocks, and registering the
+ * caller's memory, which needs the CUDA backend and a device: without them
+ * a status and a message (never a crash), and nothing to unregister. */
+static void test_picture_memory(void)
+{
+  char msg[256] = "";
+  uint8_t *p = c63_picture_memory_alloc(4096);
+  TU_CHECK_TRUE(p != NULL && (uintptr_t)p % 64 == 0);
+  if (p) memset(p, 1, 4096);
+  c63_picture_memory_free(p);
+  c63_picture_memory_free(NULL);
+
+  static uint8_t block[1 << 16];
+  const int gpu = c63_backend_available(C63_BACKEND_CUDA, 0, NULL, 0);
+  const int r = c63_picture_memory_register(block, sizeof block, msg, sizeof msg);
+  if (gpu) {
+    TU_CHECK(r == C63_OK, "registering with a CUDA device: %s", msg);
+    TU_CHECK_EQ(c63_picture_memory_unregister(block), C63_OK);
+  } else {
+    TU_CHECK(r == C63_ERR_UNSUPPORTED || r == C63_ERR_NO_DEVICE, "registering without a device: %s",
+             c63_status_string(r));
+    TU_CHECK_TRUE(msg[0] != '\0');
+    TU_CHECK_EQ(c63_picture_memory_register(block, sizeof block, NULL, 0), r);
+  }
+  /* nothing registered is left to unregister */
+  const int u = c63_picture_memory_unregister(block);
+  TU_CHECK(u == C63_ERR_INVALID_ARG || u == C63_ERR_UNSUPPORTED, "unregistering twice: %s",
+           c63_status_string(u));
+}
+
 static void test_encoder(void)
 {
   c63_enc_params p = params();
@@ -227,6 +257,7 @@ int main(void)
       planes[c][i] = (uint8_t)(i * (c + 3) + c * 50);
 
   test_status_and_params();
+  test_picture_memory();
   test_encoder();
   size = encode_frame(frame, sizeof frame);
   TU_CHECK_TRUE(size > 0);

@@ -69,6 +69,7 @@
 #include <string.h>
 
 #include "gstc63encbase.h"
+#include "gstc63memoryregistry.h"
 #include "gstc63pinnedallocator.h"
 #include "common/gstc63videolayout.h"
 #ifdef HAVE_GST_CUDA
@@ -675,6 +676,10 @@ static GstFlowReturn gst_c63_enc_base_handle_frame(GstVideoEncoder *venc, GstVid
     gst_video_codec_frame_unref(frame);
     return GST_FLOW_ERROR;
   }
+  /* Upstream memory that comes back (a pool's) is uploaded straight from
+   * where it is once registered; the rest is staged by libc63's threads. */
+  if (GST_C63_ENC_BASE_GET_CLASS(self)->backend == C63_BACKEND_CUDA)
+    gst_c63_memory_register_recurring(frame->input_buffer);
   memset(&pic, 0, sizeof pic);
   pic.format =
       GST_VIDEO_FRAME_FORMAT(&vframe) == GST_VIDEO_FORMAT_NV12 ? C63_FORMAT_NV12 : C63_FORMAT_I420;

@@ -277,6 +277,32 @@ const char *c63_encoder_backend_name(const c63_encoder *enc);
 void *c63_picture_memory_alloc(size_t size);
 void c63_picture_memory_free(void *ptr);
 
+/* Register the caller's own memory (size bytes at ptr, e.g. the buffers of a
+ * pool it recycles) so that the CUDA backend uploads pictures there by DMA
+ * straight from where they are, as from c63_picture_memory_alloc's memory:
+ * the memory is page-locked (cudaHostRegister) until unregistered.
+ * Registering is slow, about as long as copying the memory a few times: it
+ * pays for memory that holds picture after picture, not for memory that
+ * holds one. Pictures in memory not registered are copied into the
+ * backend's page-locked staging by the encoder's threads, as usual.
+ *
+ * Registrations belong to the process and are counted: registering the same
+ * ptr and size again (another encoder, another thread) takes one more
+ * reference, and each c63_picture_memory_unregister drops one; the last
+ * unregisters. Memory must be unregistered before it is freed or unmapped
+ * (otherwise memory allocated later at the same address would be read from
+ * the old pages). Thread-safe. Returns C63_OK; C63_ERR_UNSUPPORTED when
+ * this build has no CUDA backend; C63_ERR_NO_DEVICE without a driver or
+ * device; C63_ERR_INVALID_ARG for NULL, size 0, the same ptr registered with
+ * another size, or memory that overlaps memory page-locked already (a
+ * registration of another range, c63_picture_memory_alloc's blocks).
+ * Pictures are encoded correctly whatever the answer. msg, if not NULL,
+ * says why not. */
+int c63_picture_memory_register(void *ptr, size_t size, char *msg, size_t msg_size);
+/* Drop one reference of ptr's registration: C63_OK, or C63_ERR_INVALID_ARG
+ * when ptr is not registered (C63_ERR_UNSUPPORTED without a CUDA backend). */
+int c63_picture_memory_unregister(void *ptr);
+
 /* Whether a backend can be used on this machine (CUDA: built in and a
  * device present): 1 or 0, not a status. msg, if not NULL, says why not. */
 int c63_backend_available(c63_backend_kind kind, int device_id, char *msg, size_t msg_size);

@@ -346,8 +346,7 @@ void c63check_enc_allocation(const gchar *element)
   gst_harness_teardown(hh);
 }
 
-/* Encode frames pushed in plain buffers; return the coded bytes. */
-static GByteArray *encode_pulled(GstHarness *hh, guint frames)
+GByteArray *c63check_enc_pulled(GstHarness *hh, guint frames)
 {
   GByteArray *bytes = g_byte_array_new();
   guint n;
@@ -379,7 +378,7 @@ void c63check_enc_pool_input(const gchar *element, const gchar *mem_type)
   guint n;
 
   push_pictures(plain, w, h, 0, frames);
-  want = encode_pulled(plain, frames);
+  want = c63check_enc_pulled(plain, frames);
 
   /* The same pictures written into buffers of the pool the element proposes,
    * as an upstream element that honours it would. */
@@ -408,7 +407,7 @@ void c63check_enc_pool_input(const gchar *element, const gchar *mem_type)
     GST_BUFFER_DURATION(buf) = FRAME_DURATION;
     fail_unless_equals_int(gst_harness_push(pooled, buf), GST_FLOW_OK);
   }
-  got = encode_pulled(pooled, frames);
+  got = c63check_enc_pulled(pooled, frames);
   fail_unless_equals_int(got->len, want->len);
   fail_unless(memcmp(got->data, want->data, want->len) == 0);
 

@@ -8,6 +8,7 @@
 #define C63ENC_COMMON_H
 
 #include <glib.h>
+#include <gst/check/gstharness.h>
 
 #include "c63/c63.h"
 
@@ -39,6 +40,9 @@ void c63check_enc_mode(const gchar *element);
 /* rate-control abr lands within 10% of a bitrate, follows a bitrate set
  * while PLAYING, and refuses to start without one. */
 void c63check_enc_rate_control(const gchar *element);
+/* End the stream of the pictures pushed into hh and pull its frames coded
+ * frames: their bytes, back to back. */
+GByteArray *c63check_enc_pulled(GstHarness *hh, guint frames);
 /* Every conformance vector through the element, byte for byte. */
 void c63check_enc_conformance(const gchar *element, guint vector);
 

@@ -7,14 +7,16 @@
 #
 # PARTS picks what runs, since the whole takes longer than one device call
 # may: any of tests, sanitizers, bench, joined by commas (default all three),
+# pageable (bench/c63-pageable-bench.sh: every input route, one call),
 # and gpus, on a machine with two GPUs: the elements on the second GPU and
 # across both (tests/cuda/c63-gpus-check.sh), then one encoder process per GPU
 # against one alone (the library from page-locked memory, and the element
 # from CUDA memory).
 #
 # BIN_DIR holds test_cuda_dsp, test_cuda_entropy, test_cuda_encode, test_cuda_decode,
-# c63-cuda-bench and optionally test_cuda_zero_copy, test_decode_api, test_tolerance, test_ratectl, c63-enc,
-# c63-dec, c63-element-bench, check-c63cudaenc, check-c63dec,
+# c63-cuda-bench and optionally test_cuda_routes, test_cuda_zero_copy,
+# test_api, test_decode_api, test_tolerance, test_ratectl, c63-enc,
+# c63-dec, c63-element-bench, c63-memcpy-bench, check-c63cudaenc, check-c63dec,
 # check-c63parse and libgstc63.so; the conformance inputs are unpacked from
 # tests/data into OUT_DIR (xz, or Python's lzma where xz is missing).
 # The GStreamer part needs a kit (../shared/gpu/make-kit.sh) sourced first.
@@ -59,6 +61,9 @@ step conformance "$bin/test_cuda_encode" conformance
 step odd-sizes "$bin/test_cuda_encode" odd-sizes
 step long "$bin/test_cuda_encode" long
 step pinned "$bin/test_cuda_encode" pinned
+# pictures in host memory by every route (staged, registered, page-locked,
+# freed registrations, registrations shared by four encoders)
+[ -x "$bin/test_cuda_routes" ] && step routes "$bin/test_cuda_routes"
 step api "$bin/test_cuda_encode" api
 step layouts "$bin/test_cuda_encode" layouts
 step rd "$bin/test_cuda_encode" rd
@@ -67,6 +72,8 @@ step decode "$bin/test_cuda_decode"
 # copying path and the CPU
 [ -x "$bin/test_cuda_zero_copy" ] && step zero-copy "$bin/test_cuda_zero_copy"
 [ -x "$bin/test_decode_api" ] && step decode-api "$bin/test_decode_api"
+# the public API with a device: registering picture memory among the rest
+[ -x "$bin/test_api" ] && step api-unit "$bin/test_api"
 # crafted streams of every accepted quirk, decoded on both backends (the
 # CUDA pictures must equal the CPU's), and the rejections on both
 [ -x "$bin/test_tolerance" ] && step tolerance "$bin/test_tolerance"
@@ -111,6 +118,8 @@ if want sanitizers && command -v compute-sanitizer > /dev/null; then
   done
   step memcheck-pinned timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$bin/test_cuda_encode" pinned
+  [ -x "$bin/test_cuda_routes" ] && step memcheck-routes timeout 300 compute-sanitizer \
+    --tool memcheck --error-exitcode 9 "$bin/test_cuda_routes"
   step memcheck-layouts timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$bin/test_cuda_encode" layouts
   for tool in memcheck racecheck initcheck; do
@@ -156,6 +165,12 @@ if want gpus; then
     -f 3000 -n 5 "$mandel"
   [ -x "$bin/c63-element-bench" ] && GST_PLUGIN_PATH=$bin PER_GPU=1 bench bench-gpus-element \
     sh bench/c63-cuda-bench-multi.sh "$bin/c63-element-bench" 2 -c -f 3000 -n 5 "$mandel"
+fi
+# The encoder from every kind of input memory (issue 32's rows): library,
+# element and pipeline, with the host's copy bandwidth
+if want pageable; then
+  step pageable sh bench/c63-pageable-bench.sh "$bin" "$mandel" "$out/pageable"
+  grep -vE "^(round|run) " "$out/pageable.log"
 fi
 want bench || exit $status
 bench bench-mandel "$bin/c63-cuda-bench" -f 300 -n 5 "$mandel"

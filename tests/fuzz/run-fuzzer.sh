@@ -41,7 +41,7 @@ gst)
     $src/gst/c63parse/gstc63parse.c $src/gst/c63parse/gstc63index.c
     $src/gst/common/gstc63videolayout.c" ;;
 gstelements)
-  elements="$src/gst/c63enc/gstc63encbase.c $src/gst/c63enc/gstc63pinnedallocator.c
+  elements="$src/gst/c63enc/gstc63encbase.c $src/gst/c63enc/gstc63pinnedallocator.c $src/gst/c63enc/gstc63memoryregistry.c
     $src/gst/c63dec/gstc63dec.c $src/gst/c63dec/gstc63framer.c $src/gst/common/gstc63videolayout.c" ;;
 *) elements= ;;
 esac

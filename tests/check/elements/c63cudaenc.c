@@ -5,6 +5,7 @@
  * Copyright (C) 2026 gst-c63 contributors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <gst/check/gstcheck.h>
@@ -230,6 +231,244 @@ GST_START_TEST(test_cuda_memory_bad_layout)
 }
 GST_END_TEST;
 
+/* ---- Upstream memory: staged, registered, freed, shared ---------------- */
+
+/* Pictures of MEM_W x MEM_H with rows MEM_PAD bytes longer than they are
+ * and gaps between the planes (c63check_picture), starting MEM_PREFIX bytes
+ * into their memory's block: odd addresses and strides everywhere. */
+#define MEM_W 200
+#define MEM_H 120
+#define MEM_PAD 13
+#define MEM_PREFIX 13
+#define MEM_CAPS "video/x-raw, format=I420, width=200, height=120, framerate=25/1"
+
+/* A GstMemory wrapping a block of its own (page-aligned, so that its pages
+ * are its alone, or from malloc) that holds picture n. */
+static GstMemory *picture_memory(guint n, gboolean aligned)
+{
+  GstBuffer *pic = c63check_picture(MEM_W, MEM_H, n, MEM_PAD);
+  const gsize size = gst_buffer_get_size(pic), page = 4096;
+  const gsize block_size =
+      aligned ? (MEM_PREFIX + size + page - 1) / page * page : MEM_PREFIX + size;
+  void *block = NULL;
+
+  if (aligned)
+    fail_unless(posix_memalign(&block, page, block_size) == 0);
+  else
+    block = malloc(block_size);
+  fail_unless(block != NULL);
+  gst_buffer_extract(pic, 0, (guint8 *)block + MEM_PREFIX, size);
+  gst_buffer_unref(pic);
+  return gst_memory_new_wrapped(0, block, block_size, MEM_PREFIX, size, block, free);
+}
+
+/* Frame n of a stream in mem (another reference to it), with the layout
+ * c63check_picture gave the picture. */
+static GstBuffer *picture_buffer(GstMemory *mem, guint n)
+{
+  GstBuffer *layout = c63check_picture(MEM_W, MEM_H, 0, MEM_PAD);
+  GstVideoMeta *meta = gst_buffer_get_video_meta(layout);
+  GstBuffer *buf = gst_buffer_new();
+
+  gst_buffer_append_memory(buf, gst_memory_ref(mem));
+  gst_buffer_add_video_meta_full(buf, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_FORMAT_I420, MEM_W,
+                                 MEM_H, 3, meta->offset, meta->stride);
+  gst_buffer_unref(layout);
+  GST_BUFFER_PTS(buf) = n * (GST_SECOND / 25);
+  GST_BUFFER_DURATION(buf) = GST_SECOND / 25;
+  return buf;
+}
+
+/* Whether mem's block is page-locked: libc63 refuses to register it again
+ * with another size (its own registration), or the driver refuses its
+ * pages. Memory that is not is registered for the question and released. */
+static gboolean memory_registered(GstMemory *mem)
+{
+  GstMapInfo map;
+  guint8 *base;
+  char msg[256] = "";
+  int r;
+
+  fail_unless(gst_memory_map(mem, &map, GST_MAP_READ));
+  base = map.data - mem->offset;
+  gst_memory_unmap(mem, &map);
+  r = c63_picture_memory_register(base, mem->maxsize - 1, msg, sizeof msg);
+  if (r == C63_OK) {
+    fail_unless_equals_int(c63_picture_memory_unregister(base), C63_OK);
+    return FALSE;
+  }
+  fail_unless_equals_int(r, C63_ERR_INVALID_ARG);
+  return TRUE;
+}
+
+/* Encode frames pictures (picture seq[n] for frame n) with element, from
+ * memories mems[n % n_mems] when given, else from c63check_picture's
+ * buffers; the coded bytes. */
+static GByteArray *encode_memories(const gchar *element, GstMemory **mems, guint n_mems,
+                                   const guint *seq, guint frames)
+{
+  GstHarness *hh = gst_harness_new(element);
+  GByteArray *bytes;
+  guint n;
+
+  gst_harness_set_src_caps_str(hh, MEM_CAPS);
+  for (n = 0; n < frames; n++) {
+    GstBuffer *buf = mems ? picture_buffer(mems[n % n_mems], n)
+                          : c63check_picture(MEM_W, MEM_H, seq[n], MEM_PAD);
+
+    GST_BUFFER_PTS(buf) = n * (GST_SECOND / 25);
+    fail_unless_equals_int(gst_harness_push(hh, buf), GST_FLOW_OK);
+  }
+  bytes = c63check_enc_pulled(hh, frames);
+  gst_harness_teardown(hh);
+  return bytes;
+}
+
+static void assert_same_bytes(GByteArray *want, GByteArray *got, const gchar *route)
+{
+  fail_unless(got->len == want->len && memcmp(got->data, want->data, want->len) == 0,
+              "%s: other bytes than c63enc's", route);
+  g_byte_array_unref(got);
+}
+
+/* Memory a pool recycles is registered on its second picture and uploaded
+ * from there; when the stream ends and the memory is freed, so is its
+ * registration, and memory allocated next (malloc hands the same addresses
+ * out again) is new to the element: seen once, staged, never taken for the
+ * registered memory that was there. Every frame as c63enc codes it. */
+GST_START_TEST(test_cuda_recycled_memory)
+{
+  const guint frames = 9, first[9] = {0, 1, 2, 0, 1, 2, 0, 1, 2},
+              next[9] = {3, 4, 5, 3, 4, 5, 3, 4, 5};
+  GByteArray *want_first = encode_memories("c63enc", NULL, 0, first, frames);
+  GByteArray *want_next = encode_memories("c63enc", NULL, 0, next, frames);
+  GstMemory *mems[3];
+  guint k;
+
+  for (k = 0; k < 3; k++)
+    mems[k] = picture_memory(k, TRUE);
+  assert_same_bytes(want_first, encode_memories(ELEMENT, mems, 3, first, frames), "recycled");
+  for (k = 0; k < 3; k++) {
+    fail_unless(memory_registered(mems[k]), "memory %u, seen three times, is not registered", k);
+    gst_memory_unref(mems[k]);
+  }
+  for (k = 0; k < 3; k++) {
+    mems[k] = picture_memory(3 + k, TRUE);
+    fail_if(memory_registered(mems[k]), "new memory %u is registered before its first frame", k);
+  }
+  assert_same_bytes(want_next, encode_memories(ELEMENT, mems, 3, next, frames),
+                    "new memory after registered memory was freed");
+  for (k = 0; k < 3; k++)
+    gst_memory_unref(mems[k]);
+  g_byte_array_unref(want_first);
+  g_byte_array_unref(want_next);
+}
+GST_END_TEST;
+
+/* A new memory a frame, as filesrc gives: each seen once, so none is
+ * registered; small blocks from malloc too. */
+GST_START_TEST(test_cuda_fresh_memory)
+{
+  const guint frames = 8, seq[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  GByteArray *want = encode_memories("c63enc", NULL, 0, seq, frames);
+  GstHarness *hh = gst_harness_new(ELEMENT);
+  GByteArray *got;
+  guint n;
+
+  gst_harness_set_src_caps_str(hh, MEM_CAPS);
+  for (n = 0; n < frames; n++) {
+    GstMemory *mem = picture_memory(n, n % 2 == 0);
+
+    fail_unless_equals_int(gst_harness_push(hh, picture_buffer(mem, n)), GST_FLOW_OK);
+    if (n % 2 == 0) fail_if(memory_registered(mem), "memory %u, seen once, is registered", n);
+    gst_memory_unref(mem);
+  }
+  got = c63check_enc_pulled(hh, frames);
+  gst_harness_teardown(hh);
+  assert_same_bytes(want, got, "fresh memory");
+  g_byte_array_unref(want);
+}
+GST_END_TEST;
+
+/* A buffer a tee hands to two encoders is one picture seen twice, not
+ * memory that comes back: it stays staged; the same memory with the next
+ * picture is registered. */
+GST_START_TEST(test_cuda_teed_memory)
+{
+  const guint once[1] = {0}, twice[2] = {0, 0};
+  GByteArray *want_once = encode_memories("c63enc", NULL, 0, once, 1);
+  GByteArray *want_twice = encode_memories("c63enc", NULL, 0, twice, 2);
+  GstMemory *mem = picture_memory(0, TRUE);
+  GstHarness *a = gst_harness_new(ELEMENT), *b = gst_harness_new(ELEMENT);
+
+  gst_harness_set_src_caps_str(a, MEM_CAPS);
+  gst_harness_set_src_caps_str(b, MEM_CAPS);
+  fail_unless_equals_int(gst_harness_push(a, picture_buffer(mem, 0)), GST_FLOW_OK);
+  fail_unless_equals_int(gst_harness_push(b, picture_buffer(mem, 0)), GST_FLOW_OK);
+  fail_if(memory_registered(mem), "one picture seen by two encoders registered its memory");
+  fail_unless_equals_int(gst_harness_push(a, picture_buffer(mem, 1)), GST_FLOW_OK);
+  fail_unless(memory_registered(mem), "memory with a second picture is not registered");
+  assert_same_bytes(want_twice, c63check_enc_pulled(a, 2), "teed memory, then recycled");
+  assert_same_bytes(want_once, c63check_enc_pulled(b, 1), "teed memory");
+  gst_harness_teardown(a);
+  gst_harness_teardown(b);
+  gst_memory_unref(mem);
+  g_byte_array_unref(want_once);
+  g_byte_array_unref(want_twice);
+}
+GST_END_TEST;
+
+/* Encoders of one process share the registrations: four elements, each in
+ * its own thread, encode from the same memories at once (as after a tee),
+ * some of them page-aligned and some from malloc. */
+#define SHARERS 4
+#define SHARED_FRAMES 12
+
+typedef struct {
+  GstMemory **mems;
+  GByteArray *bytes;
+} Sharer;
+
+static gpointer share_memories(gpointer data)
+{
+  Sharer *s = data;
+  guint seq[SHARED_FRAMES], n;
+
+  for (n = 0; n < SHARED_FRAMES; n++)
+    seq[n] = n % 4;
+  s->bytes = encode_memories(ELEMENT, s->mems, 4, seq, SHARED_FRAMES);
+  return NULL;
+}
+
+GST_START_TEST(test_cuda_shared_memory)
+{
+  guint seq[SHARED_FRAMES], n, k;
+  GstMemory *mems[4];
+  Sharer sharers[SHARERS];
+  GThread *threads[SHARERS];
+  GByteArray *want;
+
+  for (n = 0; n < SHARED_FRAMES; n++)
+    seq[n] = n % 4;
+  want = encode_memories("c63enc", NULL, 0, seq, SHARED_FRAMES);
+  for (k = 0; k < 4; k++)
+    mems[k] = picture_memory(k, k < 2);
+  for (k = 0; k < SHARERS; k++) {
+    sharers[k].mems = mems;
+    threads[k] = g_thread_new("sharer", share_memories, &sharers[k]);
+  }
+  for (k = 0; k < SHARERS; k++) {
+    g_thread_join(threads[k]);
+    assert_same_bytes(want, sharers[k].bytes, "memory shared by four encoders");
+  }
+  for (k = 0; k < 2; k++)
+    fail_unless(memory_registered(mems[k]), "shared memory %u is not registered", k);
+  for (k = 0; k < 4; k++)
+    gst_memory_unref(mems[k]);
+  g_byte_array_unref(want);
+}
+GST_END_TEST;
+
 static Suite *c63cudaenc_suite(void)
 {
   Suite *s = suite_create(ELEMENT);
@@ -243,6 +482,10 @@ static Suite *c63cudaenc_suite(void)
   tcase_add_test(tc, test_cuda_memory_input);
   tcase_add_test(tc, test_cuda_nv12);
   tcase_add_test(tc, test_cuda_pool_input);
+  tcase_add_test(tc, test_cuda_recycled_memory);
+  tcase_add_test(tc, test_cuda_fresh_memory);
+  tcase_add_test(tc, test_cuda_teed_memory);
+  tcase_add_test(tc, test_cuda_shared_memory);
   tcase_add_test(tc, test_cuda_caps);
   tcase_add_test(tc, test_cuda_no_framerate);
   tcase_add_test(tc, test_cuda_flags_timestamps);

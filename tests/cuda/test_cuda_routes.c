@@ -1,0 +1,292 @@
+/* The CUDA encoder's routes for pictures in host memory, each against the
+ * CPU encoder byte for byte, and the registrations that choose between them:
+ *
+ *   staged        ordinary (pageable) memory, copied into page-locked staging
+ *                 by the encoder's threads (1, 3 and one a core), at odd
+ *                 addresses and strides
+ *   registered    the caller's memory registered (c63_picture_memory_register)
+ *                 and written picture after picture, as a pool recycles it,
+ *                 uploaded straight from there
+ *   page-locked   c63_picture_memory_alloc's memory
+ *   freed         registered memory unregistered and freed, new memory at
+ *                 (most likely) the same address, not registered: staged
+ *   shared        four encoders on four threads, each registering the same
+ *                 memory and encoding from it at once
+ *   registry      the counting: the same range twice, another size, an
+ *                 overlapping range, unregistering what is not registered
+ *
+ * Device memory is tested by test_cuda_encode layouts. Without a CUDA
+ * device prints SKIP and exits 77.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "c63/c63.h"
+#include "cuda/c63_cuda.h"
+#include "synth.h"
+#include "tutil.h"
+
+#define FRAMES 7
+#define PAD 40
+#define SHARERS 4
+
+/* A clip of FRAMES synthetic pictures of w x h. */
+typedef struct {
+  int w, h;
+  uint8_t *yuv;
+  tu_buf cpu; /* the CPU encoder's stream of it */
+} clip;
+
+static c63_enc_params params(const clip *c, c63_backend_kind backend, int threads)
+{
+  c63_enc_params p;
+  c63_enc_params_init(&p);
+  p.width = c->w;
+  p.height = c->h;
+  p.keyframe_interval = 4;
+  p.backend = backend;
+  p.threads = threads;
+  return p;
+}
+
+static int clip_init(clip *c, int w, int h)
+{
+  const size_t fsize = tu_i420_size(w, h);
+  char msg[256];
+  memset(c, 0, sizeof *c);
+  c->w = w;
+  c->h = h;
+  c->yuv = malloc(fsize * FRAMES);
+  for (int t = 0; t < FRAMES; t++)
+    synth_frame(c->yuv + fsize * t, w, h, t);
+  c63_enc_params p = params(c, C63_BACKEND_CPU, 0);
+  const int r = tu_encode(&p, c->yuv, FRAMES, &c->cpu, msg, sizeof msg);
+  TU_CHECK(r == C63_OK, "%dx%d on the CPU: %s", w, h, msg);
+  return r == C63_OK;
+}
+
+static void clip_free(clip *c)
+{
+  tu_buf_free(&c->cpu);
+  free(c->yuv);
+}
+
+/* Pictures written one after another at offset into one block of memory, as
+ * a producer recycles its buffer. */
+typedef struct {
+  const clip *c;
+  uint8_t *block;
+  size_t offset;
+} writer;
+
+static size_t block_size(const clip *c)
+{
+  return tu_i420_size(c->w + PAD, c->h) * 3 + 64;
+}
+
+static void write_picture(void *arg, int i, c63_picture *pic)
+{
+  const writer *wr = arg;
+  const clip *c = wr->c;
+  tu_padded_picture(c->yuv + tu_i420_size(c->w, c->h) * (size_t)i, c->w, c->h, 0, PAD,
+                    wr->block + wr->offset, pic);
+}
+
+/* Encode the clip from block on the GPU and compare with the CPU. */
+static int same_as_cpu(const clip *c, uint8_t *block, size_t offset, int threads, const char *route)
+{
+  writer wr = {c, block, offset};
+  c63_enc_params p = params(c, C63_BACKEND_CUDA, threads);
+  tu_buf gpu = {0};
+  char msg[512];
+  const int r = tu_encode_pictures(&p, write_picture, &wr, FRAMES, &gpu, msg, sizeof msg);
+  TU_CHECK(r == C63_OK, "%dx%d %s: %s", c->w, c->h, route, msg);
+  const int ok = r == C63_OK && gpu.size == c->cpu.size && !memcmp(gpu.data, c->cpu.data, gpu.size);
+  TU_CHECK(ok, "%dx%d %s: the stream differs from the CPU's", c->w, c->h, route);
+  printf("%4dx%-4d %-44s %s\n", c->w, c->h, route, ok ? "identical" : "DIFFERENT");
+  tu_buf_free(&gpu);
+  return ok;
+}
+
+static void run_staged(const clip *c)
+{
+  static const int threads[] = {1, 3, 0};
+  uint8_t *block = malloc(block_size(c));
+  for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+    char route[64];
+    snprintf(route, sizeof route, "staged, odd address, %d thread%s", threads[t],
+             threads[t] == 1 ? "" : "s");
+    if (!threads[t]) snprintf(route, sizeof route, "staged, odd address, a thread a core");
+    same_as_cpu(c, block, 1, threads[t], route);
+  }
+  free(block);
+}
+
+/* size bytes from malloc, registered; *registered says whether that worked. */
+static uint8_t *malloc_registered(size_t size, int *registered)
+{
+  uint8_t *block = malloc(size);
+  char msg[256];
+  const int r = c63_picture_memory_register(block, size, msg, sizeof msg);
+  TU_CHECK(r == C63_OK, "registering %zu bytes: %s", size, msg);
+  *registered = r == C63_OK;
+  TU_CHECK_EQ(c63_cuda_host_registrations(block), *registered);
+  return block;
+}
+
+static void run_registered(const clip *c)
+{
+  int registered;
+  uint8_t *block = malloc_registered(block_size(c), &registered);
+  same_as_cpu(c, block, 3, 0, "registered, recycled, odd address");
+  if (registered) TU_CHECK_EQ(c63_picture_memory_unregister(block), C63_OK);
+  TU_CHECK_EQ(c63_cuda_host_registrations(block), 0);
+  free(block);
+}
+
+static void run_page_locked(const clip *c)
+{
+  uint8_t *block = c63_picture_memory_alloc(block_size(c));
+  TU_CHECK(block != NULL, "c63_picture_memory_alloc");
+  if (block) same_as_cpu(c, block, 5, 0, "page-locked (c63_picture_memory_alloc)");
+  c63_picture_memory_free(block);
+}
+
+/* Registered memory unregistered and freed, then memory of the same size
+ * allocated (malloc most likely hands out the same address) and used
+ * without registering: the encoder must read the new memory, not the pages
+ * the old registration pinned. */
+static void run_freed(const clip *c)
+{
+  const size_t size = block_size(c);
+  int registered;
+  uint8_t *block = malloc_registered(size, &registered);
+  same_as_cpu(c, block, 0, 0, "registered, before it is freed");
+  if (registered) c63_picture_memory_unregister(block);
+  free(block);
+  uint8_t *again = malloc(size);
+  TU_CHECK_EQ(c63_cuda_host_registrations(again), 0);
+  same_as_cpu(c, again, 0, 0,
+              again == block ? "new memory at a freed registration's address"
+                             : "new memory after a registration was freed");
+  free(again);
+}
+
+/* One of SHARERS encoders: registers the shared clip, encodes it, and
+ * unregisters. */
+typedef struct {
+  const clip *c;
+  uint8_t *shared; /* the clip's pictures, padded, one after another */
+  size_t picture_bytes, size;
+  int status;
+  tu_buf out;
+  char msg[512];
+} sharer;
+
+static void shared_picture(void *arg, int i, c63_picture *pic)
+{
+  const sharer *s = arg;
+  const clip *c = s->c;
+  const int cw = c63_chroma_size(c->w), ch = c63_chroma_size(c->h);
+  const uint8_t *base = s->shared + s->picture_bytes * (size_t)i;
+  pic->format = C63_FORMAT_I420;
+  pic->data[0] = base;
+  pic->data[1] = base + (size_t)(c->w + PAD) * c->h;
+  pic->data[2] = pic->data[1] + (size_t)(cw + PAD) * ch;
+  pic->stride[0] = c->w + PAD;
+  pic->stride[1] = pic->stride[2] = cw + PAD;
+}
+
+static void *share(void *arg)
+{
+  sharer *s = arg;
+  s->status = c63_picture_memory_register(s->shared, s->size, s->msg, sizeof s->msg);
+  if (s->status != C63_OK) return NULL;
+  c63_enc_params p = params(s->c, C63_BACKEND_CUDA, 2);
+  s->status = tu_encode_pictures(&p, shared_picture, s, FRAMES, &s->out, s->msg, sizeof s->msg);
+  const int u = c63_picture_memory_unregister(s->shared);
+  if (s->status == C63_OK) s->status = u;
+  return NULL;
+}
+
+static void run_shared(const clip *c)
+{
+  const size_t picture_bytes = tu_i420_size(c->w + PAD, c->h);
+  const size_t size = picture_bytes * FRAMES;
+  uint8_t *shared = malloc(size);
+  for (int i = 0; i < FRAMES; i++) {
+    c63_picture pic;
+    tu_padded_picture(c->yuv + tu_i420_size(c->w, c->h) * (size_t)i, c->w, c->h, 0, PAD,
+                      shared + picture_bytes * (size_t)i, &pic);
+  }
+  sharer s[SHARERS];
+  pthread_t th[SHARERS];
+  for (int k = 0; k < SHARERS; k++) {
+    s[k] = (sharer){c, shared, picture_bytes, size, 0, {0}, ""};
+    TU_CHECK_EQ(pthread_create(&th[k], NULL, share, &s[k]), 0);
+  }
+  int ok = 1;
+  for (int k = 0; k < SHARERS; k++) {
+    pthread_join(th[k], NULL);
+    TU_CHECK(s[k].status == C63_OK, "encoder %d of %d sharing: %s", k, SHARERS, s[k].msg);
+    const int same = s[k].status == C63_OK && s[k].out.size == c->cpu.size &&
+                     !memcmp(s[k].out.data, c->cpu.data, c->cpu.size);
+    TU_CHECK(same, "encoder %d of %d sharing a registration: the stream differs", k, SHARERS);
+    ok = ok && same;
+    tu_buf_free(&s[k].out);
+  }
+  TU_CHECK_EQ(c63_cuda_host_registrations(shared), 0);
+  printf("%4dx%-4d %-44s %s\n", c->w, c->h, "shared by 4 encoders on 4 threads",
+         ok ? "identical" : "DIFFERENT");
+  free(shared);
+}
+
+static void run_registry(void)
+{
+  const size_t size = (size_t)4 << 20;
+  uint8_t *block = malloc(size);
+  char msg[256];
+  TU_CHECK_EQ(c63_picture_memory_register(NULL, size, msg, sizeof msg), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_picture_memory_register(block, 0, msg, sizeof msg), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_picture_memory_register(block, size, msg, sizeof msg), C63_OK);
+  TU_CHECK_EQ(c63_picture_memory_register(block, size, msg, sizeof msg), C63_OK);
+  TU_CHECK_EQ(c63_cuda_host_registrations(block), 2);
+  /* the same address with another size, and pages registered already */
+  TU_CHECK_EQ(c63_picture_memory_register(block, size / 2, msg, sizeof msg), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_picture_memory_register(block + 8192, 4096, msg, sizeof msg),
+              C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_cuda_host_registrations(block + 8192), 0);
+  TU_CHECK_EQ(c63_picture_memory_unregister(block), C63_OK);
+  TU_CHECK_EQ(c63_cuda_host_registrations(block), 1);
+  TU_CHECK_EQ(c63_picture_memory_unregister(block), C63_OK);
+  TU_CHECK_EQ(c63_cuda_host_registrations(block), 0);
+  TU_CHECK_EQ(c63_picture_memory_unregister(block), C63_ERR_INVALID_ARG);
+  /* unregistered, the pages can be registered again, in part */
+  TU_CHECK_EQ(c63_picture_memory_register(block + 8192, 4096, msg, sizeof msg), C63_OK);
+  TU_CHECK_EQ(c63_picture_memory_unregister(block + 8192), C63_OK);
+  printf("registry: counted, refused for other sizes and overlaps\n");
+  free(block);
+}
+
+int main(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  if (tu_cuda_missing()) return 77;
+  static const int sizes[][2] = {{1282, 722}, {37, 21}};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    clip c;
+    if (clip_init(&c, sizes[k][0], sizes[k][1])) {
+      run_staged(&c);
+      run_registered(&c);
+      run_page_locked(&c);
+      run_freed(&c);
+      run_shared(&c);
+    }
+    clip_free(&c);
+  }
+  run_registry();
+  return tu_finish("routes");
+}
