@@ -110,8 +110,9 @@ __device__ __forceinline__ size_t block_stride(const frame_shape &sh)
 /* ---- reading the bits ---- */
 
 /* The four tables in shared memory, for the kernels that decode: a lookup
- * is on every step's critical path. */
-struct lut_tables {
+ * is on every step's critical path. Copied in 16-byte words (global: the
+ * stage's cudaMalloc'd copy). */
+struct alignas(16) lut_tables {
   c63_huff_lut t[4];
 };
 static_assert(sizeof(lut_tables) % 16 == 0, "copied in 16-byte words");
