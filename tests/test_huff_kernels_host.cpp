@@ -315,6 +315,13 @@ static void check_stream(const uint8_t *s, size_t len, const char *what, int max
       mixed.push_back({copies.back().data(), cut, good[i].keyframe, 1, copy_names.back().c_str()});
       mixed.push_back(good[(trial + i) % good.size()]);
     }
+  /* without the last byte: where that is the flush byte alone, the data
+   * ends right at the start of the block past the last */
+  for (size_t i = 0; i < good.size(); i++) {
+    copy_names.push_back(names[i] + " without its last byte");
+    mixed.push_back(
+        {good[i].data, good[i].size - 1, good[i].keyframe, 1, copy_names.back().c_str()});
+  }
   check_batch(mixed, &g, &rng);
 }
 

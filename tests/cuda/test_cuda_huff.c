@@ -197,7 +197,9 @@ static void corrupt_copy(const frame_ref *fr, int trial, uint64_t *rng, uint8_t 
 #define TRIALS 12
 
 /* Corrupt copies of a stream's first two frames, each between two good
- * frames of the stream, in one batch. */
+ * frames of the stream, and its first frames without their last byte
+ * (where that is the flush byte alone, the data ends right at the start
+ * of the block past the last), in one batch. */
 static void check_corrupt(const frame_ref *fr, int n, uint64_t *rng)
 {
   static frame_ref mixed[MAX_BATCH];
@@ -212,7 +214,14 @@ static void check_corrupt(const frame_ref *fr, int n, uint64_t *rng)
       corrupt_copy(&fr[i], trial, rng, copy, &mixed[m++]);
     }
   }
-  if (m) mixed[m++] = fr[n - 1];
+  for (int i = 0; i < n && m < MAX_BATCH; i++) {
+    if (!fr[i].size) continue;
+    mixed[m] = fr[i];
+    mixed[m].size--;
+    mixed[m].corrupt = 1;
+    snprintf(mixed[m].what, sizeof mixed[m].what, "%s without its last byte", fr[i].what);
+    m++;
+  }
   if (m) check_batch(mixed, m);
   for (int i = 0; i < 2 * TRIALS; i++)
     free(copies[i]);
