@@ -77,123 +77,110 @@ static void run_thread(const hs_ctx *c, int t, hs_elem *out)
   th->blocks = blocks;
 }
 
-/* The states a decoder passed through, in bit order, its end state last. */
-typedef struct hs_path {
-  c63_hs_state *st;
-  uint32_t n, cap;
-} hs_path;
-
-static int push_state(hs_path *p, c63_hs_state s)
-{
-  if (p->n == p->cap) {
-    uint32_t cap = p->cap ? 2 * p->cap : 64;
-    c63_hs_state *st = realloc(p->st, cap * sizeof(*st));
-    if (!st) return -1;
-    p->st = st;
-    p->cap = cap;
-  }
-  p->st[p->n++] = s;
-  return 0;
-}
-
-/* Candidate k of thread t: from the subsequence's first bit at a block
- * start of MCU position k to the first field boundary past its end. */
-static int run_candidate(const hs_ctx *c, int t, int k, hs_path *p)
+/* Decode from s to the first field boundary at or past subsequence t's end
+ * (or to no code): the state there. */
+static c63_hs_state run_to(const hs_ctx *c, int t, c63_hs_state s)
 {
   const uint32_t limit = thread_limit(c, t);
-  c63_hs_state s = c63_hs_block_start((uint32_t)t * c->subseq_bits, k);
-  p->n = 0;
   while (s.field != C63_HS_BAD && s.pos < limit) {
-    if (push_state(p, s)) return -1;
     c63_hs_out o;
     c63_hs_step(c->luts, c63_hs_peek(c->bits, s.pos), &s, &o);
   }
-  return push_state(p, s);
+  return s;
 }
 
-/* Whether path p passed through state s. */
-static int on_path(const hs_path *p, c63_hs_state s)
+/* The candidate of subsequence t whose end state is `end`, or -1. Two
+ * decoders in the same state decode the same from there on, so a decoding
+ * that reaches t's end in the state a candidate ends in has followed that
+ * candidate since they met. */
+static int matching_candidate(const c63_hs_state *cand_end, c63_hs_state end)
 {
-  uint32_t lo = 0, hi = p->n;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (p->st[mid].pos < s.pos)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  for (; lo < p->n && p->st[lo].pos == s.pos; lo++)
-    if (c63_hs_equal(p->st[lo], s)) return 1;
-  return 0;
+  for (int k = 0; k < C63_HS_PHASES; k++)
+    if (c63_hs_equal(cand_end[k], end)) return k;
+  return -1;
 }
 
-/* Decode from `from` (where subsequence t truly begins: its predecessor's
- * end) until the state is one that a candidate of thread t passed through:
- * from there that candidate's decoding is the true one. Returns the
- * candidate and the bits decoded into subsequence t (*bits), or -1 when none
- * is met by the subsequence's end. */
-static int meet(const hs_ctx *c, int t, c63_hs_state from, const hs_path *cand, uint32_t *bits)
+/* For the figures only: the bits into subsequence t after which the
+ * decodings from `from` and from candidate k's start share a state (they
+ * end alike, so they meet at the latest there). */
+static uint32_t meeting_bits_with(const hs_ctx *c, int t, c63_hs_state from, int k)
 {
   const uint32_t limit = thread_limit(c, t);
-  c63_hs_state s = from;
-  for (;;) {
-    for (int k = 0; k < C63_HS_PHASES; k++) {
-      if (on_path(&cand[k], s)) {
-        *bits = s.pos - (uint32_t)t * c->subseq_bits;
-        return k;
-      }
-    }
-    if (s.field == C63_HS_BAD || s.pos >= limit) return -1;
-    c63_hs_out o;
-    c63_hs_step(c->luts, c63_hs_peek(c->bits, s.pos), &s, &o);
+  c63_hs_state a = from, b = c63_hs_block_start((uint32_t)t * c->subseq_bits, k);
+  c63_hs_out o;
+  while (!c63_hs_equal(a, b)) {
+    c63_hs_state *behind = a.pos <= b.pos ? &a : &b;
+    if (behind->field == C63_HS_BAD || behind->pos >= limit) break;
+    c63_hs_step(c->luts, c63_hs_peek(c->bits, behind->pos), behind, &o);
   }
+  return a.pos - (uint32_t)t * c->subseq_bits;
 }
 
-/* Find where each thread truly starts. Every thread runs six candidate
- * decoders, one per MCU position, over its subsequence. Its predecessor's
- * true end then needs only to be decoded until it meets one of them, whose
- * end is then the thread's true end (on the GPU: the meeting for each of the
- * predecessor's six candidates, and a scan over the six-entry maps); where
- * it meets none, the thread decodes again from its true start (a fallback
- * pass). Returns 0, or -1 when out of memory. */
+/* ... and with the first of the candidates that end as the decoding from
+ * `from` does. */
+static uint32_t meeting_bits(const hs_ctx *c, int t, c63_hs_state from, const c63_hs_state *ends,
+                             c63_hs_state end)
+{
+  uint32_t best = UINT32_MAX;
+  for (int k = 0; k < C63_HS_PHASES; k++) {
+    if (!c63_hs_equal(ends[k], end)) continue;
+    const uint32_t bits = meeting_bits_with(c, t, from, k);
+    if (bits < best) best = bits;
+  }
+  return best;
+}
+
+/* Find where each thread truly starts, as the GPU does (docs/design.md,
+ * "Entropy decoding"). Every subsequence runs six candidate decoders, one
+ * per MCU position, to its end. Its map sends each candidate j of its
+ * predecessor to the candidate k whose end state equals that of the
+ * decoding from j's end: the state after j then is the state after k.
+ * Chained from the frame's start (candidate 0 of subsequence 0), the maps
+ * give every subsequence's true start; where the chain breaks (no
+ * candidate ends as the true decoding does), the true decoding runs on,
+ * one subsequence at a time, until its end is a candidate's again (a
+ * fallback). Returns 0, or -1 when out of memory. */
 static int synchronise(hs_ctx *c, c63_hs_stats *st)
 {
-  hs_path *paths = calloc((size_t)c->n_threads * C63_HS_PHASES, sizeof(hs_path));
+  const int n = c->n_threads;
+  c63_hs_state *cand_end = malloc((size_t)n * C63_HS_PHASES * sizeof(*cand_end));
+  int8_t *map = malloc((size_t)n * C63_HS_PHASES);
   int r = -1;
-  if (!paths) return -1;
-  for (int t = 0; t < c->n_threads; t++)
+  if (!cand_end || !map) goto out;
+  for (int t = 0; t < n; t++)
     for (int k = 0; k < C63_HS_PHASES; k++)
-      if (run_candidate(c, t, k, &paths[t * C63_HS_PHASES + k])) goto out;
-  /* thread 0 truly starts as its candidate 0 */
+      cand_end[t * C63_HS_PHASES + k] =
+          run_to(c, t, c63_hs_block_start((uint32_t)t * c->subseq_bits, k));
+  for (int t = 1; t < n; t++)
+    for (int j = 0; j < C63_HS_PHASES; j++)
+      map[t * C63_HS_PHASES + j] = (int8_t)matching_candidate(
+          &cand_end[t * C63_HS_PHASES], run_to(c, t, cand_end[(t - 1) * C63_HS_PHASES + j]));
+  /* subsequence 0 truly starts as its candidate 0 */
   c->th[0].start = c63_hs_block_start(0, 0);
   int cand = 0, run = 0;
-  for (int t = 1; t < c->n_threads; t++) {
-    c63_hs_state from;
-    if (cand >= 0) {
-      const hs_path *p = &paths[(t - 1) * C63_HS_PHASES + cand];
-      from = p->st[p->n - 1];
+  c63_hs_state end = cand_end[0];
+  for (int t = 1; t < n; t++) {
+    c->th[t].start = end;
+    int k = cand >= 0 ? map[t * C63_HS_PHASES + cand] : -1;
+    const c63_hs_state next = k >= 0 ? cand_end[t * C63_HS_PHASES + k] : run_to(c, t, end);
+    if (k < 0) k = matching_candidate(&cand_end[t * C63_HS_PHASES], next);
+    if (k >= 0) {
+      const uint32_t bits = meeting_bits(c, t, end, &cand_end[t * C63_HS_PHASES], next);
+      run = 0;
+      st->met++;
+      st->meet_bits_sum += bits;
+      if (bits > st->meet_bits_max) st->meet_bits_max = bits;
     } else {
-      run_thread(c, t - 1, NULL);
-      from = c->th[t - 1].end;
-    }
-    c->th[t].start = from;
-    uint32_t bits = 0;
-    cand = meet(c, t, from, &paths[t * C63_HS_PHASES], &bits);
-    if (cand < 0) {
       st->fallbacks++;
       if (++run > st->fallback_run_max) st->fallback_run_max = run;
-      continue;
     }
-    run = 0;
-    st->met++;
-    st->meet_bits_sum += bits;
-    if (bits > st->meet_bits_max) st->meet_bits_max = bits;
+    end = next;
+    cand = k;
   }
   r = 0;
 out:
-  for (int i = 0; i < c->n_threads * C63_HS_PHASES; i++)
-    free(paths[i].st);
-  free(paths);
+  free(map);
+  free(cand_end);
   return r;
 }
 

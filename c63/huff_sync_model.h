@@ -2,13 +2,15 @@
  * and Schmidt): the frame's unstuffed bits are cut into subsequences of
  * subseq_bits; each "thread" decodes its own six times from a guessed
  * state (a block start at its first bit, at each of the six positions in the
- * MCU); the true decoding from a thread's predecessor's end then needs only
- * to run until it meets one of those six, whose end is the thread's (a
- * thread that none meets decodes again); a prefix sum of the counts places
- * each thread's output; a last pass builds the sparse frame (DC prediction,
- * vector reuse). The threads run one after
- * the other here; the steps are huff_sync.h's, which the GPU port shares.
- * docs/design.md, "Parallel entropy decoding".
+ * MCU) to the first field boundary past its end; the true decoding from a
+ * thread's predecessor's end has followed one of those six since they met
+ * exactly when it ends in the same state, and that end is the thread's (a
+ * thread whose true end is none of the six decodes again); a prefix sum of
+ * the counts places each thread's output; a last pass builds the sparse
+ * frame (DC prediction, vector reuse). The threads run one after the other
+ * here; the steps are huff_sync.h's, which the GPU port shares: it is the
+ * oracle the GPU stage is checked against. docs/design.md, "Entropy
+ * decoding".
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef C63_HUFF_SYNC_MODEL_H
 #define C63_HUFF_SYNC_MODEL_H
@@ -34,10 +36,10 @@
 
 typedef struct c63_hs_stats {
   int subsequences;
-  /* Subsequences after the first where the true decoding, from the
-   * predecessor's end, met one of the thread's candidates (and after how
-   * many bits of the subsequence), and where it met none (the thread
-   * decoded again). */
+  /* Subsequences after the first whose true end (the decoding from the
+   * predecessor's end) is one of the thread's candidates' ends (and after
+   * how many bits of the subsequence the two decodings met), and where it
+   * is none (the thread decoded again). */
   long met, fallbacks;
   int fallback_run_max; /* the most consecutive subsequences that met none */
   uint64_t meet_bits_sum;

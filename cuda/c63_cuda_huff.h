@@ -1,11 +1,12 @@
-/* Entropy (Huffman) decoding of one frame on the GPU: the self-synchronising
- * parallel decoder of docs/design.md ("Entropy decoding"), a stage of its
- * own that the decoder does not call yet. Given a frame's entropy-coded
+/* Entropy (Huffman) decoding on the GPU, a batch of frames at a time: the
+ * self-synchronising parallel decoder of docs/design.md ("Entropy
+ * decoding"), synchronised by end states. Given frames' entropy-coded
  * bytes (stuffed, as c63_entropy_decode takes them) in device memory, it
- * leaves in device memory the sparse frame (c63/sparse.h) that
- * c63_entropy_decode produces, or answers C63_HS_HAND_TO_CPU where only the
- * sequential decoder judges the data. It never reads or writes outside its
- * buffers, whatever the data.
+ * leaves in device memory each frame's sparse frame (c63/sparse.h) as
+ * c63_entropy_decode produces it, or answers C63_HS_HAND_TO_CPU for a frame
+ * that only the sequential decoder judges. It never reads or writes outside
+ * its buffers, whatever the data, and a frame's result does not depend on
+ * the other frames of its batch.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef C63_CUDA_HUFF_H
 #define C63_CUDA_HUFF_H
@@ -66,6 +67,11 @@ int c63_cuda_huff_enqueue(c63_cuda_huff *h, const c63_cuda_huff_frame *frames, i
  * describing its sparse frame in device memory, or C63_HS_HAND_TO_CPU
  * (c63/huff_sync_model.h): decode that frame with c63_entropy_decode. */
 int c63_cuda_huff_result(c63_cuda_huff *h, int i, c63_cuda_huff_out *out);
+
+/* Wait until stream (a cudaStream_t; NULL: the default stream) has passed
+ * the enqueued work, for callers without the CUDA runtime's headers.
+ * Returns C63_OK or C63_ERR_BACKEND. */
+int c63_cuda_huff_wait(void *stream);
 
 /* One frame: enqueue, wait, result. */
 int c63_cuda_huff_decode(c63_cuda_huff *h, const uint8_t *data, size_t size, const c63_geometry *g,

@@ -1,23 +1,26 @@
 /* Entropy decoding on the GPU (c63_cuda_huff.h), the port of the C model
- * c63/huff_sync_model.c with the same per-field step (c63/huff_sync.h), as
- * short kernels in five stages:
- *   1. unstuff: a max-scan finds each run of FF bytes, the byte after each
- *      odd FF of a run is dropped, a sum-scan places the kept bytes;
- *   2. synchronise: six candidate decoders per subsequence (one per MCU
- *      position); per subsequence a map from its predecessor's six
- *      candidates to the one of its own that the true decoding meets; a
- *      composition scan over the maps chains them from the frame's start,
- *      and where it breaks one thread decodes on until a candidate is met;
- *   3. place: fields and coefficients counted per subsequence from its true
- *      start, sum-scans, then decoded into their places;
- *   4. predict: DC prediction (a scan adding the differences per plane)
- *      and vector reuse (a scan carrying the last vector set);
- *   5. the sparse frame, with the verdict the C model gives.
- * Every write is bounded by its buffer, whatever the data: a frame whose
- * decoding would go past one is handed to the CPU.
+ * c63/huff_sync_model.c with the same per-field step (c63/huff_sync.h),
+ * for a batch of frames at a time in six kernels (c63_cuda_huff_kernels.cuh):
+ *   1. unstuff_frames (a CTA a frame): a scan of what each run of bytes
+ *      does to the unstuffing places the kept bytes;
+ *   2. run_candidates: six candidate decoders per subsequence (one per MCU
+ *      position), to the first field boundary past its end;
+ *   3. build_maps: per subsequence, a map from its predecessor's six
+ *      candidates to the one of its own whose end state is the end of the
+ *      decoding from theirs;
+ *   4. chain_and_count (a CTA a frame): a composition scan over the maps
+ *      chains them from the frame's start, and where it breaks one thread
+ *      decodes on until a subsequence ends in a candidate's end state; then
+ *      fields and coefficients counted per subsequence from its true start
+ *      and placed by a sum scan;
+ *   5. decode_fields: the fields decoded into per-block arrays;
+ *   6. assemble_frames (a CTA a frame): DC prediction and the entries
+ *      placed by scans in decoding order, vector reuse by a scan in raster
+ *      order, the verdict the C model gives;
+ * then one copy of the frames' verdicts to page-locked memory. Every write
+ * is bounded by its buffer, whatever the data: a frame whose decoding would
+ * go past one is handed to the CPU.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <cub/device/device_scan.cuh>
-
 #include <new>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +29,8 @@
 #include "cuda/c63_cuda_huff.h"
 #include "cuda/c63_cuda_huff_kernels.cuh"
 
-/* ---- host side ---- */
-
-/* A device array that only grows. */
+/* A device array that only grows. Growing frees the old one, which waits
+ * for the work that uses it: a warm stage allocates nothing. */
 template <typename T> struct dev_array {
   T *p = nullptr;
   size_t cap = 0;
@@ -53,27 +55,22 @@ template <typename T> struct dev_array {
 
 struct c63_cuda_huff {
   c63_huff_lut *luts = nullptr;
-  frame_info *info = nullptr;      /* device */
+  frame_info *info = nullptr;      /* device, a batch's */
   frame_info *info_host = nullptr; /* page-locked */
   dev_array<uint8_t> input, bits;
-  dev_array<int32_t> mark, last_non_ff;
-  dev_array<uint32_t> keep, dst;
-  dev_array<c63_hs_state> cand_end, start, frame_end;
+  dev_array<c63_hs_state> cand_end, start;
   dev_array<uint8_t> map;
-  dev_array<uint32_t> blocks, block_base, acs, ac_base;
+  dev_array<uint32_t> block_base, ac_base;
   /* per block */
   dev_array<uint8_t> use, reuse, count;
   dev_array<int8_t> mv_x, mv_y;
-  dev_array<int16_t> dc_diff, dc;
-  dev_array<uint32_t> n_ac, ac_first, n_entries, entry_base, ac, mv_src, mv_last, start_out,
-      entries;
-  dev_array<uint64_t> dc_lanes, dc_sum;
+  dev_array<int16_t> dc_diff;
+  dev_array<uint32_t> ac_first, ac, start_out, entries;
   dev_array<c63_mv> mvs;
-  dev_array<uint8_t> temp; /* CUB's */
-  /* A batch, a frame at a time: one stage and one verdict a frame. */
-  c63_cuda_huff *frame_stage[C63_CUDA_HUFF_MAX_BATCH] = {};
-  int verdict[C63_CUDA_HUFF_MAX_BATCH] = {};
-  c63_cuda_huff_out result[C63_CUDA_HUFF_MAX_BATCH] = {};
+  /* the batch in flight */
+  batch plan;
+  int handed[C63_CUDA_HUFF_MAX_BATCH] = {};
+  size_t n_blocks = 0;
   int n_batch = 0;
 };
 
@@ -87,149 +84,76 @@ int status_of(cudaError_t e)
                                           : C63_ERR_BACKEND;
 }
 
-unsigned grid_for(size_t n)
-{
-  return (unsigned)((n + policy::kThreads - 1) / policy::kThreads);
-}
-
-/* CUB's scans with the workspace's temporary storage. */
-template <typename In, typename Out, typename Op>
-cudaError_t inclusive_scan(c63_cuda_huff *h, In in, Out out, Op op, size_t n, cudaStream_t s)
-{
-  size_t bytes = 0;
-  cudaError_t e = cub::DeviceScan::InclusiveScan(nullptr, bytes, in, out, op, (int)n, s);
-  if (e == cudaSuccess) e = h->temp.reserve(bytes);
-  if (e == cudaSuccess)
-    e = cub::DeviceScan::InclusiveScan(h->temp.p, bytes, in, out, op, (int)n, s);
-  return e;
-}
-
-cudaError_t exclusive_sum(c63_cuda_huff *h, const uint32_t *in, uint32_t *out, size_t n,
-                          cudaStream_t s)
-{
-  size_t bytes = 0;
-  cudaError_t e = cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, (int)n, s);
-  if (e == cudaSuccess) e = h->temp.reserve(bytes);
-  if (e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(h->temp.p, bytes, in, out, (int)n, s);
-  return e;
-}
-
 #define TRY(x)                                                                                     \
   do {                                                                                             \
     const cudaError_t e_ = (x);                                                                    \
     if (e_ != cudaSuccess) return e_;                                                              \
   } while (0)
 
-cudaError_t reserve_all(c63_cuda_huff *h, size_t size, size_t max_threads, size_t n_blocks,
-                        size_t entries_cap, size_t ac_cap)
+cudaError_t reserve_all(c63_cuda_huff *h, const batch_sizes &sz, size_t n_frames)
 {
-  TRY(h->bits.reserve(size + 8));
-  TRY(h->mark.reserve(size));
-  TRY(h->last_non_ff.reserve(size));
-  TRY(h->keep.reserve(size + 1));
-  TRY(h->dst.reserve(size + 1));
-  TRY(h->cand_end.reserve(max_threads * kPhases));
-  TRY(h->map.reserve(max_threads * kPhases));
-  TRY(h->start.reserve(max_threads));
-  TRY(h->frame_end.reserve(1));
-  TRY(h->blocks.reserve(max_threads + 1));
-  TRY(h->block_base.reserve(max_threads + 1));
-  TRY(h->acs.reserve(max_threads + 1));
-  TRY(h->ac_base.reserve(max_threads + 1));
-  TRY(h->use.reserve(n_blocks));
-  TRY(h->reuse.reserve(n_blocks));
-  TRY(h->count.reserve(n_blocks));
-  TRY(h->mv_x.reserve(n_blocks));
-  TRY(h->mv_y.reserve(n_blocks));
-  TRY(h->dc_diff.reserve(n_blocks));
-  TRY(h->dc.reserve(n_blocks));
-  TRY(h->n_ac.reserve(n_blocks));
-  TRY(h->ac_first.reserve(n_blocks));
-  TRY(h->n_entries.reserve(n_blocks + 1));
-  TRY(h->entry_base.reserve(n_blocks + 1));
-  TRY(h->mv_src.reserve(n_blocks));
-  TRY(h->mv_last.reserve(n_blocks));
-  TRY(h->start_out.reserve(n_blocks));
-  TRY(h->dc_lanes.reserve(n_blocks));
-  TRY(h->dc_sum.reserve(n_blocks));
-  TRY(h->mvs.reserve(n_blocks));
-  TRY(h->ac.reserve(ac_cap));
-  TRY(h->entries.reserve(entries_cap));
+  const size_t nb = sz.blocks;
+  TRY(h->bits.reserve(sz.bits));
+  TRY(h->cand_end.reserve(sz.subseqs * kPhases));
+  TRY(h->map.reserve(sz.subseqs * kPhases));
+  TRY(h->start.reserve(sz.subseqs));
+  TRY(h->block_base.reserve(sz.subseqs));
+  TRY(h->ac_base.reserve(sz.subseqs));
+  TRY(h->use.reserve(nb));
+  TRY(h->reuse.reserve(nb));
+  TRY(h->mv_x.reserve(nb));
+  TRY(h->mv_y.reserve(nb));
+  TRY(h->dc_diff.reserve(nb));
+  TRY(h->ac_first.reserve(nb));
+  TRY(h->ac.reserve(sz.ac));
+  TRY(h->entries.reserve(sz.entries));
+  /* the outputs: n_blocks a frame */
+  TRY(h->start_out.reserve(nb - n_frames));
+  TRY(h->count.reserve(nb - n_frames));
+  TRY(h->mvs.reserve(nb - n_frames));
   return cudaSuccess;
 }
 
-/* Stage 1: the unstuffed bits, zero-padded, and the frame's info. */
-cudaError_t unstuff(c63_cuda_huff *h, const uint8_t *data, uint32_t n, cudaStream_t s)
+stage_buffers buffers_of(c63_cuda_huff *h)
 {
-  mark_non_ff<<<grid_for(n), policy::kThreads, 0, s>>>(data, n, h->mark.p);
-  TRY(cudaGetLastError());
-  TRY(inclusive_scan(h, h->mark.p, h->last_non_ff.p, max_op(), n, s));
-  flag_kept<<<grid_for(n + 1), policy::kThreads, 0, s>>>(data, n, h->last_non_ff.p, h->keep.p);
-  TRY(cudaGetLastError());
-  TRY(exclusive_sum(h, h->keep.p, h->dst.p, n + 1, s));
-  TRY(cudaMemsetAsync(h->bits.p, 0, n + 8, s));
-  scatter_kept<<<grid_for(n), policy::kThreads, 0, s>>>(data, n, h->keep.p, h->dst.p, h->bits.p);
-  frame_begin<<<1, 1, 0, s>>>(data, n, h->last_non_ff.p, h->dst.p, h->info);
-  return cudaGetLastError();
+  stage_buffers B;
+  B.luts = h->luts;
+  B.bits = h->bits.p;
+  B.info = h->info;
+  B.cand_end = h->cand_end.p;
+  B.start = h->start.p;
+  B.map = h->map.p;
+  B.block_base = h->block_base.p;
+  B.ac_base = h->ac_base.p;
+  B.bf = {h->use.p, h->reuse.p, h->mv_x.p, h->mv_y.p, h->dc_diff.p, h->ac_first.p, h->ac.p};
+  B.out = {h->start_out.p, h->entries.p, h->count.p, h->mvs.p};
+  return B;
 }
 
-/* Stage 2: each subsequence's true start. */
-cudaError_t synchronise(c63_cuda_huff *h, bits_view v, uint32_t max_threads, cudaStream_t s)
+/* The kernels of a batch, in order, on stream s; then the verdicts back. */
+cudaError_t launch_batch(c63_cuda_huff *h, cudaStream_t s)
 {
-  const size_t n_cand = (size_t)max_threads * kPhases;
-  run_candidates<<<grid_for(n_cand), policy::kThreads, 0, s>>>(v, h->info, max_threads,
-                                                               h->cand_end.p);
-  build_maps<<<grid_for(n_cand), policy::kThreads, 0, s>>>(v, h->info, max_threads, h->cand_end.p,
-                                                           h->map.p);
-  chain_starts<policy::kChainThreads>
-      <<<1, policy::kChainThreads, 0, s>>>(v, h->info, h->cand_end.p, h->map.p, h->start.p);
-  return cudaGetLastError();
-}
-
-block_fields fields_of(c63_cuda_huff *h)
-{
-  return {h->use.p, h->reuse.p, h->mv_x.p, h->mv_y.p, h->dc_diff.p, h->n_ac.p, h->ac.p};
-}
-
-/* Stage 3: the fields at their places. */
-cudaError_t place(c63_cuda_huff *h, bits_view v, const frame_shape &sh, uint32_t max_threads,
-                  cudaStream_t s)
-{
-  const size_t nb = (size_t)sh.n_blocks;
-  count_fields<<<grid_for(max_threads + 1), policy::kThreads, 0, s>>>(
-      v, h->info, max_threads, h->start.p, h->blocks.p, h->acs.p, h->frame_end.p);
-  TRY(exclusive_sum(h, h->blocks.p, h->block_base.p, max_threads + 1, s));
-  TRY(exclusive_sum(h, h->acs.p, h->ac_base.p, max_threads + 1, s));
-  TRY(cudaMemsetAsync(h->use.p, 0, nb, s));
-  TRY(cudaMemsetAsync(h->reuse.p, 0, nb, s));
-  TRY(cudaMemsetAsync(h->mv_x.p, 0, nb, s));
-  TRY(cudaMemsetAsync(h->mv_y.p, 0, nb, s));
-  TRY(cudaMemsetAsync(h->dc_diff.p, 0, nb * sizeof(int16_t), s));
-  TRY(cudaMemsetAsync(h->n_ac.p, 0, nb * sizeof(uint32_t), s));
-  decode_fields<<<grid_for(max_threads), policy::kThreads, 0, s>>>(
-      v, h->info, sh, h->start.p, h->block_base.p, h->ac_base.p, fields_of(h));
-  return cudaGetLastError();
-}
-
-/* Stages 4 and 5: predictions, then the sparse frame. */
-cudaError_t assemble(c63_cuda_huff *h, const frame_shape &sh, cudaStream_t s)
-{
-  const size_t nb = (size_t)sh.n_blocks;
-  prepare_blocks<<<grid_for(nb), policy::kThreads, 0, s>>>(h->info, sh, fields_of(h), h->dc_lanes.p,
-                                                           h->mv_src.p);
+  const batch &b = h->plan;
+  const stage_buffers B = buffers_of(h);
+  uint32_t max_sub = 1;
+  for (uint32_t i = 0; i < b.n; i++) {
+    const uint32_t n_sub = (8 * b.f[i].size + policy::kSubseqBits - 1) / policy::kSubseqBits;
+    if (n_sub > max_sub) max_sub = n_sub;
+  }
+  constexpr unsigned kT = policy::kDecodeThreads;
+  const dim3 per_candidate((max_sub * kPhases + kT - 1) / kT, b.n);
+  const dim3 per_subseq((max_sub + kT - 1) / kT, b.n);
+  unstuff_frames<policy::kUnstuffThreads, policy::kUnstuffItems>
+      <<<b.n, policy::kUnstuffThreads, 0, s>>>(b, B);
+  run_candidates<<<per_candidate, kT, 0, s>>>(b, B);
+  build_maps<<<per_candidate, kT, 0, s>>>(b, B);
+  chain_and_count<policy::kChainThreads><<<b.n, policy::kChainThreads, 0, s>>>(b, B);
+  decode_fields<<<per_subseq, kT, 0, s>>>(b, B);
+  assemble_frames<policy::kAssembleThreads, policy::kAssembleItems>
+      <<<b.n, policy::kAssembleThreads, 0, s>>>(b, B);
   TRY(cudaGetLastError());
-  TRY(inclusive_scan(h, h->dc_lanes.p, h->dc_sum.p, lane_add_op(), nb, s));
-  TRY(inclusive_scan(h, h->mv_src.p, h->mv_last.p, last_set_op(), nb, s));
-  count_entries<<<grid_for(nb + 1), policy::kThreads, 0, s>>>(sh, fields_of(h), h->dc_sum.p,
-                                                              h->dc.p, h->n_entries.p);
-  TRY(cudaGetLastError());
-  TRY(exclusive_sum(h, h->n_entries.p, h->entry_base.p, nb + 1, s));
-  TRY(exclusive_sum(h, h->n_ac.p, h->ac_first.p, nb, s));
-  const sparse_view out = {h->start_out.p, h->entries.p, h->count.p, h->mvs.p};
-  write_blocks<<<grid_for(nb), policy::kThreads, 0, s>>>(
-      h->info, sh, fields_of(h), h->dc.p, h->entry_base.p, h->ac_first.p, h->mv_last.p, out);
-  final_verdict<<<1, 1, 0, s>>>(h->info, sh, h->block_base.p, h->frame_end.p);
-  return cudaGetLastError();
+  return cudaMemcpyAsync(h->info_host, h->info, b.n * sizeof(frame_info), cudaMemcpyDeviceToHost,
+                         s);
 }
 
 } // namespace
@@ -239,11 +163,12 @@ extern "C" int c63_cuda_huff_new(c63_cuda_huff **out)
   *out = nullptr;
   c63_cuda_huff *h = new (std::nothrow) c63_cuda_huff();
   if (!h) return C63_ERR_NOMEM;
-  cudaError_t e = cudaMalloc(&h->luts, 4 * sizeof(c63_huff_lut));
-  if (e == cudaSuccess) e = cudaMalloc(&h->info, sizeof(frame_info));
-  if (e == cudaSuccess) e = cudaMallocHost(&h->info_host, sizeof(frame_info));
+  cudaError_t e = cudaMalloc(&h->luts, sizeof(lut_tables));
+  if (e == cudaSuccess) e = cudaMalloc(&h->info, C63_CUDA_HUFF_MAX_BATCH * sizeof(frame_info));
   if (e == cudaSuccess)
-    e = cudaMemcpy(h->luts, c63_huff_luts(), 4 * sizeof(c63_huff_lut), cudaMemcpyHostToDevice);
+    e = cudaMallocHost(&h->info_host, C63_CUDA_HUFF_MAX_BATCH * sizeof(frame_info));
+  if (e == cudaSuccess)
+    e = cudaMemcpy(h->luts, c63_huff_luts(), sizeof(lut_tables), cudaMemcpyHostToDevice);
   if (e != cudaSuccess) {
     c63_cuda_huff_free(h);
     return status_of(e);
@@ -260,17 +185,10 @@ extern "C" void c63_cuda_huff_free(c63_cuda_huff *h)
   cudaFreeHost(h->info_host);
   h->input.release();
   h->bits.release();
-  h->mark.release();
-  h->last_non_ff.release();
-  h->keep.release();
-  h->dst.release();
   h->cand_end.release();
   h->start.release();
-  h->frame_end.release();
   h->map.release();
-  h->blocks.release();
   h->block_base.release();
-  h->acs.release();
   h->ac_base.release();
   h->use.release();
   h->reuse.release();
@@ -278,50 +196,62 @@ extern "C" void c63_cuda_huff_free(c63_cuda_huff *h)
   h->mv_x.release();
   h->mv_y.release();
   h->dc_diff.release();
-  h->dc.release();
-  h->n_ac.release();
   h->ac_first.release();
-  h->n_entries.release();
-  h->entry_base.release();
   h->ac.release();
-  h->mv_src.release();
-  h->mv_last.release();
   h->start_out.release();
   h->entries.release();
-  h->dc_lanes.release();
-  h->dc_sum.release();
   h->mvs.release();
-  h->temp.release();
-  for (int i = 0; i < C63_CUDA_HUFF_MAX_BATCH; i++)
-    c63_cuda_huff_free(h->frame_stage[i]);
   delete h;
 }
 
-static int decode_one(c63_cuda_huff *h, const uint8_t *data, size_t size, const c63_geometry *g,
-                      int keyframe, size_t entries_cap, void *stream, c63_cuda_huff_out *out)
+extern "C" int c63_cuda_huff_enqueue(c63_cuda_huff *h, const c63_cuda_huff_frame *frames, int n,
+                                     const c63_geometry *g, void *stream)
 {
-  cudaStream_t s = (cudaStream_t)stream;
-  const size_t n_blocks = c63_frame_blocks(g);
-  /* as the C model: sizes whose bit positions need more than 32 bits */
-  if (size == 0 || size > UINT32_MAX / 8 - 8 || n_blocks >= INT32_MAX / 2)
-    return C63_HS_HAND_TO_CPU;
-  const uint32_t n = (uint32_t)size;
-  const uint32_t max_threads = (8 * n + policy::kSubseqBits - 1) / policy::kSubseqBits;
-  /* a non-zero AC coefficient takes at least three bits */
-  const size_t ac_cap = (size_t)8 * n / 3 + 64;
-  cudaError_t e = reserve_all(h, size, max_threads, n_blocks, entries_cap, ac_cap);
+  h->n_batch = 0;
+  if (n < 1 || n > C63_CUDA_HUFF_MAX_BATCH) return C63_ERR_INVALID_ARG;
+  batch_sizes sz;
+  plan_batch(frames, n, g, &h->plan, &sz, h->handed);
+  h->n_blocks = c63_frame_blocks(g);
+  int any = 0;
+  for (int i = 0; i < n; i++)
+    any |= !h->handed[i];
+  if (!any) { /* nothing the stage takes (nothing to reserve for) */
+    h->n_batch = n;
+    return C63_OK;
+  }
+  cudaError_t e = reserve_all(h, sz, (size_t)n);
+  if (e == cudaSuccess) e = launch_batch(h, (cudaStream_t)stream);
   if (e != cudaSuccess) return status_of(e);
-  const frame_shape sh = shape_of(g, keyframe, entries_cap, ac_cap);
-  const bits_view v = {h->luts, h->bits.p};
-  if ((e = unstuff(h, data, n, s)) != cudaSuccess || (e = synchronise(h, v, max_threads, s)) ||
-      (e = place(h, v, sh, max_threads, s)) || (e = assemble(h, sh, s)) ||
-      (e = cudaMemcpyAsync(h->info_host, h->info, sizeof(frame_info), cudaMemcpyDeviceToHost, s)) ||
-      (e = cudaStreamSynchronize(s)))
-    return status_of(e);
-  const frame_info *fi = h->info_host;
-  if (fi->bad || fi->unpaired_ff) return C63_HS_HAND_TO_CPU;
-  *out = {h->start_out.p, h->count.p, h->mvs.p, h->entries.p, fi->n_entries, n_blocks};
+  h->n_batch = n;
   return C63_OK;
+}
+
+extern "C" int c63_cuda_huff_result(c63_cuda_huff *h, int i, c63_cuda_huff_out *out)
+{
+  if (i < 0 || i >= h->n_batch) return C63_ERR_INVALID_ARG;
+  const frame_info *fi = &h->info_host[i];
+  if (h->handed[i] || fi->bad || fi->unpaired_ff) return C63_HS_HAND_TO_CPU;
+  const size_t nb = h->n_blocks, first = (size_t)i * nb;
+  *out = {h->start_out.p + first, h->count.p + first,
+          h->mvs.p + first,       h->entries.p + h->plan.f[i].entries_off,
+          fi->n_entries,          nb};
+  return C63_OK;
+}
+
+extern "C" int c63_cuda_huff_wait(void *stream)
+{
+  return cudaStreamSynchronize((cudaStream_t)stream) == cudaSuccess ? C63_OK : C63_ERR_BACKEND;
+}
+
+extern "C" int c63_cuda_huff_decode(c63_cuda_huff *h, const uint8_t *data, size_t size,
+                                    const c63_geometry *g, int keyframe, size_t entries_cap,
+                                    void *stream, c63_cuda_huff_out *out)
+{
+  const c63_cuda_huff_frame frame = {data, size, keyframe, entries_cap};
+  int r = c63_cuda_huff_enqueue(h, &frame, 1, g, stream);
+  if (r != C63_OK) return r;
+  if ((r = c63_cuda_huff_wait(stream)) != C63_OK) return r;
+  return c63_cuda_huff_result(h, 0, out);
 }
 
 extern "C" const uint8_t *c63_cuda_huff_upload(c63_cuda_huff *h, const uint8_t *data, size_t size)
@@ -347,35 +277,4 @@ extern "C" int c63_cuda_huff_download(c63_cuda_huff *h, const c63_cuda_huff_out 
                    cudaMemcpyDeviceToHost);
   f->n_entries = out->n_entries;
   return status_of(e);
-}
-
-extern "C" int c63_cuda_huff_enqueue(c63_cuda_huff *h, const c63_cuda_huff_frame *frames, int n,
-                                     const c63_geometry *g, void *stream)
-{
-  if (n < 1 || n > C63_CUDA_HUFF_MAX_BATCH) return C63_ERR_INVALID_ARG;
-  h->n_batch = 0;
-  for (int i = 0; i < n; i++) {
-    int r = h->frame_stage[i] ? C63_OK : c63_cuda_huff_new(&h->frame_stage[i]);
-    if (r == C63_OK)
-      r = decode_one(h->frame_stage[i], frames[i].data, frames[i].size, g, frames[i].keyframe,
-                     frames[i].entries_cap, stream, &h->result[i]);
-    if (r != C63_OK && r != C63_HS_HAND_TO_CPU) return r;
-    h->verdict[i] = r;
-  }
-  h->n_batch = n;
-  return C63_OK;
-}
-
-extern "C" int c63_cuda_huff_result(c63_cuda_huff *h, int i, c63_cuda_huff_out *out)
-{
-  if (i < 0 || i >= h->n_batch) return C63_ERR_INVALID_ARG;
-  if (h->verdict[i] == C63_OK) *out = h->result[i];
-  return h->verdict[i];
-}
-
-extern "C" int c63_cuda_huff_decode(c63_cuda_huff *h, const uint8_t *data, size_t size,
-                                    const c63_geometry *g, int keyframe, size_t entries_cap,
-                                    void *stream, c63_cuda_huff_out *out)
-{
-  return decode_one(h, data, size, g, keyframe, entries_cap, stream, out);
 }

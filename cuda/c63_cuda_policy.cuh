@@ -116,16 +116,28 @@ struct c63_cuda_decoder_policy {
   static constexpr int kExpandBlocks = 4;
 };
 
-/* The GPU entropy decoder (c63_cuda_huff_decode.cu). */
+/* The GPU entropy decoder (c63_cuda_huff_decode.cu, the kernels in
+ * c63_cuda_huff_kernels.cuh). */
 struct c63_cuda_huff_policy {
   /* Bits of the unstuffed data a thread decodes from, with six candidate
    * decoders: several times the distance after which the true decoding
    * meets one (docs/design.md, "Entropy decoding"). */
   static constexpr unsigned kSubseqBits = 1024;
-  /* Threads of a CTA of the per-thread, per-block and per-byte kernels. */
-  static constexpr int kThreads = 128;
-  /* The one CTA that chains the subsequences' maps, a tile at a time. */
-  static constexpr int kChainThreads = 1024;
+  /* Threads of a CTA of the kernels with a thread per candidate or
+   * subsequence (run_candidates, build_maps, decode_fields): each CTA
+   * copies the four tables (34 KiB) into shared memory, so CTAs of 256
+   * threads still leave six a multiprocessor. */
+  static constexpr int kDecodeThreads = 256;
+  /* The CTA a frame that chains the subsequences' maps, a tile at a time,
+   * and counts their fields (chain_and_count): 512 threads keep the walks
+   * in registers (1024 would spill). */
+  static constexpr int kChainThreads = 512;
+  /* unstuff_frames: a CTA a frame, kUnstuffItems bytes a thread. */
+  static constexpr int kUnstuffThreads = 512;
+  static constexpr int kUnstuffItems = 16;
+  /* assemble_frames: a CTA a frame, kAssembleItems blocks a thread. */
+  static constexpr int kAssembleThreads = 512;
+  static constexpr int kAssembleItems = 8;
 };
 
 #endif
