@@ -30,9 +30,11 @@
 #include "params.h"
 
 /* Frames in flight at most: one being entropy-decoded per thread (up to
- * 16) and the backend's, or the backend's alone where it entropy-decodes
- * (a GPU backend's batches: c63_decode_backend_info.depth). */
-#define MAX_QUEUE 80
+ * 16) and the backend's (MAX_THREAD_DEPTH), or the backend's alone where
+ * it entropy-decodes (a GPU backend's batches:
+ * c63_decode_backend_info.depth, up to MAX_QUEUE). */
+#define MAX_THREAD_DEPTH 20
+#define MAX_QUEUE 48
 
 enum { SLOT_SENT, SLOT_DECODED, SLOT_SUBMITTED, SLOT_FAILED };
 
@@ -144,8 +146,9 @@ int c63_decoder_new(const c63_dec_params *caller_p, c63_decoder **out, char *msg
     return r;
   }
   /* Enough frames to keep every entropy task and the backend busy. */
+  const int cap = dec->info.entropy ? MAX_QUEUE : MAX_THREAD_DEPTH;
   dec->depth = (dec->info.entropy ? 0 : threads) + dec->info.depth;
-  if (dec->depth > MAX_QUEUE) dec->depth = MAX_QUEUE;
+  if (dec->depth > cap) dec->depth = cap;
   *out = dec;
   return C63_OK;
 }
