@@ -39,9 +39,11 @@ static void free_buffers(c63_decode_backend *be)
 }
 
 static int cpu_create(const c63_device *dev, c63_threadpool *pool, c63_decode_backend **out,
-                      char *msg, size_t msg_size)
+                      c63_decode_backend_info *info, char *msg, size_t msg_size)
 {
   (void)dev;
+  info->depth = 1;
+  info->entropy = 0;
   *out = calloc(1, sizeof(**out));
   if (!*out) {
     if (msg && msg_size) snprintf(msg, msg_size, "out of memory");
@@ -153,13 +155,13 @@ static int cpu_collect(c63_decode_backend *be, c63_decode_job *job, char *msg, s
 
 const c63_decode_backend_ops c63_decode_backend_cpu = {
     .name = "cpu",
-    .depth = 1,
     .pinned_input = 0,
     .create = cpu_create,
     .destroy = cpu_destroy,
     .resize = cpu_resize,
     .submit = cpu_submit,
     .collect = cpu_collect,
+    .drop = NULL, /* nothing is in flight after submit */
     .copy = NULL, /* host to host only: the decoder copies */
     .device_output = 0,
 };

@@ -6,9 +6,11 @@
  * Frames sent are parsed and their buffers sized on the caller's thread
  * (reading a frame's headers and finding its end is quick), then
  * entropy-decoded each by a background task of its own in the thread pool
- * (that work does not depend on pixels); receiving takes them in order and
- * hands them to the backend, a frame ahead where the backend can (the GPU
- * reconstructs the next frame while the caller uses this one).
+ * (that work does not depend on pixels), unless the backend entropy-decodes
+ * (the CUDA one, in batches on the GPU): then the frame's bytes go to the
+ * backend as they are. Receiving takes frames in order and hands them to
+ * the backend, as many ahead as the backend takes (the GPU works on later
+ * frames while the caller uses this one).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,8 +30,11 @@
 #include "params.h"
 
 /* Frames in flight at most: one being entropy-decoded per thread (up to
- * 16), and the backend's. */
-#define MAX_QUEUE 20
+ * 16) and the backend's (MAX_THREAD_DEPTH), or the backend's alone where
+ * it entropy-decodes (a GPU backend's batches:
+ * c63_decode_backend_info.depth, up to MAX_QUEUE). */
+#define MAX_THREAD_DEPTH 20
+#define MAX_QUEUE 48
 
 enum { SLOT_SENT, SLOT_DECODED, SLOT_SUBMITTED, SLOT_FAILED };
 
@@ -41,7 +46,8 @@ typedef struct dec_slot {
   c63_bytebuf copy;
   int64_t user;
   int reset_before;
-  int pinned; /* coefficients in picture memory (for a GPU backend) */
+  int pinned;             /* coefficients in picture memory (for a GPU backend) */
+  int entropy_on_backend; /* no coefficients here: the backend decodes the bytes */
   c63_task task;
   int queued; /* the task was submitted and not yet waited for */
   int stage, status;
@@ -49,6 +55,7 @@ typedef struct dec_slot {
   c63_frame_header hdr;
   c63_geometry g;
   c63_sparse_frame coeffs;
+  uint8_t quant_before[3][64]; /* the tables in effect before its DQT */
   c63_decode_job job;
 } dec_slot;
 
@@ -63,11 +70,16 @@ struct c63_decoder {
   dec_slot slots[MAX_QUEUE];
   int head, count, depth;
   int submitted; /* slots from head on that the backend has */
+  /* A frame the backend failed at collect, with no keyframe collected
+   * since: the delta frames after it that the backend already had were
+   * reconstructed from a picture that does not exist. */
+  int broken;
   int draining;
   c63_memory output;    /* c63_decoder_set_output, for frames submitted from now */
   int reset_next;       /* c63_decoder_reset: the next frame sent starts afresh */
   c63_threadpool *pool; /* shared with the backend */
   const c63_decode_backend_ops *ops;
+  c63_decode_backend_info info;
   c63_decode_backend *be;
   char err[256];
 };
@@ -120,8 +132,6 @@ int c63_decoder_new(const c63_dec_params *caller_p, c63_decoder **out, char *msg
     threads = cores < 1 ? 1 : cores > 16 ? 16 : (int)cores;
   }
   dec->ops = c63_decode_backend_lookup(p->backend);
-  dec->depth = threads + dec->ops->depth;
-  if (dec->depth > MAX_QUEUE) dec->depth = MAX_QUEUE;
   dec->pool = c63_threadpool_new(threads);
   if (!dec->pool) {
     free(dec);
@@ -129,12 +139,16 @@ int c63_decoder_new(const c63_dec_params *caller_p, c63_decoder **out, char *msg
     return C63_ERR_NOMEM;
   }
   const c63_device dev = {p->device_id, p->cuda_context};
-  int r = dec->ops->create(&dev, dec->pool, &dec->be, msg, msg_size);
+  int r = dec->ops->create(&dev, dec->pool, &dec->be, &dec->info, msg, msg_size);
   if (r) {
     c63_threadpool_free(dec->pool);
     free(dec);
     return r;
   }
+  /* Enough frames to keep every entropy task and the backend busy. */
+  const int cap = dec->info.entropy ? MAX_QUEUE : MAX_THREAD_DEPTH;
+  dec->depth = (dec->info.entropy ? 0 : threads) + dec->info.depth;
+  if (dec->depth > cap) dec->depth = cap;
   *out = dec;
   return C63_OK;
 }
@@ -192,6 +206,10 @@ static void prepare_slot(dec_slot *sl)
     return;
   }
   c63_geometry_init(&sl->g, hdr->width, hdr->height);
+  if (sl->entropy_on_backend) {
+    sl->stage = SLOT_DECODED;
+    return;
+  }
   sl->status =
       c63_sparse_frame_reserve(&sl->coeffs, c63_frame_blocks(&sl->g),
                                c63_sparse_entries_bound(&sl->g, hdr->data_size), sl->pinned);
@@ -237,6 +255,27 @@ static int slot_fail(c63_decoder *dec, dec_slot *sl, int status)
   return status;
 }
 
+static const char no_keyframe_msg[] = "delta frame without a preceding keyframe";
+
+/* Where the backend entropy-decodes: a frame that changes the decoder's
+ * state before it reaches the backend (a size change) or that fails before
+ * it (no reference) is entropy-decoded here first, so that a frame whose
+ * data does not decode fails with that error and changes nothing, as where
+ * entropy decoding comes first. Both are rare (a stream's first frame). */
+static int entropy_fails_first(dec_slot *sl)
+{
+  if (!sl->entropy_on_backend) return 0;
+  sl->status = c63_sparse_frame_reserve(&sl->coeffs, c63_frame_blocks(&sl->g),
+                                        c63_sparse_entries_bound(&sl->g, sl->hdr.data_size), 0);
+  if (sl->status) {
+    snprintf(sl->err, sizeof(sl->err), "out of memory for a %dx%d picture", sl->hdr.width,
+             sl->hdr.height);
+    return 1;
+  }
+  entropy_stage(sl);
+  return sl->stage == SLOT_FAILED;
+}
+
 /* Hand a decoded frame to the backend, in order (the reference, the
  * quantiser tables and the picture size carry over from frame to frame).
  * A picture size change needs the backend idle: returns C63_ERR_AGAIN
@@ -251,11 +290,15 @@ static int submit_slot(c63_decoder *dec, dec_slot *sl)
   int resized = !dec->allocated || hdr->width != dec->g.width || hdr->height != dec->g.height;
   if (resized && hdr->keyframe && dec->submitted) return C63_ERR_AGAIN;
   if (sl->reset_before) dec->have_ref = 0;
+  if ((resized || (!hdr->keyframe && !dec->have_ref)) && entropy_fails_first(sl)) {
+    dec->have_ref = 0;
+    return sl->status;
+  }
+  memcpy(sl->quant_before, dec->quant, sizeof(dec->quant));
   if (hdr->has_quant) memcpy(dec->quant, hdr->quant, sizeof(dec->quant));
   if (!hdr->keyframe && (resized || !dec->have_ref)) {
-    snprintf(sl->err, sizeof(sl->err),
-             resized ? "delta frame changes the picture size without a keyframe"
-                     : "delta frame without a preceding keyframe");
+    snprintf(sl->err, sizeof(sl->err), "%s",
+             resized ? "delta frame changes the picture size without a keyframe" : no_keyframe_msg);
     return slot_fail(dec, sl, C63_ERR_NO_REFERENCE);
   }
   int r;
@@ -271,7 +314,14 @@ static int submit_slot(c63_decoder *dec, dec_slot *sl)
   job->keyframe = hdr->keyframe;
   job->device_out = dec->output == C63_MEMORY_CUDA;
   memcpy(job->quant, dec->quant, sizeof(job->quant));
-  job->coeffs = &sl->coeffs;
+  if (sl->entropy_on_backend) {
+    job->data = sl->data + hdr->data_offset;
+    job->data_size = hdr->data_size;
+    job->g = &sl->g;
+    job->entries_bound = c63_sparse_entries_bound(&sl->g, hdr->data_size);
+  } else {
+    job->coeffs = &sl->coeffs;
+  }
   if ((r = dec->ops->submit(dec->be, job, sl->err, sizeof(sl->err)))) return slot_fail(dec, sl, r);
   sl->stage = SLOT_SUBMITTED;
   dec->have_ref = 1;
@@ -284,7 +334,7 @@ static int submit_slot(c63_decoder *dec, dec_slot *sl)
  * the head's picture. Never waits. */
 static void submit_ahead(c63_decoder *dec)
 {
-  for (int k = dec->submitted; k < dec->count && dec->submitted < dec->ops->depth; k++) {
+  for (int k = dec->submitted; k < dec->count && dec->submitted < dec->info.depth; k++) {
     dec_slot *sl = &dec->slots[(dec->head + k) % MAX_QUEUE];
     if (sl->queued) {
       if (!c63_task_done(dec->pool, &sl->task)) return;
@@ -294,6 +344,48 @@ static void submit_ahead(c63_decoder *dec)
      * it wait until then. */
     if (sl->stage == SLOT_FAILED || submit_slot(dec, sl) != C63_OK) return;
   }
+}
+
+/* The head slot failed in the backend: as a frame whose entropy decoding
+ * fails before submission, it sets no quantiser tables. The frames after
+ * it that the backend has (it reconstructs none of them before this
+ * returns) and those still to come take the tables before it, up to the
+ * next frame with tables of its own. */
+static void undo_tables(c63_decoder *dec, const dec_slot *failed)
+{
+  if (!failed->hdr.has_quant) return;
+  for (int k = 1; k <= dec->submitted; k++) {
+    dec_slot *sl = &dec->slots[(dec->head + k) % MAX_QUEUE];
+    memcpy(sl->quant_before, failed->quant_before, sizeof(sl->quant_before));
+    if (sl->hdr.has_quant) return;
+    memcpy(sl->job.quant, failed->quant_before, sizeof(sl->job.quant));
+  }
+  memcpy(dec->quant, failed->quant_before, sizeof(dec->quant));
+}
+
+/* Collect the head slot from the backend. A failure found there (a GPU
+ * backend's entropy decoding, or its reconstruction) comes after later
+ * frames were submitted: the delta frames among them fail as they would
+ * have at submission, up to the next keyframe, and the reference is
+ * dropped only where nothing after the failure was submitted. */
+static int collect_slot(c63_decoder *dec, dec_slot *sl)
+{
+  if (sl->hdr.keyframe) dec->broken = 0;
+  int r = dec->ops->collect(dec->be, &sl->job, sl->err, sizeof(sl->err));
+  dec->submitted--;
+  if (r) {
+    undo_tables(dec, sl);
+  } else if (dec->broken) {
+    snprintf(sl->err, sizeof(sl->err), "%s", no_keyframe_msg);
+    r = C63_ERR_NO_REFERENCE;
+  }
+  if (r) {
+    sl->stage = SLOT_FAILED;
+    sl->status = r;
+    dec->broken = 1;
+    if (!dec->submitted) dec->have_ref = 0;
+  }
+  return r;
 }
 
 /* Take the head slot's picture (submitting it first if needed). */
@@ -309,9 +401,7 @@ static int finish_head(c63_decoder *dec, c63_decoded_picture *out)
   }
   if (sl->stage == SLOT_SUBMITTED) {
     submit_ahead(dec);
-    r = dec->ops->collect(dec->be, &sl->job, sl->err, sizeof(sl->err));
-    dec->submitted--;
-    if (r) slot_fail(dec, sl, r);
+    r = collect_slot(dec, sl);
   }
   memcpy(dec->err, sl->err, sizeof(dec->err));
   if (out) {
@@ -351,6 +441,7 @@ static int send_frame(c63_decoder *dec, const uint8_t *data, size_t size, int64_
   sl->size = size;
   sl->user = user;
   sl->pinned = dec->ops->pinned_input;
+  sl->entropy_on_backend = dec->info.entropy;
   sl->reset_before = dec->reset_next;
   dec->reset_next = 0;
   /* a frame that fails here is reported when it is received, in order */
@@ -415,14 +506,17 @@ int c63_decoder_receive_picture(c63_decoder *dec, c63_decoded_picture *pic)
 void c63_decoder_flush(c63_decoder *dec)
 {
   if (!dec) return;
-  /* Background tasks use the slots: let them finish; collect what the
-   * backend has, so it is idle. */
+  /* Background tasks use the slots: let them finish; drop or collect what
+   * the backend has, so it is idle. */
+  if (dec->submitted && dec->ops->drop) dec->ops->drop(dec->be);
   for (int k = 0; k < dec->count; k++) {
     dec_slot *sl = &dec->slots[(dec->head + k) % MAX_QUEUE];
     wait_entropy(dec, sl);
-    if (sl->stage == SLOT_SUBMITTED) dec->ops->collect(dec->be, &sl->job, sl->err, sizeof(sl->err));
+    if (sl->stage == SLOT_SUBMITTED && !dec->ops->drop)
+      dec->ops->collect(dec->be, &sl->job, sl->err, sizeof(sl->err));
   }
   dec->head = dec->count = dec->submitted = 0;
+  dec->broken = 0;
   dec->draining = 0;
   dec->have_ref = 0;
   dec->reset_next = 0;

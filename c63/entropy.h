@@ -12,6 +12,10 @@
 #include "sparse.h"
 #include "threadpool.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Worst case of one block without stuffing: flags and vectors 26 bits, DC
  * 20, 63 AC of at most 26 bits, EOB: under 1700 bits. */
 #define C63_MAX_BLOCK_BYTES 224
@@ -33,5 +37,9 @@ int c63_entropy_encode(c63_entropy_encoder *ee, c63_bytebuf *out, const int16_t 
  * vector. Returns C63_OK or a status with msg set. */
 int c63_entropy_decode(const uint8_t *data, size_t size, const c63_geometry *g, int keyframe,
                        c63_sparse_frame *f, char *msg, size_t msg_size);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,63 +1,106 @@
-/* The CUDA decoding backend (c63/decode_backend.h): dequantisation, inverse
- * transform, motion compensation and reconstruction on the GPU, with the
- * reference frame resident on the device, through the very kernel the
- * encoder reconstructs with (so its bytes are the CPU decoder's).
+/* The CUDA decoding backend (c63/decode_backend.h): entropy decoding,
+ * dequantisation, inverse transform, motion compensation and
+ * reconstruction on the GPU, with the reference frame resident on the
+ * device, through the very kernel the encoder reconstructs with (so its
+ * bytes are the CPU decoder's).
+ *
+ * Entropy decoding (unless C63_CUDA_CPU_ENTROPY=1 leaves it to the
+ * decoder's CPU threads): submitted frames' bytes are staged into a batch
+ * (c63_cuda_decode_batch.h), which is uploaded and handed to the GPU
+ * entropy stage (c63_cuda_huff.h) on the entropy stream when it is full, or
+ * when the oldest frame is collected from it. Two batches ping-pong: one
+ * decodes while the other's sparse frames, left in device memory by the
+ * stage, are reconstructed. A frame the stage hands back is entropy-decoded
+ * here by c63_entropy_decode (its verdict, error and message are the
+ * frame's) into a page-locked sparse frame, which is uploaded.
+ *
+ * Reconstruction: collecting a frame enqueues the reconstructions of the
+ * frames from it on, up to kPictures, on the reconstruction stream (a
+ * batch whose stage has not run yet is not waited for, except the collected
+ * frame's); each expands its sparse frame, reconstructs into the device
+ * picture of its place in a ring of kPictures (the next frame's
+ * reference), and the picture comes down into that place's pinned buffer
+ * on the download stream while later frames reconstruct, or stays on the
+ * device (device_out). A frame that fails stops the enqueueing until it is
+ * collected: the decoder then corrects the frames after it (their tables)
+ * before they are reconstructed. On a GPU that shares the host's memory
+ * (c63_cuda_zero_copy) the output buffers are mapped and a kernel writes
+ * the picture into them where the CPU reads it.
  *
  * Device buffers and pinned host buffers are allocated for the largest
- * geometry seen and kept; nothing is allocated per frame. Per frame: the
- * sparse coefficients and the vectors go up straight from the decoder's
- * page-locked buffers (well under 1 MB for a 1080p frame, where dense
- * coefficients would be 6.3 MB), a kernel expands them, one kernel
- * reconstructs, and the padded picture comes down into one of two pinned
- * buffers. Two frames can be in flight, so the GPU reconstructs the next
- * while the caller reads this one; one stream keeps them in order. On a GPU
- * that shares the host's memory (c63_cuda_zero_copy) the output buffers are
- * mapped and a kernel writes the picture into them where the CPU reads it;
- * the references stay in device memory.
+ * geometry seen and kept; nothing is allocated per frame.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "c63/c63.h"
+#include "c63/entropy.h"
+#include "c63/huff_sync_model.h"
 #include "cuda/c63_cuda.h"
+#include "cuda/c63_cuda_decode_batch.h"
 #include "cuda/c63_cuda_internal.h"
 #include "cuda/c63_cuda_policy.cuh"
 
 namespace
 {
 
-/* Frames in flight (c63_cuda_policy.cuh). */
-constexpr int kDepth = c63_cuda_decoder_policy::kDepth;
+constexpr int kPictures = c63_cuda_decoder_policy::kPictures;
 constexpr int kExpandBlocks = c63_cuda_decoder_policy::kExpandBlocks;
+/* Frames submitted and not collected, at most: two batches, so that a
+ * batch is launched again only once all of its earlier frames were
+ * collected (and their reconstructions enqueued). */
+constexpr int kGpuEntropyDepth = 2 * kDecodeBatch;
+constexpr int kRing = kGpuEntropyDepth > kPictures ? kGpuEntropyDepth : kPictures;
 
-struct out_buffer {
-  uint8_t *host;
+/* One place of the picture ring. */
+struct picture {
+  uint8_t *rec;          /* the reconstruction, on the device */
+  uint8_t *host;         /* pinned; the picture for system memory */
   uint8_t *host_dev;     /* host as the device sees it (zero-copy: mapped) */
   const uint8_t *device; /* the picture left on the device instead (device_out) */
-  cudaEvent_t ready;
+  cudaEvent_t reconstructed, ready;
+};
+
+/* A frame submitted and not collected. */
+struct frame_rec {
+  const c63_decode_job *job; /* the decoder's, in place until collected */
+  int batch;                 /* its batch (0 or 1); -1: the job carries coefficients */
+  bool resolved;             /* verdict and out are set */
+  int verdict;               /* of the GPU entropy stage */
+  c63_cuda_huff_out out;
+  int status; /* of the enqueueing: a failure is the frame's */
+  char msg[256];
 };
 
 } // namespace
 
 struct c63_decode_backend {
-  c63_device dev; /* the context everything below lives in */
-  bool zero_copy; /* pictures written into mapped host memory by a kernel */
-  cudaStream_t stream;
-  cudaStream_t copy_stream; /* pictures copied out (collected: their work is done) */
+  c63_device dev;              /* the context everything below lives in */
+  bool zero_copy;              /* pictures written into mapped host memory by a kernel */
+  bool gpu_entropy;            /* jobs carry bytes, decoded by the GPU stage */
+  cudaStream_t stream;         /* reconstruction */
+  cudaStream_t entropy_stream; /* batches' uploads and entropy decoding */
+  cudaStream_t down_stream;    /* pictures to system memory */
+  cudaStream_t copy_stream;    /* copy: pictures copied out (collected: their work is done) */
   c63_geometry g;
   c63_cuda_planes planes;
   size_t frame_bytes, blocks;   /* of the current geometry */
   size_t cap_bytes, cap_blocks; /* what the buffers hold */
   size_t cap_entries;
   int16_t *d_coeffs; /* dense, expanded on the device */
+  /* A sparse frame from the host (the decoder's, or the CPU fall-back's) */
   uint32_t *d_start, *d_entries;
   uint8_t *d_count;
   c63_mv *d_mvs;
-  uint8_t *d_rec[2];
-  out_buffer out[kDepth];
-  int rec;                /* index of the latest reconstruction submitted */
-  int next_out, n_flight; /* output buffer of the next submit; frames not collected */
+  c63_sparse_frame fallback; /* pinned: the CPU's decoding of a frame the stage handed back */
+  cudaEvent_t fallback_free; /* its last upload done */
+  picture pic[kPictures];
+  c63_cuda_decode_batch batch[2];
+  int filling; /* the batch that takes submitted frames */
+  frame_rec frames[kRing];
+  int depth;
+  long long submitted, enqueued, collected; /* sequence numbers */
 };
 
 namespace
@@ -65,8 +108,9 @@ namespace
 
 /* kExpandBlocks coefficient blocks per CUDA block: each thread clears one
  * coefficient in shared memory, the block's entries land on theirs, and
- * the block is written out whole (coalesced). Entries come from the
- * decoder's own entropy decoder: indices below 64, starts in range. */
+ * the block is written out whole (coalesced). Entries come from an entropy
+ * decoder of the library (the GPU stage's are c63_entropy_decode's):
+ * indices below 64, starts in range. */
 __global__ void expand_sparse(const uint32_t *__restrict__ start, const uint8_t *__restrict__ count,
                               const uint32_t *__restrict__ entries, int blocks,
                               int16_t *__restrict__ dense)
@@ -97,29 +141,59 @@ void free_buffers(c63_decode_backend *be)
   cudaFree(be->d_start);
   cudaFree(be->d_count);
   cudaFree(be->d_mvs);
-  cudaFree(be->d_rec[0]);
-  cudaFree(be->d_rec[1]);
-  for (auto &o : be->out) {
+  for (auto &o : be->pic) {
+    cudaFree(o.rec);
     cudaFreeHost(o.host);
-    o.host = o.host_dev = nullptr;
+    o.rec = o.host = o.host_dev = nullptr;
   }
   be->d_coeffs = nullptr;
   be->d_start = nullptr;
   be->d_count = nullptr;
   be->d_mvs = nullptr;
-  be->d_rec[0] = be->d_rec[1] = nullptr;
   be->cap_bytes = be->cap_blocks = 0;
   free_entries(be);
 }
 
-void destroy_events(c63_decode_backend *be)
+void destroy_streams(c63_decode_backend *be)
 {
-  for (auto &o : be->out)
+  for (auto &o : be->pic) {
+    if (o.reconstructed) cudaEventDestroy(o.reconstructed);
     if (o.ready) cudaEventDestroy(o.ready);
+  }
+  if (be->fallback_free) cudaEventDestroy(be->fallback_free);
+  for (auto &b : be->batch)
+    c63_cuda_decode_batch_release(&b);
+  for (cudaStream_t s : {be->stream, be->entropy_stream, be->down_stream, be->copy_stream})
+    if (s) cudaStreamDestroy(s);
 }
 
-int cu_create(const c63_device *dev, c63_threadpool *, c63_decode_backend **out, char *msg,
-              size_t msg_size)
+cudaError_t create_streams(c63_decode_backend *be)
+{
+  cudaError_t err = cudaSuccess;
+  for (cudaStream_t *s : {&be->stream, &be->entropy_stream, &be->down_stream, &be->copy_stream})
+    if (err == cudaSuccess) err = cudaStreamCreateWithFlags(s, cudaStreamNonBlocking);
+  for (auto &o : be->pic) {
+    if (err == cudaSuccess)
+      err = cudaEventCreateWithFlags(&o.reconstructed, cudaEventDisableTiming);
+    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&o.ready, cudaEventDisableTiming);
+  }
+  if (err == cudaSuccess)
+    err = cudaEventCreateWithFlags(&be->fallback_free, cudaEventDisableTiming);
+  for (int i = 0; i < 2 && err == cudaSuccess && be->gpu_entropy; i++)
+    err = c63_cuda_decode_batch_init(&be->batch[i]);
+  return err;
+}
+
+/* C63_CUDA_CPU_ENTROPY=1 leaves entropy decoding to the decoder's CPU
+ * threads (to compare the two; docs/design.md). */
+bool entropy_on_cpu()
+{
+  const char *v = getenv("C63_CUDA_CPU_ENTROPY");
+  return v && !strcmp(v, "1");
+}
+
+int cu_create(const c63_device *dev, c63_threadpool *, c63_decode_backend **out,
+              c63_decode_backend_info *info, char *msg, size_t msg_size)
 {
   *out = nullptr;
   c63_cuda_scope scope(*dev);
@@ -133,30 +207,34 @@ int cu_create(const c63_device *dev, c63_threadpool *, c63_decode_backend **out,
   be->dev = *dev;
   const int device = c63_cuda_context_device(*dev);
   be->zero_copy = device >= 0 && c63_cuda_zero_copy(device);
-  err = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking);
-  if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&be->copy_stream, cudaStreamNonBlocking);
-  for (int i = 0; i < kDepth && err == cudaSuccess; i++)
-    err = cudaEventCreateWithFlags(&be->out[i].ready, cudaEventDisableTiming);
+  be->gpu_entropy = !entropy_on_cpu();
+  be->depth = be->gpu_entropy ? kGpuEntropyDepth : kPictures;
+  err = create_streams(be);
   if (err != cudaSuccess) {
-    destroy_events(be);
-    if (be->stream) cudaStreamDestroy(be->stream);
-    if (be->copy_stream) cudaStreamDestroy(be->copy_stream);
+    destroy_streams(be);
     free(be);
-    return c63_cuda_error(err, "creating a CUDA stream", msg, msg_size);
+    return c63_cuda_error(err, "creating CUDA streams and the entropy stage", msg, msg_size);
   }
+  info->depth = be->depth;
+  info->entropy = be->gpu_entropy;
   *out = be;
   return C63_OK;
+}
+
+void sync_all(c63_decode_backend *be)
+{
+  for (cudaStream_t s : {be->entropy_stream, be->stream, be->down_stream})
+    cudaStreamSynchronize(s);
 }
 
 void cu_destroy(c63_decode_backend *be)
 {
   if (!be) return;
   c63_cuda_scope scope(be->dev);
-  cudaStreamSynchronize(be->stream);
+  sync_all(be);
   free_buffers(be);
-  destroy_events(be);
-  cudaStreamDestroy(be->stream);
-  if (be->copy_stream) cudaStreamDestroy(be->copy_stream);
+  c63_sparse_frame_free(&be->fallback);
+  destroy_streams(be);
   free(be);
 }
 
@@ -165,7 +243,7 @@ int alloc_failed(c63_decode_backend *be, cudaError_t err, const char *what, char
 {
   char cuda_msg[256];
   int status = c63_cuda_error(err, what, cuda_msg, sizeof cuda_msg);
-  snprintf(msg, msg_size, "CUDA device %d: %s for %dx%d: %s", c63_cuda_context_device(be->dev),
+  snprintf(msg, msg_size, "CUDA device %d: %s for %dx%d: %.160s", c63_cuda_context_device(be->dev),
            what, be->g.width, be->g.height, cuda_msg);
   cudaGetLastError();
   return status;
@@ -190,14 +268,16 @@ int cu_resize(c63_decode_backend *be, const c63_geometry *g, char *msg, size_t m
   if (err == cudaSuccess) err = cudaMalloc(&be->d_count, (size_t)blocks);
   if (err == cudaSuccess) err = cudaMalloc(&be->d_mvs, (size_t)blocks * sizeof(c63_mv));
   /* references: the reconstruction reads a displaced row as three aligned
-   * words, which may reach past the frame */
-  for (int i = 0; i < 2 && err == cudaSuccess; i++) {
-    err = cudaMalloc(&be->d_rec[i], pix + C63_CUDA_REF_TAIL);
-    if (err == cudaSuccess) err = cudaMemset(be->d_rec[i] + pix, 0, C63_CUDA_REF_TAIL);
+   * words, which may reach past the frame; cleared, as a delta frame after
+   * a failed one reads a reference that was never written (its picture is
+   * not shown) */
+  for (int i = 0; i < kPictures && err == cudaSuccess; i++) {
+    err = cudaMalloc(&be->pic[i].rec, pix + C63_CUDA_REF_TAIL);
+    if (err == cudaSuccess) err = cudaMemset(be->pic[i].rec, 0, pix + C63_CUDA_REF_TAIL);
   }
   if (err == cudaSuccess) what = "allocating pinned host buffers";
-  for (int i = 0; i < kDepth && err == cudaSuccess; i++) {
-    out_buffer &o = be->out[i];
+  for (int i = 0; i < kPictures && err == cudaSuccess; i++) {
+    picture &o = be->pic[i];
     err = cudaHostAlloc(&o.host, pix, be->zero_copy ? cudaHostAllocMapped : cudaHostAllocDefault);
     if (err == cudaSuccess && be->zero_copy) err = cudaHostGetDevicePointer(&o.host_dev, o.host, 0);
   }
@@ -211,7 +291,8 @@ int cu_resize(c63_decode_backend *be, const c63_geometry *g, char *msg, size_t m
   return C63_OK;
 }
 
-/* Room on the device for a frame's entries (they vary with the frame). */
+/* Room on the device for a host sparse frame's entries (they vary with
+ * the frame). */
 int reserve_entries(c63_decode_backend *be, size_t n, char *msg, size_t msg_size)
 {
   if (n <= be->cap_entries) return C63_OK;
@@ -228,8 +309,7 @@ int reserve_entries(c63_decode_backend *be, size_t n, char *msg, size_t msg_size
 
 /* The reconstruction rec into the output buffer o: by the copy engine, or
  * on the zero-copy path by a kernel writing the mapped buffer in place. */
-cudaError_t write_out(const c63_decode_backend *be, const uint8_t *rec, out_buffer &o,
-                      cudaStream_t st)
+cudaError_t write_out(const c63_decode_backend *be, const uint8_t *rec, picture &o, cudaStream_t st)
 {
   if (!be->zero_copy)
     return cudaMemcpyAsync(o.host, rec, be->frame_bytes, cudaMemcpyDeviceToHost, st);
@@ -242,30 +322,24 @@ cudaError_t write_out(const c63_decode_backend *be, const uint8_t *rec, out_buff
   return err;
 }
 
-int cu_submit(c63_decode_backend *be, const c63_decode_job *job, char *msg, size_t msg_size)
+/* A sparse frame on the device, as expand_sparse and the reconstruction
+ * read it. */
+struct device_sparse {
+  const uint32_t *start, *entries;
+  const uint8_t *count;
+  const c63_mv *mvs;
+};
+
+/* Upload a host sparse frame (page-locked) into the backend's arrays. */
+int upload_sparse(c63_decode_backend *be, const c63_sparse_frame *sp, device_sparse *out, char *msg,
+                  size_t msg_size)
 {
-  if (be->n_flight == kDepth) {
-    snprintf(msg, msg_size, "more than %d frames submitted", kDepth);
-    return C63_ERR_INVALID_ARG;
-  }
-  c63_cuda_scope scope(be->dev);
-  cudaError_t err = scope.error();
-  if (err != cudaSuccess) return c63_cuda_error(err, "entering the CUDA context", msg, msg_size);
-  const c63_sparse_frame *sp = job->coeffs;
   int r = reserve_entries(be, sp->n_entries, msg, msg_size);
   if (r) return r;
-  c63_cuda_planes P = be->planes;
-  for (int p = 0; p < 3; p++)
-    memcpy(P.p[p].quant, job->quant[p], 64);
-  const int next = be->rec ^ 1;
-  const uint8_t *ref = job->keyframe ? nullptr : be->d_rec[be->rec];
-  const c63_mv *mvs = job->keyframe ? nullptr : be->d_mvs;
   const size_t nb = be->blocks;
   cudaStream_t st = be->stream;
-  out_buffer &o = be->out[be->next_out];
-
-  const char *what = "uploading coefficients";
-  err = cudaMemcpyAsync(be->d_start, sp->start, nb * sizeof(uint32_t), cudaMemcpyHostToDevice, st);
+  cudaError_t err =
+      cudaMemcpyAsync(be->d_start, sp->start, nb * sizeof(uint32_t), cudaMemcpyHostToDevice, st);
   if (err == cudaSuccess)
     err = cudaMemcpyAsync(be->d_count, sp->count, nb, cudaMemcpyHostToDevice, st);
   if (err == cudaSuccess)
@@ -273,45 +347,225 @@ int cu_submit(c63_decode_backend *be, const c63_decode_job *job, char *msg, size
   if (err == cudaSuccess && sp->n_entries)
     err = cudaMemcpyAsync(be->d_entries, sp->entries, sp->n_entries * sizeof(uint32_t),
                           cudaMemcpyHostToDevice, st);
+  if (err != cudaSuccess) return c63_cuda_error(err, "uploading coefficients", msg, msg_size);
+  *out = {be->d_start, be->d_entries, be->d_count, be->d_mvs};
+  return C63_OK;
+}
+
+/* A frame the GPU stage handed back: c63_entropy_decode on this thread
+ * into the pinned fall-back frame (once its last upload is done), then up.
+ * Its failure is the frame's, as on the CPU backend. */
+int decode_on_cpu(c63_decode_backend *be, frame_rec &f, device_sparse *out)
+{
+  const c63_decode_job *job = f.job;
+  cudaError_t err = cudaEventSynchronize(be->fallback_free);
+  if (err != cudaSuccess) return c63_cuda_error(err, "uploading coefficients", f.msg, sizeof f.msg);
+  if (c63_sparse_frame_reserve(&be->fallback, c63_frame_blocks(job->g), job->entries_bound, 1)) {
+    snprintf(f.msg, sizeof f.msg, "out of memory for a %dx%d picture", job->g->width,
+             job->g->height);
+    return C63_ERR_NOMEM;
+  }
+  int r = c63_entropy_decode(job->data, job->data_size, job->g, job->keyframe, &be->fallback, f.msg,
+                             sizeof f.msg);
+  if (r == C63_OK) r = upload_sparse(be, &be->fallback, out, f.msg, sizeof f.msg);
+  if (r == C63_OK && (err = cudaEventRecord(be->fallback_free, be->stream)) != cudaSuccess)
+    r = c63_cuda_error(err, "uploading coefficients", f.msg, sizeof f.msg);
+  return r;
+}
+
+/* Frame f's sparse frame on the device: the stage's result, or a host
+ * sparse frame uploaded. */
+int sparse_of(c63_decode_backend *be, frame_rec &f, device_sparse *out)
+{
+  if (f.batch < 0) return upload_sparse(be, f.job->coeffs, out, f.msg, sizeof f.msg);
+  if (f.verdict != C63_OK) return decode_on_cpu(be, f, out);
+  *out = {f.out.start, f.out.entries, f.out.count, f.out.mvs};
+  return C63_OK;
+}
+
+/* Enqueue frame seq's reconstruction, and its download unless it stays on
+ * the device; a failure is recorded as the frame's. */
+void enqueue_frame(c63_decode_backend *be, long long seq)
+{
+  frame_rec &f = be->frames[seq % kRing];
+  const c63_decode_job *job = f.job;
+  picture &o = be->pic[seq % kPictures];
+  device_sparse sp;
+  if ((f.status = sparse_of(be, f, &sp)) != C63_OK) return;
+  c63_cuda_planes P = be->planes;
+  for (int p = 0; p < 3; p++)
+    memcpy(P.p[p].quant, job->quant[p], 64);
+  const uint8_t *ref = job->keyframe ? nullptr : be->pic[(seq + kPictures - 1) % kPictures].rec;
+  const c63_mv *mvs = job->keyframe ? nullptr : sp.mvs;
+  const size_t nb = be->blocks;
+  cudaStream_t st = be->stream;
+  const char *what = "reconstruction";
+  /* this place's previous picture has come down */
+  cudaError_t err = cudaStreamWaitEvent(st, o.ready, 0);
   if (err == cudaSuccess) {
-    what = "reconstruction";
     expand_sparse<<<(unsigned)((nb + kExpandBlocks - 1) / kExpandBlocks), 64 * kExpandBlocks, 0,
-                    st>>>(be->d_start, be->d_count, be->d_entries, (int)nb, be->d_coeffs);
+                    st>>>(sp.start, sp.count, sp.entries, (int)nb, be->d_coeffs);
     err = cudaGetLastError();
   }
-  if (err == cudaSuccess)
-    err = c63_cuda_dequant_idct_recon(be->d_coeffs, ref, mvs, P, be->d_rec[next], st);
+  if (err == cudaSuccess) err = c63_cuda_dequant_idct_recon(be->d_coeffs, ref, mvs, P, o.rec, st);
+  if (err == cudaSuccess && f.batch >= 0) err = cudaEventRecord(be->batch[f.batch].consumed, st);
+  if (err == cudaSuccess) err = cudaEventRecord(o.reconstructed, st);
   if (err == cudaSuccess && !job->device_out) {
     what = "downloading the picture";
-    err = write_out(be, be->d_rec[next], o, st);
+    err = cudaStreamWaitEvent(be->down_stream, o.reconstructed, 0);
+    if (err == cudaSuccess) err = write_out(be, o.rec, o, be->down_stream);
+    if (err == cudaSuccess) err = cudaEventRecord(o.ready, be->down_stream);
+  } else if (err == cudaSuccess) {
+    err = cudaEventRecord(o.ready, st);
   }
-  if (err == cudaSuccess) err = cudaEventRecord(o.ready, st);
-  if (err != cudaSuccess) return c63_cuda_error(err, what, msg, msg_size);
-  be->rec = next;
-  o.device = job->device_out ? be->d_rec[next] : nullptr;
-  be->next_out = (be->next_out + 1) % kDepth;
-  be->n_flight++;
+  if (err != cudaSuccess) {
+    f.status = c63_cuda_error(err, what, f.msg, sizeof f.msg);
+    return;
+  }
+  o.device = job->device_out ? o.rec : nullptr;
+}
+
+/* Launch the filling batch; the other one takes the next frames. */
+void launch_filling(c63_decode_backend *be)
+{
+  c63_cuda_decode_batch_launch(&be->batch[be->filling], &be->g, be->entropy_stream);
+  be->filling ^= 1;
+}
+
+/* Read a launched batch's verdicts into its frames; wait for its stage or
+ * not. Returns false while it runs. */
+bool resolve_batch(c63_decode_backend *be, c63_cuda_decode_batch *b, bool wait)
+{
+  if (b->state != c63_batch_state::launched) return true;
+  if (c63_cuda_decode_batch_resolve(b, wait) == cudaErrorNotReady) return false;
+  for (int i = 0; i < b->n; i++) {
+    frame_rec &f = be->frames[(b->first + i) % kRing];
+    f.verdict = c63_cuda_decode_batch_verdict(b, i, &f.out);
+    f.resolved = true;
+  }
+  return true;
+}
+
+/* Whether frame seq's sparse frame can be had: its batch launched (the
+ * collected frame's is, at once) and decoded (waited for by the collected
+ * frame only). */
+bool frame_decoded(c63_decode_backend *be, long long seq)
+{
+  frame_rec &f = be->frames[seq % kRing];
+  if (f.batch < 0 || f.resolved) return true;
+  const bool oldest = seq == be->collected;
+  c63_cuda_decode_batch *b = &be->batch[f.batch];
+  if (b->state == c63_batch_state::filling) {
+    if (!oldest) return false;
+    launch_filling(be);
+  }
+  return resolve_batch(be, b, oldest);
+}
+
+/* Enqueue the frames from the oldest on, up to kPictures of them, as far as
+ * their entropy decoding allows; never past a failed frame that is not
+ * collected yet. */
+void fill_window(c63_decode_backend *be)
+{
+  const long long limit = be->collected + kPictures;
+  while (be->enqueued < be->submitted && be->enqueued < limit) {
+    if (be->enqueued > be->collected && be->frames[(be->enqueued - 1) % kRing].status != C63_OK)
+      return;
+    if (!frame_decoded(be, be->enqueued)) return;
+    enqueue_frame(be, be->enqueued);
+    be->enqueued++;
+  }
+}
+
+/* Stage a job's bytes into the filling batch (its stage's earlier results
+ * go to their frames first); a full batch is launched. Sets the frame's
+ * batch. */
+int stage_bytes(c63_decode_backend *be, const c63_decode_job *job, int *batch, char *msg,
+                size_t msg_size)
+{
+  c63_cuda_decode_batch *b = &be->batch[be->filling];
+  if (b->state == c63_batch_state::launched || b->state == c63_batch_state::resolved) {
+    resolve_batch(be, b, true);
+    b->state = c63_batch_state::empty;
+  }
+  if (b->state == c63_batch_state::empty) c63_cuda_decode_batch_begin(b, be->submitted);
+  if (c63_cuda_decode_batch_add(b, job->data, job->data_size, job->keyframe, job->entries_bound) <
+      0) {
+    snprintf(msg, msg_size, "out of page-locked memory for a %zu-byte frame", job->data_size);
+    if (!b->n) b->state = c63_batch_state::empty;
+    return C63_ERR_NOMEM;
+  }
+  *batch = be->filling;
+  if (b->n == kDecodeBatch) launch_filling(be);
+  return C63_OK;
+}
+
+int cu_submit(c63_decode_backend *be, const c63_decode_job *job, char *msg, size_t msg_size)
+{
+  if (be->submitted - be->collected == be->depth) {
+    snprintf(msg, msg_size, "more than %d frames submitted", be->depth);
+    return C63_ERR_INVALID_ARG;
+  }
+  if (!job->coeffs != be->gpu_entropy) {
+    snprintf(msg, msg_size, "a job with%s coefficients", job->coeffs ? "" : "out");
+    return C63_ERR_INVALID_ARG;
+  }
+  c63_cuda_scope scope(be->dev);
+  cudaError_t err = scope.error();
+  if (err != cudaSuccess) return c63_cuda_error(err, "entering the CUDA context", msg, msg_size);
+  int batch = -1;
+  if (be->gpu_entropy) {
+    int r = stage_bytes(be, job, &batch, msg, msg_size);
+    if (r) return r;
+  }
+  frame_rec &f = be->frames[be->submitted % kRing];
+  f.job = job; /* read until collected: the decoder may correct its tables */
+  f.batch = batch;
+  f.resolved = false;
+  f.status = C63_OK;
+  f.msg[0] = '\0';
+  be->submitted++;
   return C63_OK;
 }
 
 int cu_collect(c63_decode_backend *be, c63_decode_job *job, char *msg, size_t msg_size)
 {
-  if (be->n_flight == 0) {
+  if (be->collected == be->submitted) {
     snprintf(msg, msg_size, "no frame submitted");
     return C63_ERR_INVALID_ARG;
   }
-  const int i = (be->next_out + kDepth - be->n_flight) % kDepth;
-  be->n_flight--;
   c63_cuda_scope scope(be->dev);
   cudaError_t err = scope.error();
-  if (err == cudaSuccess) err = cudaEventSynchronize(be->out[i].ready);
+  if (err != cudaSuccess) return c63_cuda_error(err, "entering the CUDA context", msg, msg_size);
+  const long long seq = be->collected;
+  fill_window(be);
+  frame_rec &f = be->frames[seq % kRing];
+  be->collected++;
+  if (f.status != C63_OK) {
+    snprintf(msg, msg_size, "%s", f.msg);
+    return f.status;
+  }
+  picture &o = be->pic[seq % kPictures];
+  err = cudaEventSynchronize(o.ready);
   if (err != cudaSuccess) return c63_cuda_error(err, "reconstruction", msg, msg_size);
-  const uint8_t *base = be->out[i].device ? be->out[i].device : be->out[i].host;
+  const uint8_t *base = o.device ? o.device : o.host;
   for (int p = 0; p < 3; p++) {
     job->out[p] = base + be->planes.p[p].pix_off;
     job->out_stride[p] = be->planes.p[p].w;
   }
   return C63_OK;
+}
+
+/* Everything in flight is dropped: the streams are let finish, the batches
+ * emptied. */
+void cu_drop(c63_decode_backend *be)
+{
+  c63_cuda_scope scope(be->dev);
+  sync_all(be);
+  for (auto &b : be->batch)
+    b.state = c63_batch_state::empty;
+  be->filling = 0;
+  be->submitted = be->enqueued = be->collected = 0;
 }
 
 /* Planes between host and device memory, in any direction (unified
@@ -333,5 +587,5 @@ int cu_copy(c63_decode_backend *be, const uint8_t *const src[3], const int src_s
 } // namespace
 
 extern "C" const c63_decode_backend_ops c63_decode_backend_cuda = {
-    "cuda", kDepth, 1, cu_create, cu_destroy, cu_resize, cu_submit, cu_collect, cu_copy, 1,
+    "cuda", 1, cu_create, cu_destroy, cu_resize, cu_submit, cu_collect, cu_drop, cu_copy, 1,
 };

@@ -107,11 +107,18 @@ struct c63_cuda_backend_policy {
   static constexpr int kSplitThreads = 128;
 };
 
-/* The decoding backend (c63_cuda_decoder.cu). */
+/* The decoding backend (c63_cuda_decoder.cu, c63_cuda_decode_batch.cu). */
 struct c63_cuda_decoder_policy {
-  /* Frames in flight: the GPU reconstructs the next frame while the
-   * caller uses this one. */
-  static constexpr int kDepth = 2;
+  /* Frames a batch of the GPU entropy stage decodes at once: one frame
+   * leaves most of the GPU idle (a 1080p frame is under a thousand
+   * subsequences), and two batches are in flight (one decoding while the
+   * other is reconstructed), so the decoder holds twice this many frames. */
+  static constexpr int kBatch = 16;
+  /* Pictures in flight: reconstructions enqueued ahead of the one the
+   * caller is given, each with a device buffer and (for pictures to system
+   * memory) a page-locked one, so downloads overlap later frames'
+   * reconstruction. */
+  static constexpr int kPictures = 4;
   /* expand_sparse: coefficient blocks per CTA, 64 threads each */
   static constexpr int kExpandBlocks = 4;
 };

@@ -12,7 +12,9 @@
 
 #define W 64
 #define H 48
-#define FRAMES 30
+/* more than the CUDA backend holds in flight (two batches of its GPU
+ * entropy decoding), so that send asks to receive first there too */
+#define FRAMES 80
 
 /* The backend under test: the CPU, then the GPU when one is usable (the
  * reference of frame-by-frame decoding stays the CPU's). */
@@ -91,10 +93,11 @@ static void send_receive(const tu_buf *s, const size_t *off, const size_t *size,
   p.threads = threads;
   p.backend = backend;
   TU_CHECK(c63_decoder_new(&p, &dec, NULL, 0) == C63_OK, "%s: decoder", what);
-  /* a frame per thread being entropy-decoded, and the backend's (the GPU
-   * reconstructs one ahead) */
-  TU_CHECK(c63_decoder_delay(dec) == threads + (backend == C63_BACKEND_CUDA), "%s: delay %d", what,
-           c63_decoder_delay(dec));
+  /* on the CPU backend a frame per thread being entropy-decoded; the CUDA
+   * backend holds its batches (c63_cuda_decoder_policy) */
+  const int delay = c63_decoder_delay(dec);
+  TU_CHECK(backend == C63_BACKEND_CPU ? delay == threads : delay >= 1 && delay < FRAMES - 1,
+           "%s: delay %d", what, delay);
   for (int i = 0; i < n; i++) {
     if (i == reset_at) c63_decoder_reset(dec);
     int r;

@@ -475,7 +475,9 @@ const char *c63_decoder_error(const c63_decoder *dec);
 
 /* Send and receive, the decoding path: each frame sent is parsed and
  * entropy-decoded on one of the decoder's threads while earlier ones are
- * (parsing does not depend on pixels), then reconstructed in order. Send
+ * (parsing does not depend on pixels), or on the CUDA backend on the GPU in
+ * batches of frames (C63_CUDA_CPU_ENTROPY=1 in the environment when the
+ * decoder is made keeps it on the threads), then reconstructed in order. Send
  * one frame (SOI..EOI, copied) tagged with user, or NULL to drain;
  * C63_ERR_AGAIN when pictures must be received first. c63_decoder_reset
  * between sends applies from the next frame sent. Receive gives the frames
@@ -485,7 +487,8 @@ const char *c63_decoder_error(const c63_decoder *dec);
  * drained (the decoder then accepts frames again). */
 int c63_decoder_send_packet(c63_decoder *dec, const uint8_t *data, size_t size, int64_t user);
 int c63_decoder_receive_picture(c63_decoder *dec, c63_decoded_picture *pic);
-/* Frames the decoder holds before the first picture comes out. */
+/* Frames the decoder holds before the first picture comes out (one per
+ * thread on the CPU backend; two batches on the CUDA backend). */
 int c63_decoder_delay(const c63_decoder *dec);
 
 /* One frame through send/receive, for callers without a pipeline: send

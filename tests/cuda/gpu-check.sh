@@ -14,12 +14,13 @@
 # from CUDA memory).
 #
 # BIN_DIR holds test_cuda_dsp, test_cuda_entropy, test_cuda_encode, test_cuda_decode,
-# c63-cuda-bench and optionally test_cuda_routes, test_cuda_zero_copy,
-# test_api, test_decode_api, test_tolerance, test_ratectl, c63-enc,
-# c63-dec, c63-element-bench, c63-memcpy-bench, check-c63cudaenc, check-c63dec,
+# c63-cuda-bench and optionally test_cuda_routes, test_cuda_decode_errors, test_cuda_zero_copy,
+# test_api, test_decode_api, test_tolerance, test_ratectl, c63-enc, c63-dec, c63-decode-bench,
+# c63-element-bench, c63-memcpy-bench, check-c63cudaenc, check-c63dec,
 # check-c63parse and libgstc63.so; the conformance inputs are unpacked from
 # tests/data into OUT_DIR (xz, or Python's lzma where xz is missing).
 # The GStreamer part needs a kit (../shared/gpu/make-kit.sh) sourced first.
+# FUZZ_CORPUS=dir replays its files through the decoder under memcheck.
 # REAL_MP4=path adds benchmarks on real 1080p footage (bench/real-footage.sh
 # decodes that copy of its clip with the kit's nvh264dec); H264_CLIP=path
 # (an H.264 byte stream) adds nvh264dec ! c63cudaenc to the pipelines
@@ -68,6 +69,8 @@ step api "$bin/test_cuda_encode" api
 step layouts "$bin/test_cuda_encode" layouts
 step rd "$bin/test_cuda_encode" rd
 step decode "$bin/test_cuda_decode"
+# corrupt frames, resets and flushes mid-batch: verdicts as the CPU's
+[ -x "$bin/test_cuda_decode_errors" ] && step decode-errors "$bin/test_cuda_decode_errors"
 # the integrated-GPU path forced on (C63_CUDA_ZERO_COPY=1) against the
 # copying path and the CPU
 [ -x "$bin/test_cuda_zero_copy" ] && step zero-copy "$bin/test_cuda_zero_copy"
@@ -132,6 +135,13 @@ if want sanitizers && command -v compute-sanitizer > /dev/null; then
     --tool memcheck --error-exitcode 9 "$bin/test_cuda_zero_copy"
   step racecheck-decode timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
     "$bin/test_cuda_decode"
+  if [ -x "$bin/test_cuda_decode_errors" ]; then
+    step memcheck-decode-errors timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
+      "$bin/test_cuda_decode_errors"
+    # FUZZ_CORPUS=dir: its files' frames through the decoder (GPU entropy)
+    [ -d "${FUZZ_CORPUS:-}" ] && step memcheck-decode-replay timeout 300 compute-sanitizer \
+      --tool memcheck --error-exitcode 9 "$bin/test_cuda_decode_errors" replay "$FUZZ_CORPUS"/*
+  fi
   [ -x "$bin/test_decode_api" ] && step memcheck-decode-api timeout 300 compute-sanitizer \
     --tool memcheck --error-exitcode 9 "$bin/test_decode_api"
   [ -x "$bin/test_tolerance" ] && step memcheck-tolerance timeout 300 compute-sanitizer \
@@ -237,10 +247,12 @@ if [ -f "$bin/libgstc63.so" ] && command -v gst-launch-1.0 > /dev/null; then
   fi
   bench gst-bench sh bench/c63-cuda-bench-gst.sh "$mandel" 1920 1080 1000 3
 fi
-# The decoder: c63-dec file to file and filesrc ! c63dec ! fakesink, on
-# both backends (3000 frames of mandel coded by c63-enc).
-if [ -x "$bin/c63-dec" ] && [ -x "$bin/c63-enc" ]; then
-  step dec-bench sh bench/c63-dec-bench.sh "$bin" "$mandel" 1920 1080 3000 3
-  grep -E "median|identical|DIFFER|dd" "$out/dec-bench.log"
+# The decoder (bench/c63-dec-bench.sh): the library, c63-dec file to file
+# beside dd, the element into CUDA and system memory, c63dec ! c63cudaenc;
+# on mandel_1920x1080.c63 repeated to 3000 frames, and on real footage
+# where REAL_MP4 names the clip.
+if [ -x "$bin/c63-decode-bench" ]; then
+  STEP_TIMEOUT=${STEP_TIMEOUT:-600} step dec-bench sh bench/c63-dec-bench.sh "$bin" 3000 3
+  grep -E ": |==" "$out/dec-bench.log"
 fi
 exit $status

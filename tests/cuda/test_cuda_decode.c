@@ -1,8 +1,11 @@
 /* The CUDA decoding backend against the CPU one, picture for picture: the
  * conformance streams, synthetic streams at odd sizes with frequent and
  * rare keyframes, a stream that changes size at keyframes (buffers kept and
- * reused), and a stream whose frames hold vectors in keyframes. Without a
- * CUDA device it prints SKIP and exits 77.
+ * reused), and a stream whose frames hold vectors in keyframes; each
+ * entropy-decoded on the GPU (in batches, with frames in flight through
+ * send/receive), and by the decoder's CPU threads (C63_CUDA_CPU_ENTROPY=1).
+ * Corrupt frames: test_cuda_decode_errors.c. Without a CUDA device it
+ * prints SKIP and exits 77.
  *
  * Speed: c63-dec --backend cuda (docs/performance.md); never asserted here.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
@@ -15,16 +18,19 @@
 #include "synth.h"
 #include "tutil.h"
 
-/* Decode every frame of a stream with one backend; append the pictures. */
-static int decode_with(c63_backend_kind kind, int send_receive, const uint8_t *s, size_t len,
-                       tu_buf *pics, const char *what)
+/* Decode every frame of a stream with one backend; append the pictures.
+ * cpu_entropy: C63_CUDA_CPU_ENTROPY=1 while the decoder is made. */
+static int decode_with(c63_backend_kind kind, int send_receive, int cpu_entropy, const uint8_t *s,
+                       size_t len, tu_buf *pics, const char *what)
 {
   c63_dec_params p;
   c63_decoder *dec;
   char msg[256];
   c63_dec_params_init(&p);
   p.backend = kind;
+  if (cpu_entropy) setenv("C63_CUDA_CPU_ENTROPY", "1", 1);
   int r = c63_decoder_new(&p, &dec, msg, sizeof msg);
+  unsetenv("C63_CUDA_CPU_ENTROPY");
   TU_CHECK(r == C63_OK, "%s: decoder: %s", what, msg);
   if (r) return -1;
   TU_CHECK(!strcmp(c63_decoder_backend_name(dec), kind == C63_BACKEND_CUDA ? "cuda" : "cpu"),
@@ -75,13 +81,17 @@ static int decode_device_out(const uint8_t *s, size_t len, tu_buf *pics, const c
 
 static void compare(const char *what, const uint8_t *s, size_t len)
 {
-  tu_buf cpu = {0}, gpu = {0}, gpu_sr = {0};
-  int a = decode_with(C63_BACKEND_CPU, 0, s, len, &cpu, what);
-  int b = decode_with(C63_BACKEND_CUDA, 0, s, len, &gpu, what);
-  /* frames in flight: the GPU reconstructs one ahead */
-  int c = decode_with(C63_BACKEND_CUDA, 1, s, len, &gpu_sr, what);
+  tu_buf cpu = {0}, gpu = {0}, gpu_sr = {0}, cpu_entropy = {0};
+  int a = decode_with(C63_BACKEND_CPU, 0, 0, s, len, &cpu, what);
+  int b = decode_with(C63_BACKEND_CUDA, 0, 0, s, len, &gpu, what);
+  /* frames in flight: batches entropy-decoded on the GPU while earlier
+   * frames are reconstructed */
+  int c = decode_with(C63_BACKEND_CUDA, 1, 0, s, len, &gpu_sr, what);
+  int e = decode_with(C63_BACKEND_CUDA, 1, 1, s, len, &cpu_entropy, what);
   int ok = a > 0 && a == b && cpu.size == gpu.size && memcmp(cpu.data, gpu.data, cpu.size) == 0;
   int ok_sr = a == c && cpu.size == gpu_sr.size && memcmp(cpu.data, gpu_sr.data, cpu.size) == 0;
+  int ok_ce =
+      a == e && cpu.size == cpu_entropy.size && memcmp(cpu.data, cpu_entropy.data, cpu.size) == 0;
   tu_buf dev = {0};
   int d = decode_device_out(s, len, &dev, what);
   int ok_dev = a == d && cpu.size == dev.size && memcmp(cpu.data, dev.data, cpu.size) == 0;
@@ -91,9 +101,12 @@ static void compare(const char *what, const uint8_t *s, size_t len)
   TU_CHECK(ok, "%s: CUDA pictures differ from the CPU's (%d / %d frames)", what, a, b);
   TU_CHECK(ok_sr, "%s: CUDA send/receive pictures differ from the CPU's (%d / %d frames)", what, a,
            c);
-  printf("%-44s %4d frames  %s, send/receive %s, on the device %s\n", what, a,
+  TU_CHECK(ok_ce, "%s: CUDA with CPU entropy decoding differs from the CPU's (%d / %d frames)",
+           what, a, e);
+  printf("%-44s %4d frames  %s, send/receive %s, on the device %s, CPU entropy %s\n", what, a,
          ok ? "identical" : "DIFFERENT", ok_sr ? "identical" : "DIFFERENT",
-         ok_dev ? "identical" : "DIFFERENT");
+         ok_dev ? "identical" : "DIFFERENT", ok_ce ? "identical" : "DIFFERENT");
+  tu_buf_free(&cpu_entropy);
   tu_buf_free(&cpu);
   tu_buf_free(&gpu);
   tu_buf_free(&gpu_sr);
@@ -151,6 +164,11 @@ int main(void)
   }
   compare("all of them in one stream (sizes change)", all.data, all.size);
   tu_buf_free(&all);
+  /* batches of the GPU entropy stage, full and partial, one after another */
+  tu_buf many = {0};
+  synthetic(320, 240, 83, 30, 25, &many);
+  compare("synthetic 320x240 k30 q25, 83 frames", many.data, many.size);
+  tu_buf_free(&many);
 
   /* a missing device is an error with a message, not a crash */
   c63_dec_params p;

@@ -1,0 +1,244 @@
+/* c63-decode-bench: the library's decoding speed in frames per second.
+ *
+ * Holds a stream in memory and decodes its frames, repeated to --frames
+ * (the stream must start with a keyframe, so every repetition does),
+ * through send/receive several times, with pictures into system memory or
+ * left in CUDA memory (--device-out); reports each run and the median, so
+ * disk speed does not count. The CUDA backend entropy-decodes on the GPU
+ * unless --cpu-entropy (C63_CUDA_CPU_ENTROPY=1) leaves that to the CPU
+ * threads. A first run, not timed, prints a checksum of the pictures
+ * (system memory only), which must be the same on every backend. Speed is
+ * measured, never asserted.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "c63/c63.h"
+#include "bench_util.h"
+#include "cliutil.h"
+
+#define MAX_RUNS 100
+
+static const char *prog = "c63-decode-bench";
+
+static void usage(FILE *out)
+{
+  fprintf(out,
+          "Usage: %s [options] STREAM.c63\n"
+          "Decode a stream held in memory several times and print the median speed.\n"
+          "\n"
+          "  -f, --frames N         frames per run, the stream's repeated (default 3000)\n"
+          "  -n, --runs N           runs, the median is reported (default 5)\n"
+          "      --backend cpu|cuda decoding backend (default cuda)\n"
+          "      --cpu-entropy      CUDA backend: entropy decoding on the CPU threads\n"
+          "      --device-out       CUDA backend: pictures left in CUDA memory\n"
+          "  -t, --threads N        CPU threads (default 0: one per core, up to 16)\n"
+          "      --help             show this text\n",
+          prog);
+}
+
+typedef struct stream {
+  const uint8_t *frame[4096];
+  size_t size[4096];
+  int n, width, height; /* of the first frame */
+} stream;
+
+/* 64-bit FNV-1a. */
+static uint64_t fnv1a(uint64_t h, const uint8_t *p, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+static uint64_t picture_sum(uint64_t h, const c63_decoded_picture *pic)
+{
+  for (int c = 0; c < 3; c++) {
+    const int w = c ? c63_chroma_size(pic->width) : pic->width;
+    const int rows = c ? c63_chroma_size(pic->height) : pic->height;
+    for (int y = 0; y < rows; y++)
+      h = fnv1a(h, pic->data[c] + (size_t)y * pic->stride[c], (size_t)w);
+  }
+  return h;
+}
+
+/* Receive what is ready; returns -1 on a failed frame. */
+static int receive(c63_decoder *dec, int checksum, uint64_t *sum, int *got)
+{
+  for (;;) {
+    c63_decoded_picture pic;
+    const int r = c63_decoder_receive_picture(dec, &pic);
+    if (r == C63_ERR_AGAIN || r == C63_ERR_EOF) return 0;
+    if (r != C63_OK) {
+      fprintf(stderr, "%s: frame %lld: %s\n", prog, (long long)pic.user, c63_decoder_error(dec));
+      return -1;
+    }
+    if (checksum) *sum = picture_sum(*sum, &pic);
+    (*got)++;
+  }
+}
+
+/* One run of `frames` frames; seconds from the first send to the last
+ * picture, or a negative value on failure. */
+static double run(const c63_dec_params *p, int device_out, const stream *s, int frames,
+                  int checksum, uint64_t *sum)
+{
+  c63_decoder *dec;
+  char msg[256];
+  if (c63_decoder_new(p, &dec, msg, sizeof msg) != C63_OK) {
+    fprintf(stderr, "%s: cannot create the decoder: %s\n", prog, msg);
+    return -1;
+  }
+  if (device_out && c63_decoder_set_output(dec, C63_MEMORY_CUDA) != C63_OK) {
+    fprintf(stderr, "%s: %s\n", prog, c63_decoder_error(dec));
+    c63_decoder_free(dec);
+    return -1;
+  }
+  int got = 0, bad = 0;
+  *sum = 0xcbf29ce484222325ull;
+  const double t0 = cli_now();
+  for (int i = 0; i < frames && !bad; i++) {
+    const int k = i % s->n;
+    int r;
+    while ((r = c63_decoder_send_packet(dec, s->frame[k], s->size[k], i)) == C63_ERR_AGAIN)
+      if (receive(dec, checksum, sum, &got)) bad = 1;
+    if (r != C63_OK) bad = 1;
+  }
+  c63_decoder_send_packet(dec, NULL, 0, 0);
+  if (!bad && receive(dec, checksum, sum, &got)) bad = 1;
+  const double t = cli_now() - t0;
+  c63_decoder_free(dec);
+  if (bad || got != frames) {
+    fprintf(stderr, "%s: %d of %d frames decoded\n", prog, got, frames);
+    return -1;
+  }
+  return t;
+}
+
+static int load(const char *path, uint8_t **data, stream *s)
+{
+  FILE *f = cli_open(prog, path, "rb", stdin);
+  if (!f) return -1;
+  size_t cap = 1 << 20, len = 0;
+  uint8_t *buf = malloc(cap);
+  for (size_t got; buf && (got = fread(buf + len, 1, cap - len, f)) > 0;) {
+    len += got;
+    if (len == cap) {
+      uint8_t *b = realloc(buf, cap *= 2);
+      if (!b) free(buf);
+      buf = b;
+    }
+  }
+  if (f != stdin) fclose(f);
+  if (!buf) {
+    fprintf(stderr, "%s: out of memory\n", prog);
+    return -1;
+  }
+  s->n = 0;
+  for (size_t off = 0; off < len && s->n < 4096;) {
+    c63_frame_header hdr;
+    char msg[256];
+    if (c63_parse_frame_header(buf + off, len - off, &hdr, msg, sizeof msg) != C63_OK) {
+      fprintf(stderr, "%s: %s: frame %d: %s\n", prog, path, s->n, msg);
+      free(buf);
+      return -1;
+    }
+    if (s->n == 0) {
+      s->width = hdr.width;
+      s->height = hdr.height;
+    }
+    if (s->n == 0 && !hdr.keyframe) {
+      fprintf(stderr, "%s: %s does not start with a keyframe\n", prog, path);
+      free(buf);
+      return -1;
+    }
+    s->frame[s->n] = buf + off;
+    s->size[s->n++] = hdr.frame_size;
+    off += hdr.frame_size;
+  }
+  *data = buf;
+  return s->n ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+  enum { OPT_BACKEND = 256, OPT_CPU_ENTROPY, OPT_DEVICE_OUT, OPT_HELP };
+  static const struct option long_opts[] = {
+      {"frames", required_argument, NULL, 'f'},
+      {"runs", required_argument, NULL, 'n'},
+      {"threads", required_argument, NULL, 't'},
+      {"backend", required_argument, NULL, OPT_BACKEND},
+      {"cpu-entropy", no_argument, NULL, OPT_CPU_ENTROPY},
+      {"device-out", no_argument, NULL, OPT_DEVICE_OUT},
+      {"help", no_argument, NULL, OPT_HELP},
+      {NULL, 0, NULL, 0},
+  };
+  c63_dec_params p;
+  int frames = 3000, runs = 5, device_out = 0, cpu_entropy = 0, opt;
+  c63_dec_params_init(&p);
+  p.backend = C63_BACKEND_CUDA;
+  if (cli_version(prog, argc, argv)) return 0;
+  while ((opt = getopt_long(argc, argv, "f:n:t:", long_opts, NULL)) != -1) {
+    switch (opt) {
+    case 'f':
+    case 'n':
+    case 't':
+      if (cli_parse_int(optarg, opt == 'f' ? &frames : opt == 'n' ? &runs : &p.threads)) {
+        fprintf(stderr, "%s: '%s' is not a whole number\n", prog, optarg);
+        return 2;
+      }
+      break;
+    case OPT_BACKEND:
+      if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda")) {
+        fprintf(stderr, "%s: backend cpu or cuda, not %s\n", prog, optarg);
+        return 2;
+      }
+      p.backend = strcmp(optarg, "cpu") ? C63_BACKEND_CUDA : C63_BACKEND_CPU;
+      break;
+    case OPT_CPU_ENTROPY:
+      cpu_entropy = 1;
+      break;
+    case OPT_DEVICE_OUT:
+      device_out = 1;
+      break;
+    case OPT_HELP:
+      usage(stdout);
+      return 0;
+    default:
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (optind + 1 != argc || frames < 1 || runs < 1 || runs > MAX_RUNS) {
+    usage(stderr);
+    return 2;
+  }
+  if (cpu_entropy) setenv("C63_CUDA_CPU_ENTROPY", "1", 1);
+  static stream s;
+  uint8_t *data = NULL;
+  if (load(argv[optind], &data, &s)) return 1;
+  printf("%s: %d frames (%dx%d), repeated to %d; backend %s%s, pictures into %s\n", argv[optind],
+         s.n, s.width, s.height, frames, p.backend == C63_BACKEND_CUDA ? "cuda" : "cpu",
+         p.backend == C63_BACKEND_CUDA ? (cpu_entropy ? " (CPU entropy)" : " (GPU entropy)") : "",
+         device_out ? "CUDA memory" : "system memory");
+  uint64_t sum;
+  int status = 1;
+  if (run(&p, device_out, &s, frames < 100 ? frames : 100, !device_out, &sum) < 0) goto done;
+  if (!device_out)
+    printf("pictures checksum (first 100 frames) %016llx\n", (unsigned long long)sum);
+  double fps[MAX_RUNS];
+  for (int i = 0; i < runs; i++) {
+    const double t = run(&p, device_out, &s, frames, 0, &sum);
+    if (t <= 0) goto done;
+    fps[i] = frames / t;
+    printf("run %d: %.3f s, %.1f fps\n", i + 1, t, fps[i]);
+    fflush(stdout);
+  }
+  printf("median: %.1f fps over %d runs\n", bench_median(fps, runs), runs);
+  status = 0;
+done:
+  free(data);
+  return status;
+}

@@ -1,0 +1,76 @@
+/* A batch of frames for the GPU entropy stage (c63_cuda_huff.h), the CUDA
+ * decoding backend's unit of entropy decoding (C++ only): the frames'
+ * entropy-coded bytes are staged in page-locked memory as they are
+ * submitted, uploaded in one copy and decoded by one enqueue on the entropy
+ * stream; once the stage has run, each frame's verdict and sparse frame in
+ * device memory are read. The backend keeps two (ping-pong): one decodes
+ * while the other's sparse frames are reconstructed, and a batch's results
+ * stay valid until its next launch.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef C63_CUDA_DECODE_BATCH_H
+#define C63_CUDA_DECODE_BATCH_H
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "c63/geometry.h"
+#include "cuda/c63_cuda_huff.h"
+#include "cuda/c63_cuda_policy.cuh"
+
+constexpr int kDecodeBatch = c63_cuda_decoder_policy::kBatch;
+static_assert(kDecodeBatch >= 1 && kDecodeBatch <= C63_CUDA_HUFF_MAX_BATCH,
+              "a batch is one enqueue of the entropy stage");
+
+enum class c63_batch_state {
+  empty,    /* takes frames once it has a first one */
+  filling,  /* frames staged, not launched */
+  launched, /* uploaded and enqueued; the verdicts are not read yet */
+  resolved, /* verdicts read; the device results serve until the next launch */
+};
+
+struct c63_cuda_decode_batch {
+  c63_cuda_huff *huff;
+  uint8_t *host; /* page-locked staging of the frames' bytes */
+  size_t host_cap;
+  uint8_t *dev; /* their copy on the device */
+  size_t dev_cap;
+  size_t used;     /* bytes staged */
+  int n;           /* frames */
+  long long first; /* the backend's sequence number of the first frame */
+  size_t offset[kDecodeBatch];
+  c63_cuda_huff_frame frames[kDecodeBatch];
+  bool failed;          /* the stage could not be enqueued: every frame to the CPU */
+  cudaEvent_t decoded;  /* recorded on the entropy stream after the stage */
+  cudaEvent_t consumed; /* recorded by the backend after the last reader of the results */
+  c63_batch_state state;
+};
+
+/* In the current CUDA context. */
+cudaError_t c63_cuda_decode_batch_init(c63_cuda_decode_batch *b);
+void c63_cuda_decode_batch_release(c63_cuda_decode_batch *b);
+
+/* Start a new batch at sequence number first (the batch is empty or
+ * resolved: its earlier frames' uploads are done). */
+void c63_cuda_decode_batch_begin(c63_cuda_decode_batch *b, long long first);
+
+/* Stage one frame's bytes (copied); returns its index in the batch, or -1
+ * when page-locked memory runs out. */
+int c63_cuda_decode_batch_add(c63_cuda_decode_batch *b, const uint8_t *data, size_t size,
+                              int keyframe, size_t entries_cap);
+
+/* Upload the staged bytes and enqueue the stage on stream s, after the
+ * work the consumed event marks. A failure is not an error: the frames go
+ * to the CPU (c63_cuda_decode_batch_verdict). */
+void c63_cuda_decode_batch_launch(c63_cuda_decode_batch *b, const c63_geometry *g, cudaStream_t s);
+
+/* Whether a launched batch's stage has run (without waiting), or wait for
+ * it; then state becomes resolved. Returns cudaSuccess, cudaErrorNotReady
+ * (wait false, still running) or the error of the wait. */
+cudaError_t c63_cuda_decode_batch_resolve(c63_cuda_decode_batch *b, bool wait);
+
+/* Frame i's verdict once resolved: C63_OK with *out its sparse frame in
+ * device memory, or C63_HS_HAND_TO_CPU (the CPU decodes it). */
+int c63_cuda_decode_batch_verdict(c63_cuda_decode_batch *b, int i, c63_cuda_huff_out *out);
+
+#endif
