@@ -40,8 +40,9 @@ elif ! grep -qF "$SYSROOT/cross.ini" "$BUILD/meson-private/cmd_line.txt"; then
   setup --wipe # configured without the sysroot, by an older version of this script
 fi
 ninja -C "$BUILD"
+# check's own time limit of each element test (CK_DEFAULT_TIMEOUT) as well
 run() {
-  meson test -C "$BUILD" --timeout-multiplier 10 --print-errorlogs "$@"
+  CK_TIMEOUT_MULTIPLIER=10 meson test -C "$BUILD" --timeout-multiplier 10 --print-errorlogs "$@"
 }
 if [ $# -gt 0 ]; then
   run "$@"
