@@ -308,18 +308,33 @@ c63_device test_device(void *ctx)
   return d;
 }
 
+/* cuCtxCreate on device, made current. Runtimes from CUDA 12.5 on ask for
+ * the ABI of CUDA 3.2, cuCtxCreate_v2 (ctx, flags, device), as GStreamer
+ * calls it; older ones hand out their own version's (c63_cuda_driver_entry),
+ * which from CUDA 11.4 on is cuCtxCreate_v3, with execution-affinity
+ * parameters (none here) before the flags. */
+int create_context(void **ctx, int device)
+{
+#if CUDART_VERSION >= 11040 && CUDART_VERSION < 12050
+  typedef int (*create_fn)(void **ctx, void *affinity, int n_affinity, unsigned flags, int dev);
+  create_fn create = reinterpret_cast<create_fn>(c63_cuda_driver_entry("cuCtxCreate", 11040));
+  return create ? create(ctx, nullptr, 0, 0, device) : -1;
+#else
+  typedef int (*create_fn)(void **ctx, unsigned flags, int dev);
+  create_fn create = reinterpret_cast<create_fn>(c63_cuda_driver_entry("cuCtxCreate", 3020));
+  return create ? create(ctx, 0, device) : -1;
+#endif
+}
+
 } // namespace
 
 extern "C" void *c63_cuda_test_context_new(int device)
 {
-  typedef int (*create_fn)(void **ctx, unsigned flags, int dev);
   typedef int (*pop_fn)(void **ctx);
-  /* cuCtxCreate_v2 (ctx, flags, device), as GStreamer 1.22 calls it */
-  create_fn create = reinterpret_cast<create_fn>(c63_cuda_driver_entry("cuCtxCreate", 3020));
   pop_fn pop = reinterpret_cast<pop_fn>(c63_cuda_driver_entry("cuCtxPopCurrent", 4000));
   void *ctx = nullptr, *popped;
-  if (cudaFree(nullptr) != cudaSuccess || !create || !pop) return nullptr; /* driver init */
-  if (create(&ctx, 0, device) != 0) return nullptr;
+  if (cudaFree(nullptr) != cudaSuccess || !pop) return nullptr; /* driver init */
+  if (create_context(&ctx, device) != 0) return nullptr;
   pop(&popped); /* cuCtxCreate makes it current: leave the thread as it was */
   return ctx;
 }

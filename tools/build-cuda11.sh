@@ -1,5 +1,5 @@
 #!/bin/sh
-# build-cuda11.sh [BUILD_DIR]: the CUDA kernels compiled for the Jetson
+# build-cuda11.sh [BUILD_DIR [TARGET...]]: the CUDA kernels compiled for the Jetson
 # boards with a CUDA 11 toolkit, the generation JetPack 5 ships: Debian 12's
 # nvidia-cuda-toolkit (11.8), device code for sm_72 (AGX Xavier) and sm_87
 # (AGX Orin), the ninja target cuda-objects alone (no GPU needed, nothing
@@ -8,11 +8,15 @@
 # Installs the toolkit when /usr/bin/nvcc is not CUDA 11 (apt, adding
 # Debian's contrib and non-free components, where it and the driver
 # library it depends on live) and g++-11, the newest GCC CUDA 11.8 takes.
-# BUILD_DIR defaults to build-cuda11.
+# BUILD_DIR defaults to build-cuda11. TARGETs other than cuda-objects build
+# more of a BUILD_DIR configured by hand (docs/jetson.md: the CUDA tests for
+# a run on a GPU machine), with the same tools and headers.
 # SPDX-License-Identifier: LGPL-2.1-or-later
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-cuda11}
+[ $# -gt 0 ] && shift
+[ $# -gt 0 ] || set -- cuda-objects
 
 if [ "$(id -u)" -eq 0 ]; then SUDO=; else SUDO=sudo; fi
 if ! /usr/bin/nvcc --version 2>/dev/null | grep -q 'release 11\.'; then
@@ -44,9 +48,10 @@ if [ -e /usr/local/include/cuda_runtime.h ]; then
   fi
   empty=$(mktemp -d)
   status=0
-  unshare -m sh -c 'mount --bind "$1" /usr/local/include && exec ninja -C "$2" cuda-objects' \
-    sh "$empty" "$BUILD" || status=$?
+  unshare -m sh -c 'dir=$1 build=$2 && shift 2 &&
+    mount --bind "$dir" /usr/local/include && exec ninja -C "$build" "$@"' \
+    sh "$empty" "$BUILD" "$@" || status=$?
   rmdir "$empty"
   exit $status
 fi
-ninja -C "$BUILD" cuda-objects
+ninja -C "$BUILD" "$@"

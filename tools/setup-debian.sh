@@ -5,7 +5,9 @@
 # clang builds the libFuzzer targets (tests/fuzz); the build works without.
 # python3-dask and python3-distributed are c63-farm's Dask (docs/farm.md).
 # The aarch64 cross compiler and qemu-user are tools/run-tests-aarch64.sh's
-# (the library, tools and tests cross-built and run under emulation).
+# (the library, tools, plugin and tests cross-built and run under
+# emulation); dpkg's arm64 architecture gives apt the arm64 package lists,
+# from which tools/aarch64-sysroot.sh downloads (installs nothing arm64).
 # CUDA is optional: when nvcc is on the PATH (or in /usr/local/cuda/bin) the
 # build adds the CUDA backend; nothing here installs it.
 # SPDX-License-Identifier: LGPL-2.1-or-later
@@ -32,11 +34,17 @@ else
   exit 1
 fi
 
+arch_added=
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  $SUDO dpkg --add-architecture arm64
+  arch_added=1
+fi
+
 # Skip apt when everything is there already (e.g. a second run).
 missing=$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' $packages 2>/dev/null |
   awk '$2 != "ii" { print $1 }')
 installed=$(dpkg-query -W -f='${Package}\n' $packages 2>/dev/null | wc -l)
-if [ -z "$missing" ] && [ "$installed" -eq "$(echo $packages | wc -w)" ]; then
+if [ -z "$arch_added" ] && [ -z "$missing" ] && [ "$installed" -eq "$(echo $packages | wc -w)" ]; then
   echo "setup-debian.sh: all packages are installed"
   exit 0
 fi
