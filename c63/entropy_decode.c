@@ -41,22 +41,24 @@ typedef struct decode_ctx {
  * would otherwise make every field a reload from memory. */
 typedef struct frame_state {
   c63_bitreader br;
-  uint32_t *out; /* the next entry */
+  size_t n_out; /* entries so far */
   int prev_dc[3];
   /* Bits the reader held when the last AC code began
    * (ends_with_unpaired_ff): a block's last code is an AC code. */
   int last_code_nbits;
   const c63_huff_lut *luts;
   const c63_huff_steps *steps;
-  uint32_t *entries, *entries_end;
+  uint32_t *entries;
+  size_t entries_cap;
   uint32_t *start;
   uint8_t *count;
   c63_mv *mvs[3];
   size_t plane_off[3];
   int blocks_w[3], pad_w[3], pad_h[3];
-  /* Block rows of each plane where every vector reads inside it. */
-  int safe_first[3], safe_last[3];
-  int keyframe;
+  /* Whether the vectors of the current MCU row need the check that they
+   * read inside their plane: bit 0, 1: the two luma block rows; 2: the
+   * chroma rows. */
+  unsigned check_rows;
 } frame_state;
 
 /* Returns code with the message set: out of line, off the decoder's path. */
@@ -145,7 +147,7 @@ static ALWAYS_INLINE int ac_symbol_alone(frame_state *s, const c63_huff_lut *t, 
 }
 
 /* The AC coefficients of a block from step st (huff_lut_cpu.h) on, appended
- * at *pe, which has room for 66 entries. A step is taken whole where its
+ * at *pe, which has room for 66 entries (64 and C63_SPARSE_SLACK). A step is taken whole where its
  * coefficients end before index 63; otherwise, and for what no step holds,
  * the next symbol is decoded alone, so every block decodes as symbol by
  * symbol. Both entries are written whatever the step holds: the only branch
@@ -293,8 +295,7 @@ static ALWAYS_INLINE int decode_vector(const decode_ctx *d, frame_state *s, int 
    * for the block's pixels: a vector past the left or right edge goes on
    * in the neighbouring row, which is fine while the reads stay inside the
    * plane's buffer (c63_mv_reads_inside); beyond it they are not. */
-  const int safe_row = (by >= s->safe_first[c]) & (by <= s->safe_last[c]);
-  if (UNLIKELY(use & !s->keyframe & !safe_row) &&
+  if (UNLIKELY(use & (s->check_rows >> (c ? 2 : by & 1)) & 1) &&
       !c63_mv_reads_inside(s->pad_w[c], s->pad_h[c], bx, by, mv.x, mv.y))
     FAIL(C63_ERR_BITSTREAM, "motion vector (%d,%d) of block %d,%d reads outside plane %d", mv.x,
          mv.y, bx, by, c);
@@ -312,13 +313,12 @@ static ALWAYS_INLINE int decode_block(const decode_ctx *d, frame_state *s, int c
 
   /* A block adds at most 64 entries; c63_sparse_entries_bound sizes the
    * array so that this never fails on a frame of the bound's size. */
-  const size_t room = (size_t)(s->entries_end - s->out);
+  const size_t room = s->entries_cap - s->n_out;
   if (UNLIKELY(room < 64))
     FAIL(C63_ERR_BITSTREAM, "more coefficients than frame data of this size can code");
-  /* decode_ac writes up to two entries past a block's last: near the end of
-   * the array the block goes through scratch. */
-  uint32_t scratch[66];
-  uint32_t *e0 = room >= 66 ? s->out : scratch, *e = e0;
+  /* decode_ac writes up to two entries past the block's last (sparse.h:
+   * C63_SPARSE_SLACK). */
+  uint32_t *e0 = s->entries + s->n_out, *e = e0;
   uint64_t st = s->steps->dc[chroma][s->br.acc >> (64 - C63_STEP_BITS)];
   int diff = c63_step_dc(st);
   if (UNLIKELY(!c63_step_bits(st))) { /* a DC code that the step does not hold */
@@ -336,16 +336,15 @@ static ALWAYS_INLINE int decode_block(const decode_ctx *d, frame_state *s, int c
 
   if (UNLIKELY(decode_ac(s, chroma, st, &e, &spill, &spill_value)))
     FAIL(C63_ERR_BITSTREAM, "invalid AC code (plane %d block %d,%d)", c, bx, by);
-  if (UNLIKELY(e0 == scratch)) memcpy(s->out, scratch, (size_t)(e - e0) * sizeof(*e));
   if (UNLIKELY(c63_br_overrun(&s->br)))
     FAIL(C63_ERR_TRUNCATED, "frame data ends inside block %d,%d of plane %d", bx, by, c);
-  s->start[blk] = (uint32_t)(s->out - s->entries);
+  s->start[blk] = (uint32_t)s->n_out;
   s->count[blk] = (uint8_t)(e - e0);
-  s->out += e - e0;
+  s->n_out += (size_t)(e - e0);
   if (LIKELY(spill < 0)) return C63_OK;
-  d->f->n_entries = (size_t)(s->out - s->entries);
+  d->f->n_entries = s->n_out;
   r = spill_ac(d, c, bx, by, blk, spill, spill_value);
-  s->out = s->entries + d->f->n_entries;
+  s->n_out = d->f->n_entries;
   return r;
 }
 
@@ -391,16 +390,23 @@ static ALWAYS_INLINE int decode_mcu(const decode_ctx *d, frame_state *s, int mx,
 int c63_entropy_decode(const uint8_t *data, size_t size, const c63_geometry *g, int keyframe,
                        c63_sparse_frame *f, char *msg, size_t msg_size)
 {
+  return c63_entropy_decode_steps(data, size, g, keyframe, c63_huff_steps_get(), f, msg, msg_size);
+}
+
+int c63_entropy_decode_steps(const uint8_t *data, size_t size, const c63_geometry *g, int keyframe,
+                             const c63_huff_steps *steps, c63_sparse_frame *f, char *msg,
+                             size_t msg_size)
+{
   const decode_ctx ctx = {.g = g, .f = f, .msg = msg, .msg_size = msg_size};
   const decode_ctx *d = &ctx;
-  frame_state s = {.out = f->entries,
+  frame_state s = {.n_out = 0,
                    .luts = c63_huff_luts(),
-                   .steps = c63_huff_steps_get(),
+                   .steps = steps,
                    .entries = f->entries,
-                   .entries_end = f->entries + f->entries_cap,
+                   .entries_cap = f->entries_cap,
                    .start = f->start,
-                   .count = f->count,
-                   .keyframe = keyframe};
+                   .count = f->count};
+  int safe_first[3], safe_last[3];
 
   if (f->blocks_cap < c63_frame_blocks(g))
     FAIL(C63_ERR_INVALID_ARG, "coefficient buffers too small for a %dx%d picture", g->width,
@@ -416,20 +422,27 @@ int c63_entropy_decode(const uint8_t *data, size_t size, const c63_geometry *g, 
     s.blocks_w[c] = g->blocks_w[c];
     s.pad_w[c] = g->pad_w[c];
     s.pad_h[c] = g->pad_h[c];
-    s.safe_first[c] = 0;
-    s.safe_last[c] = g->blocks_h[c] - 1;
-    while (s.safe_first[c] < g->blocks_h[c] && !row_reads_inside(g, c, s.safe_first[c]))
-      s.safe_first[c]++;
-    while (s.safe_last[c] >= 0 && !row_reads_inside(g, c, s.safe_last[c]))
-      s.safe_last[c]--;
+    safe_first[c] = 0;
+    safe_last[c] = g->blocks_h[c] - 1;
+    while (safe_first[c] < g->blocks_h[c] && !row_reads_inside(g, c, safe_first[c]))
+      safe_first[c]++;
+    while (safe_last[c] >= 0 && !row_reads_inside(g, c, safe_last[c]))
+      safe_last[c]--;
   }
   for (int my = 0; my < g->mcus_h; my++) {
+    /* Keyframes are not predicted: their vectors are read and ignored. */
+    s.check_rows = 0;
+    for (int c = 0; c < 3; c++) {
+      for (int by = c ? my : 2 * my; by <= (c ? my : 2 * my + 1); by++)
+        if (!keyframe && (by < safe_first[c] || by > safe_last[c]))
+          s.check_rows |= 1u << (c ? 2 : by & 1);
+    }
     for (int mx = 0; mx < g->mcus_w; mx++) {
       const int r = decode_mcu(d, &s, mx, my);
       if (r) return r;
     }
   }
-  f->n_entries = (size_t)(s.out - s.entries);
+  f->n_entries = s.n_out;
   if (ends_with_unpaired_ff(&s)) FAIL(C63_ERR_BITSTREAM, "frame data ends with an FF byte");
   return C63_OK;
 }

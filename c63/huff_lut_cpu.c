@@ -7,8 +7,8 @@
 #include "huff_lut.h"
 #include "tables.h"
 
-static c63_huff_steps steps;
-static pthread_once_t steps_once = PTHREAD_ONCE_INIT;
+static c63_huff_steps steps, symbolwise;
+static pthread_once_t steps_once = PTHREAD_ONCE_INIT, symbolwise_once = PTHREAD_ONCE_INIT;
 
 /* The entry of the code at the top of `bits` when it and its extra bits lie
  * in the first `avail` bits (the rest of `bits` is zero padding, which a
@@ -76,4 +76,20 @@ const c63_huff_steps *c63_huff_steps_get(void)
 {
   pthread_once(&steps_once, build_all);
   return &steps;
+}
+
+static void build_symbolwise(void)
+{
+  for (uint32_t w = 0; w < 1u << C63_STEP_BITS; w++) {
+    for (int chroma = 0; chroma < 2; chroma++) {
+      symbolwise.dc[chroma][w] = 0;
+      symbolwise.ac[chroma][w] = C63_STEP_STOP | 63u << 9;
+    }
+  }
+}
+
+const c63_huff_steps *c63_huff_steps_symbolwise(void)
+{
+  pthread_once(&symbolwise_once, build_symbolwise);
+  return &symbolwise;
 }

@@ -67,4 +67,9 @@ typedef struct c63_huff_steps {
 /* The tables, built once, thread-safely. */
 const c63_huff_steps *c63_huff_steps_get(void);
 
+/* Tables whose every step leaves the fast loop at once (DC steps: none),
+ * so that the decoder takes every symbol alone: what the multi-symbol
+ * steps must decode the same as (tests/test_entropy_steps.c). */
+const c63_huff_steps *c63_huff_steps_symbolwise(void);
+
 #endif
