@@ -114,6 +114,13 @@ static ALWAYS_INLINE uint32_t next_code(c63_bitreader *br, const c63_huff_lut *t
   return e;
 }
 
+/* The length of EOB's code: 1010 in the luma table, 00 in the chroma one
+ * (JPEG K.5). */
+static ALWAYS_INLINE int eob_bits(int chroma)
+{
+  return chroma ? 2 : 4;
+}
+
 /* One AC symbol of table t decoded alone at *at (index << 16), its entry
  * appended at *pe (docs/format.md 4.6). A run past coefficient 63 ends the
  * block with *spill = index - 64 and its value. Returns 0 to go on, 1 when
@@ -159,8 +166,6 @@ static ALWAYS_INLINE int decode_ac(frame_state *s, int chroma, uint64_t st, uint
   const uint32_t end = 64u << 16;
   const uint64_t *steps = s->steps->ac[chroma];
   const c63_huff_lut *t = s->luts + C63_HUFF_AC0 + chroma;
-  /* EOB is 1010 in the luma table, 00 in the chroma one (JPEG K.5). */
-  const int eob_bits = chroma ? 2 : 4;
   uint32_t at = 1u << 16, *e = *pe;
   for (;;) {
     const int n = c63_step_coefs(st);
@@ -173,7 +178,7 @@ static ALWAYS_INLINE int decode_ac(frame_state *s, int chroma, uint64_t st, uint
         e[1] = x2;
         e += n;
         skip(&s->br, c63_step_bits(st));
-        s->last_code_nbits = s->br.nbits + eob_bits;
+        s->last_code_nbits = s->br.nbits + eob_bits(chroma);
         break;
       }
       const int r = ac_symbol_alone(s, t, &at, &e, spill, spill_value);
@@ -334,7 +339,10 @@ static ALWAYS_INLINE int decode_block(const decode_ctx *d, frame_state *s, int c
   *e = c63_sparse_entry(0, dc);
   e += dc != 0;
 
-  if (UNLIKELY(decode_ac(s, chroma, st, &e, &spill, &spill_value)))
+  if ((st & (C63_STEP_EOB | 3u << 7)) == C63_STEP_EOB) { /* no AC coefficient */
+    skip(&s->br, c63_step_bits(st));
+    s->last_code_nbits = s->br.nbits + eob_bits(chroma);
+  } else if (UNLIKELY(decode_ac(s, chroma, st, &e, &spill, &spill_value)))
     FAIL(C63_ERR_BITSTREAM, "invalid AC code (plane %d block %d,%d)", c, bx, by);
   if (UNLIKELY(c63_br_overrun(&s->br)))
     FAIL(C63_ERR_TRUNCATED, "frame data ends inside block %d,%d of plane %d", bx, by, c);

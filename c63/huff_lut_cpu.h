@@ -17,21 +17,21 @@
 
 #define C63_STEP_BITS 11
 
-/* A step (uint64_t): bits 0..4: the bits it takes (0: a DC step whose DC
- * does not fit, then decoded alone); 5: STOP, the decoder leaves the fast
- * loop (EOB, or an AC symbol to decode alone); 6: the step ends with EOB;
- * 7..8: its AC coefficients (0..2); 9..14: how far they advance the
- * coefficient index (63 with STOP, past any block's end: the decoder tests
- * one bound); 44..63 and 23..43: their sparse entries relative to
- * the index where the step starts, (index offset) << 16 | (uint16_t)value,
- * to add to index << 16; 32..43: a DC step's difference (signed; a DC step
- * holds one coefficient at most). */
-#define C63_STEP_STOP 0x20u
-#define C63_STEP_EOB 0x40u
+/* A step (uint64_t): bits 0..5: the bits it takes (0: a DC step whose DC
+ * does not fit, then decoded alone), a shift count as it stands; 7..8: its
+ * AC coefficients (0..2); 9..14: how far they advance the coefficient index
+ * (63 with STOP, past any block's end: the decoder tests one bound); 15:
+ * STOP, the decoder leaves the fast loop (EOB, or an AC symbol to decode
+ * alone); 16: the step ends with EOB; 44..63 and 23..43: their sparse
+ * entries relative to the index where the step starts,
+ * (index offset) << 16 | (uint16_t)value, to add to index << 16; 32..43: a
+ * DC step's difference (signed; a DC step holds one coefficient at most). */
+#define C63_STEP_STOP 0x8000u
+#define C63_STEP_EOB 0x10000u
 
 static inline int c63_step_bits(uint64_t s)
 {
-  return (int)(s & 31);
+  return (int)(s & 63);
 }
 
 static inline int c63_step_coefs(uint64_t s)
