@@ -447,7 +447,10 @@ int c63_entropy_decode_steps(const uint8_t *data, size_t size, const c63_geometr
     }
     for (int mx = 0; mx < g->mcus_w; mx++) {
       const int r = decode_mcu(d, &s, mx, my);
-      if (r) return r;
+      if (r) {
+        f->n_entries = s.n_out; /* the blocks decoded before the error */
+        return r;
+      }
     }
   }
   f->n_entries = s.n_out;
