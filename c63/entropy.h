@@ -38,6 +38,13 @@ int c63_entropy_encode(c63_entropy_encoder *ee, c63_bytebuf *out, const int16_t 
 int c63_entropy_decode(const uint8_t *data, size_t size, const c63_geometry *g, int keyframe,
                        c63_sparse_frame *f, char *msg, size_t msg_size);
 
+/* The same with the given multi-symbol tables (huff_lut_cpu.h), which
+ * change the speed, never the result. */
+struct c63_huff_steps;
+int c63_entropy_decode_steps(const uint8_t *data, size_t size, const c63_geometry *g, int keyframe,
+                             const struct c63_huff_steps *steps, c63_sparse_frame *f, char *msg,
+                             size_t msg_size);
+
 #ifdef __cplusplus
 }
 #endif

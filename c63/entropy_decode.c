@@ -2,6 +2,7 @@
  * coefficient index and vector so corrupt data yields an error, never an
  * out-of-bounds access.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,105 +10,194 @@
 #include "c63/c63.h"
 #include "entropy.h"
 #include "huff_lut.h"
+#include "huff_lut_cpu.h"
 #include "sparse.h"
 #include "tables.h"
 
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#define NOINLINE __attribute__((noinline))
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define ALWAYS_INLINE inline
+#define NOINLINE
+#define UNLIKELY(x) (x)
+#define LIKELY(x) (x)
+#endif
+
+/* What the error paths need. */
 typedef struct decode_ctx {
-  c63_bitreader br;
-  const c63_huff_lut *luts;
-  /* Bits the reader held when the last AC code began (end_of_data_verdict):
-   * a block's last code is an AC code. */
-  int last_code_nbits;
+  const c63_geometry *g;
+  c63_sparse_frame *f;
   char *msg;
   size_t msg_size;
 } decode_ctx;
 
-#define FAIL(code, ...)                                                                            \
-  do {                                                                                             \
-    if (d->msg && d->msg_size) snprintf(d->msg, d->msg_size, __VA_ARGS__);                         \
-    return code;                                                                                   \
-  } while (0)
+/* The decoder's state and what it reads for every block: a local of
+ * c63_entropy_decode whose address never leaves the inlined block decoder,
+ * so that it stays in registers (or in stack slots of its own) although
+ * the stores of counts and vectors (uint8_t, which may alias anything)
+ * would otherwise make every field a reload from memory. */
+typedef struct frame_state {
+  c63_bitreader br;
+  size_t n_out; /* entries so far */
+  int prev_dc[3];
+  /* Bits the reader held when the last AC code began
+   * (ends_with_unpaired_ff): a block's last code is an AC code. */
+  int last_code_nbits;
+  const c63_huff_lut *luts;
+  const c63_huff_steps *steps;
+  uint32_t *entries;
+  size_t entries_cap;
+  uint32_t *start;
+  uint8_t *count;
+  c63_mv *mvs[3];
+  size_t plane_off[3];
+  int blocks_w[3], pad_w[3], pad_h[3];
+  /* Whether the vectors of the current MCU row need the check that they
+   * read inside their plane: bit 0, 1: the two luma block rows; 2: the
+   * chroma rows. */
+  unsigned check_rows;
+} frame_state;
 
-/* The reader's accumulator, held in locals while a block is decoded: in
- * registers, as stores through the output pointers cannot alias them. */
-typedef struct acc_bits {
-  uint64_t acc;
-  int nbits;
-} acc_bits;
-
-/* At least n (<= 56) bits in b. */
-static inline void fill_to(c63_bitreader *br, acc_bits *b, int n)
+/* Returns code with the message set: out of line, off the decoder's path. */
+static NOINLINE int fail(const decode_ctx *d, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static NOINLINE int fail(const decode_ctx *d, int code, const char *fmt, ...)
 {
-  if (b->nbits >= n || c63_br_refill_fast(br, &b->acc, &b->nbits)) return;
-  br->acc = b->acc;
-  br->nbits = b->nbits;
-  c63_br_refill(br);
-  b->acc = br->acc;
-  b->nbits = br->nbits;
+  if (d->msg && d->msg_size) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->msg, d->msg_size, fmt, ap);
+    va_end(ap);
+  }
+  return code;
 }
 
-/* At least 32 bits in b (a code and its extra bits take at most 27). */
-static inline void fill(c63_bitreader *br, acc_bits *b)
+#define FAIL(code, ...) return fail(d, code, __VA_ARGS__)
+
+/* The refill where the next eight bytes hold an FF or the data ends, by
+ * value: the frame state's address does not escape. */
+static NOINLINE c63_bitreader refill_slow(c63_bitreader br)
 {
-  fill_to(br, b, 32);
+  c63_br_refill(&br);
+  return br;
 }
 
-static inline void skip(acc_bits *b, int n)
+/* At least n (<= 56) bits in the reader. */
+static ALWAYS_INLINE void fill_to(c63_bitreader *br, int n)
 {
-  b->acc <<= n;
-  b->nbits -= n;
+  if (br->nbits >= n || c63_br_refill_fast(br, &br->acc, &br->nbits)) return;
+  *br = refill_slow(*br);
+}
+
+/* At least 32 bits in the reader (a code and its extra bits take at most 27). */
+static ALWAYS_INLINE void fill(c63_bitreader *br)
+{
+  fill_to(br, 32);
+}
+
+static ALWAYS_INLINE void skip(c63_bitreader *br, int n)
+{
+  br->acc <<= n;
+  br->nbits -= n;
 }
 
 /* The entry (huff_lut.h) of the next code of table t, value included, and
  * the bits it takes consumed; 0 (nothing consumed) when there is no code. */
-static inline uint32_t next_code(c63_bitreader *br, acc_bits *b, const c63_huff_lut *t)
+static ALWAYS_INLINE uint32_t next_code(c63_bitreader *br, const c63_huff_lut *t)
 {
-  fill(br, b);
-  const uint32_t e = c63_huff_entry(t, (uint32_t)(b->acc >> 32));
-  skip(b, c63_huff_entry_bits(e));
+  fill(br);
+  const uint32_t e = c63_huff_entry(t, (uint32_t)(br->acc >> 32));
+  skip(br, c63_huff_entry_bits(e));
   return e;
 }
 
-/* The AC coefficients of a block, appended at *pe (docs/format.md 4.6). A
- * run past coefficient 63 ends the block with *spill = index - 64 and its
- * value. Returns 0, or -1 for a bit pattern that is no code (the tables
- * have no other symbols of size 0 than EOB and ZRL). The index is kept as
- * index << 16, to which an entry >> 12 adds run << 16 | value (huff_lut.h). */
-static inline int decode_ac(decode_ctx *d, acc_bits *b, const c63_huff_lut *t, uint32_t **pe,
-                            int *spill, int *spill_value)
+/* The length of EOB's code: 1010 in the luma table, 00 in the chroma one
+ * (JPEG K.5). */
+static ALWAYS_INLINE int eob_bits(int chroma)
+{
+  return chroma ? 2 : 4;
+}
+
+/* One AC symbol of table t decoded alone at *at (index << 16), its entry
+ * appended at *pe (docs/format.md 4.6). A run past coefficient 63 ends the
+ * block with *spill = index - 64 and its value. Returns 0 to go on, 1 when
+ * the block ends, -1 for a bit pattern that is no code (the tables have no
+ * other symbols of size 0 than EOB and ZRL). An entry >> 12 adds
+ * run << 16 | value to the index << 16 (huff_lut.h). */
+static ALWAYS_INLINE int ac_symbol_alone(frame_state *s, const c63_huff_lut *t, uint32_t *at,
+                                         uint32_t **pe, int *spill, int *spill_value)
 {
   const uint32_t end = 64u << 16;
+  fill(&s->br);
+  s->last_code_nbits = s->br.nbits;
+  const uint32_t en = c63_huff_entry(t, (uint32_t)(s->br.acc >> 32));
+  skip(&s->br, c63_huff_entry_bits(en));
+  if (en & C63_HUFF_LUT_SPECIAL) {
+    const int sym = c63_huff_entry_symbol(en);
+    if (sym == 0x00) return 1; /* EOB */
+    if (sym != 0xf0) return -1;
+    *at += 16u << 16; /* ZRL */
+    return *at >= end;
+  }
+  const uint32_t entry = *at + (en >> 12);
+  if (entry >= end) {
+    *spill = (int)(entry >> 16) - 64;
+    *spill_value = c63_huff_entry_value(en);
+    return 1; /* the reference's loop ends here too, without an EOB */
+  }
+  *(*pe)++ = entry;           /* size >= 1: never zero */
+  *at = (entry | 0xffff) + 1; /* the next index, << 16 */
+  return *at >= end;
+}
+
+/* The AC coefficients of a block from step st (huff_lut_cpu.h) on, appended
+ * at *pe, which has room for 66 entries (64 and C63_SPARSE_SLACK). A step is taken whole where its
+ * coefficients end before index 63; otherwise, and for what no step holds,
+ * the next symbol is decoded alone, so every block decodes as symbol by
+ * symbol. Both entries are written whatever the step holds: the only branch
+ * that depends on the data is the one that leaves the loop. Returns 0, or
+ * -1 for a bit pattern that is no code; *spill as ac_symbol_alone. */
+static ALWAYS_INLINE int decode_ac(frame_state *s, int chroma, uint64_t st, uint32_t **pe,
+                                   int *spill, int *spill_value)
+{
+  const uint32_t end = 64u << 16;
+  const uint64_t *steps = s->steps->ac[chroma];
+  const c63_huff_lut *t = s->luts + C63_HUFF_AC0 + chroma;
   uint32_t at = 1u << 16, *e = *pe;
-  int code_nbits, bad = 0;
   for (;;) {
-    fill(&d->br, b);
-    code_nbits = b->nbits;
-    const uint32_t en = c63_huff_entry(t, (uint32_t)(b->acc >> 32));
-    skip(b, c63_huff_entry_bits(en));
-    if (en & C63_HUFF_LUT_SPECIAL) {
-      const int sym = c63_huff_entry_symbol(en);
-      if (sym == 0x00) break; /* EOB */
-      if (sym != 0xf0) {
-        bad = -1;
+    const int n = c63_step_coefs(st);
+    const uint32_t x1 = at + c63_step_first(st), x2 = at + c63_step_second(st);
+    const uint32_t next = at + c63_step_advance(st);
+    if (UNLIKELY(next >= end)) { /* STOP, or past coefficient 62 */
+      const uint32_t last = n == 2 ? x2 : x1;
+      if ((st & C63_STEP_EOB) && (n == 0 || last < 63u << 16)) {
+        e[0] = x1;
+        e[1] = x2;
+        e += n;
+        skip(&s->br, c63_step_bits(st));
+        s->last_code_nbits = s->br.nbits + eob_bits(chroma);
         break;
       }
-      at += 16u << 16; /* ZRL */
-      if (at >= end) break;
-      continue;
+      const int r = ac_symbol_alone(s, t, &at, &e, spill, spill_value);
+      if (r) {
+        *pe = e;
+        return r < 0 ? -1 : 0;
+      }
+    } else {
+      e[0] = x1;
+      e[1] = x2;
+      e += n;
+      at = next;
+      skip(&s->br, c63_step_bits(st));
     }
-    const uint32_t entry = at + (en >> 12);
-    if (entry >= end) {
-      *spill = (int)(entry >> 16) - 64;
-      *spill_value = c63_huff_entry_value(en);
-      break; /* the reference's loop ends here too, without an EOB */
-    }
-    *e++ = entry;              /* size >= 1: never zero */
-    at = (entry | 0xffff) + 1; /* the next index, << 16 */
-    if (at >= end) break;
+    fill(&s->br);
+    st = steps[s->br.acc >> (64 - C63_STEP_BITS)];
   }
-  d->last_code_nbits = code_nbits;
   *pe = e;
-  return bad;
+  return 0;
 }
 
 /* Decoding order of block (bx, by) of plane c within the plane: MCUs in
@@ -120,7 +210,7 @@ static long mcu_order(const c63_geometry *g, int c, int bx, int by)
 
 /* Set coefficient `index` of block `blk` to `value`: the block's entries
  * are written again at the end of the array, in index order, with it. */
-static int sparse_set(decode_ctx *d, c63_sparse_frame *f, size_t blk, int index, int value)
+static int sparse_set(const decode_ctx *d, c63_sparse_frame *f, size_t blk, int index, int value)
 {
   if (f->entries_cap - f->n_entries < 64)
     FAIL(C63_ERR_BITSTREAM, "more coefficients than frame data of this size can code");
@@ -145,13 +235,14 @@ static int sparse_set(decode_ctx *d, c63_sparse_frame *f, size_t blk, int index,
  * decoded later clears it; one decoded already (the first block of the
  * second luma row of an MCU row, after the last block of the first) keeps
  * it as its coefficient `spill`; after the plane's last block the write
- * lands outside the reference's buffer, which is rejected. */
-static int spill_ac(decode_ctx *d, const c63_geometry *g, int c, int bx, int by,
-                    c63_sparse_frame *f, size_t blk, int spill, int value)
+ * lands outside the reference's buffer, which is rejected. f->n_entries
+ * counts the entries so far. */
+static NOINLINE int spill_ac(const decode_ctx *d, int c, int bx, int by, size_t blk, int spill,
+                             int value)
 {
-  const int bw = g->blocks_w[c];
+  const c63_geometry *g = d->g;
   int tx = bx + 1, ty = by;
-  if (tx == bw) {
+  if (tx == g->blocks_w[c]) {
     tx = 0;
     ty++;
   }
@@ -159,80 +250,110 @@ static int spill_ac(decode_ctx *d, const c63_geometry *g, int c, int bx, int by,
     FAIL(C63_ERR_BITSTREAM, "AC coefficients run past the end of plane %d (block %d,%d)", c, bx,
          by);
   if (mcu_order(g, c, tx, ty) > mcu_order(g, c, bx, by)) return C63_OK;
-  return sparse_set(d, f, blk + 1, spill, value); /* the next block in raster order */
+  return sparse_set(d, d->f, blk + 1, spill, value); /* the next block in raster order */
 }
 
-/* One block, appended to f's entries. mvs is the plane's vectors, all zero
+/* Both vector flags and codes of a block (docs/format.md 4.5): the codes
+ * decoded from one window whatever the flags say, and the taken bits and
+ * the vector chosen without a branch, as whether a block reuses its
+ * neighbour's vector is unpredictable. mvs is the plane's vectors, all zero
  * before the frame: the reference decodes into a zeroed array, and a reused
  * vector is the one of the block before this one in the plane's raster
  * order whether that block was decoded yet or not (at the left edge of the
  * second luma row of an MCU row it was not: zero), had a vector or not
  * (then zero). */
-static int get_block(decode_ctx *d, const c63_geometry *g, int c, int bx, int by, int keyframe,
-                     c63_sparse_frame *f, size_t blk, c63_mv *mvs, size_t idx, int *prev_dc)
+static ALWAYS_INLINE int decode_vector(const decode_ctx *d, frame_state *s, int c, int bx, int by,
+                                       size_t idx)
 {
-  int chroma = c != 0, spill = -1, spill_value = 0;
-  acc_bits b = {d->br.acc, d->br.nbits};
-
-  /* The flags and both vector codes decoded from one window whatever the
-   * flags say, and the taken bits and the vector chosen without a branch:
-   * whether a block reuses its neighbour's vector is unpredictable. */
-  fill_to(&d->br, &b, 56); /* 2 flags and two codes with extra bits: 56 */
-  const uint64_t a = b.acc;
-  const int use = (int)(a >> 63), reuse = (int)(a >> 62) & 1, coded = use & !reuse;
-  const c63_huff_lut *mvt = &d->luts[C63_HUFF_MV];
-  const uint32_t ex = c63_huff_entry(mvt, (uint32_t)(a >> 30));
-  const int lx = c63_huff_entry_bits(ex);
-  const uint32_t ey = c63_huff_entry(mvt, (uint32_t)((a << 2 << lx) >> 32));
-  const int ly = c63_huff_entry_bits(ey);
-  /* The reference reads before the start of its array here. */
-  if (use && reuse && idx == 0)
-    FAIL(C63_ERR_BITSTREAM, "vector reuse at the first block of plane %d", c);
-  if (coded && (ex == C63_HUFF_LUT_NONE || ey == C63_HUFF_LUT_NONE))
-    FAIL(C63_ERR_BITSTREAM, "invalid motion vector code");
-  skip(&b, use ? (coded ? 2 + lx + ly : 2) : 1);
-  const c63_mv left = mvs[idx - (idx != 0)]; /* unused at idx 0 */
-  /* Any size of the table (0..11), kept in an int8_t as the reference keeps
-   * it: values past +-127 wrap (two's complement), as there. */
-  const int8_t vx = (int8_t)(uint8_t)(c63_huff_entry_value(ex) & 0xff);
-  const int8_t vy = (int8_t)(uint8_t)(c63_huff_entry_value(ey) & 0xff);
-  const c63_mv mv = {.x = (int8_t)(use ? (reuse ? left.x : vx) : 0),
-                     .y = (int8_t)(use ? (reuse ? left.y : vy) : 0),
-                     .use_mv = (uint8_t)use};
+  /* 2 flags and two codes with extra bits: 56; at least 32 after them */
+  fill_to(&s->br, 56);
+  const uint64_t a = s->br.acc;
+  const int use = (int)(a >> 63), reuse = (int)(a >> 62) & 1;
+  c63_mv *mvs = s->mvs[c];
+  c63_mv mv;
+  if (use & !reuse) { /* a coded vector */
+    const c63_huff_lut *mvt = &s->luts[C63_HUFF_MV];
+    const uint32_t ex = c63_huff_entry(mvt, (uint32_t)(a >> 30));
+    const int lx = c63_huff_entry_bits(ex);
+    const uint32_t ey = c63_huff_entry(mvt, (uint32_t)((a << 2 << lx) >> 32));
+    const int ly = c63_huff_entry_bits(ey);
+    if (UNLIKELY((ex == C63_HUFF_LUT_NONE) | (ey == C63_HUFF_LUT_NONE)))
+      FAIL(C63_ERR_BITSTREAM, "invalid motion vector code");
+    skip(&s->br, 2 + lx + ly);
+    fill(&s->br);
+    mv.x = (int8_t)(uint8_t)(c63_huff_entry_value(ex) & 0xff);
+    mv.y = (int8_t)(uint8_t)(c63_huff_entry_value(ey) & 0xff);
+    mv.use_mv = 1;
+  } else { /* none (1 bit), or the left neighbour's (2 bits) */
+    /* The reference reads before the start of its array here. */
+    if (UNLIKELY(use & (idx == 0)))
+      FAIL(C63_ERR_BITSTREAM, "vector reuse at the first block of plane %d", c);
+    const c63_mv left = mvs[idx - (idx != 0)]; /* unused at idx 0 */
+    skip(&s->br, 1 + use);
+    mv.x = (int8_t)(use ? left.x : 0);
+    mv.y = (int8_t)(use ? left.y : 0);
+    mv.use_mv = (uint8_t)use;
+  }
   mvs[idx] = mv;
   /* Keyframes are not predicted: their vectors are read and ignored.
    * In a delta frame the reference reads ref[(y + mv_y) * w + x + mv_x]
    * for the block's pixels: a vector past the left or right edge goes on
    * in the neighbouring row, which is fine while the reads stay inside the
    * plane's buffer (c63_mv_reads_inside); beyond it they are not. */
-  if (use && !keyframe && !c63_mv_reads_inside(g->pad_w[c], g->pad_h[c], bx, by, mv.x, mv.y))
+  if (UNLIKELY(use & (s->check_rows >> (c ? 2 : by & 1)) & 1) &&
+      !c63_mv_reads_inside(s->pad_w[c], s->pad_h[c], bx, by, mv.x, mv.y))
     FAIL(C63_ERR_BITSTREAM, "motion vector (%d,%d) of block %d,%d reads outside plane %d", mv.x,
          mv.y, bx, by, c);
+  return C63_OK;
+}
+
+/* Block (bx, by) of plane c, appended to the frame's entries. */
+static ALWAYS_INLINE int decode_block(const decode_ctx *d, frame_state *s, int c, int bx, int by)
+{
+  const int chroma = c != 0;
+  const size_t idx = (size_t)by * s->blocks_w[c] + bx, blk = s->plane_off[c] + idx;
+  int spill = -1, spill_value = 0;
+  int r = decode_vector(d, s, c, bx, by, idx);
+  if (r) return r;
 
   /* A block adds at most 64 entries; c63_sparse_entries_bound sizes the
    * array so that this never fails on a frame of the bound's size. */
-  if (f->entries_cap - f->n_entries < 64)
+  const size_t room = s->entries_cap - s->n_out;
+  if (UNLIKELY(room < 64))
     FAIL(C63_ERR_BITSTREAM, "more coefficients than frame data of this size can code");
-  uint32_t *e = f->entries + f->n_entries, *e0 = e;
-  const uint32_t dc = next_code(&d->br, &b, &d->luts[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0]);
-  if (dc == C63_HUFF_LUT_NONE)
-    FAIL(C63_ERR_BITSTREAM, "invalid DC code (plane %d block %d,%d)", c, bx, by);
+  /* decode_ac writes up to two entries past the block's last (sparse.h:
+   * C63_SPARSE_SLACK). */
+  uint32_t *e0 = s->entries + s->n_out, *e = e0;
+  uint64_t st = s->steps->dc[chroma][s->br.acc >> (64 - C63_STEP_BITS)];
+  int diff = c63_step_dc(st);
+  if (UNLIKELY(!c63_step_bits(st))) { /* a DC code that the step does not hold */
+    const uint32_t dc = next_code(&s->br, s->luts + C63_HUFF_DC0 + chroma);
+    if (dc == C63_HUFF_LUT_NONE)
+      FAIL(C63_ERR_BITSTREAM, "invalid DC code (plane %d block %d,%d)", c, bx, by);
+    diff = c63_huff_entry_value(dc);
+    st = 0; /* an empty step: the AC symbols from the next lookup */
+  }
   /* The reference keeps DC values in int16_t. */
-  *prev_dc = (int16_t)(*prev_dc + c63_huff_entry_value(dc));
-  *e = c63_sparse_entry(0, *prev_dc);
-  e += *prev_dc != 0;
+  const int dc = (int16_t)(s->prev_dc[c] + diff);
+  s->prev_dc[c] = dc;
+  *e = c63_sparse_entry(0, dc);
+  e += dc != 0;
 
-  const int bad =
-      decode_ac(d, &b, &d->luts[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0], &e, &spill, &spill_value);
-  if (bad) FAIL(C63_ERR_BITSTREAM, "invalid AC code (plane %d block %d,%d)", c, bx, by);
-  d->br.acc = b.acc;
-  d->br.nbits = b.nbits;
-  if (c63_br_overrun(&d->br))
+  if ((st & (C63_STEP_EOB | 3u << 7)) == C63_STEP_EOB) { /* no AC coefficient */
+    skip(&s->br, c63_step_bits(st));
+    s->last_code_nbits = s->br.nbits + eob_bits(chroma);
+  } else if (UNLIKELY(decode_ac(s, chroma, st, &e, &spill, &spill_value)))
+    FAIL(C63_ERR_BITSTREAM, "invalid AC code (plane %d block %d,%d)", c, bx, by);
+  if (UNLIKELY(c63_br_overrun(&s->br)))
     FAIL(C63_ERR_TRUNCATED, "frame data ends inside block %d,%d of plane %d", bx, by, c);
-  f->start[blk] = (uint32_t)f->n_entries;
-  f->count[blk] = (uint8_t)(e - e0);
-  f->n_entries += (size_t)(e - e0);
-  return spill < 0 ? C63_OK : spill_ac(d, g, c, bx, by, f, blk, spill, spill_value);
+  s->start[blk] = (uint32_t)s->n_out;
+  s->count[blk] = (uint8_t)(e - e0);
+  s->n_out += (size_t)(e - e0);
+  if (LIKELY(spill < 0)) return C63_OK;
+  d->f->n_entries = s->n_out;
+  r = spill_ac(d, c, bx, by, blk, spill, spill_value);
+  s->n_out = d->f->n_entries;
+  return r;
 }
 
 /* Whether the data ends with an FF whose stuffing byte is missing, and the
@@ -241,46 +362,98 @@ static int get_block(decode_ctx *d, const c63_geometry *g, int c, int bx, int by
  * takes, and a Huffman code at the 16 bits from its start (the longest
  * code), whatever the code's length. Reading ahead further (as the refill
  * does) does not count. */
-static int ends_with_unpaired_ff(const decode_ctx *d)
+static ALWAYS_INLINE int ends_with_unpaired_ff(const frame_state *s)
 {
-  if (!d->br.bad_stuff) return 0;
+  if (!s->br.bad_stuff) return 0;
   /* No refill since the last code: the reader's count still holds. */
-  const uint64_t last_code_at = c63_br_bits_in(&d->br) - (uint64_t)d->last_code_nbits;
-  uint64_t seen = c63_br_position(&d->br);
+  const uint64_t last_code_at = c63_br_bits_in(&s->br) - (uint64_t)s->last_code_nbits;
+  uint64_t seen = c63_br_position(&s->br);
   if (last_code_at + 16 > seen) seen = last_code_at + 16;
-  return seen > d->br.bad_stuff_bit;
+  return seen > s->br.bad_stuff_bit;
+}
+
+/* Whether any vector of a block in row by of plane c reads inside the
+ * plane: from the leftmost block with the vector furthest up and left to
+ * the rightmost with the vector furthest down and right. Such rows are
+ * consecutive. */
+static int row_reads_inside(const c63_geometry *g, int c, int by)
+{
+  return c63_mv_reads_inside(g->pad_w[c], g->pad_h[c], 0, by, INT8_MIN, INT8_MIN) &&
+         c63_mv_reads_inside(g->pad_w[c], g->pad_h[c], g->blocks_w[c] - 1, by, INT8_MAX, INT8_MAX);
+}
+
+/* The six blocks of MCU (mx, my) in coding order (c63_mcu_block), each
+ * inlined with its plane's constants. */
+static ALWAYS_INLINE int decode_mcu(const decode_ctx *d, frame_state *s, int mx, int my)
+{
+  int r;
+  if ((r = decode_block(d, s, 0, 2 * mx, 2 * my)) ||
+      (r = decode_block(d, s, 0, 2 * mx + 1, 2 * my)) ||
+      (r = decode_block(d, s, 0, 2 * mx, 2 * my + 1)) ||
+      (r = decode_block(d, s, 0, 2 * mx + 1, 2 * my + 1)) || (r = decode_block(d, s, 1, mx, my)))
+    return r;
+  return decode_block(d, s, 2, mx, my);
 }
 
 int c63_entropy_decode(const uint8_t *data, size_t size, const c63_geometry *g, int keyframe,
                        c63_sparse_frame *f, char *msg, size_t msg_size)
 {
-  decode_ctx ctx = {.luts = c63_huff_luts(), .msg = msg, .msg_size = msg_size};
-  decode_ctx *d = &ctx;
-  int prev_dc[3] = {0, 0, 0}, r;
-  size_t plane_off[3];
-  c63_mv *mvs[3];
+  return c63_entropy_decode_steps(data, size, g, keyframe, c63_huff_steps_get(), f, msg, msg_size);
+}
+
+int c63_entropy_decode_steps(const uint8_t *data, size_t size, const c63_geometry *g, int keyframe,
+                             const c63_huff_steps *steps, c63_sparse_frame *f, char *msg,
+                             size_t msg_size)
+{
+  const decode_ctx ctx = {.g = g, .f = f, .msg = msg, .msg_size = msg_size};
+  const decode_ctx *d = &ctx;
+  frame_state s = {.n_out = 0,
+                   .luts = c63_huff_luts(),
+                   .steps = steps,
+                   .entries = f->entries,
+                   .entries_cap = f->entries_cap,
+                   .start = f->start,
+                   .count = f->count};
+  int safe_first[3], safe_last[3];
 
   if (f->blocks_cap < c63_frame_blocks(g))
     FAIL(C63_ERR_INVALID_ARG, "coefficient buffers too small for a %dx%d picture", g->width,
          g->height);
-  c63_br_init(&d->br, data, size);
+  c63_bitreader br; /* initialised apart: s's address never escapes */
+  c63_br_init(&br, data, size);
+  s.br = br;
   f->n_entries = 0;
   memset(f->mvs, 0, c63_frame_blocks(g) * sizeof(c63_mv));
   for (int c = 0; c < 3; c++) {
-    plane_off[c] = c63_block_offset(g, c);
-    mvs[c] = f->mvs + plane_off[c];
+    s.plane_off[c] = c63_block_offset(g, c);
+    s.mvs[c] = f->mvs + s.plane_off[c];
+    s.blocks_w[c] = g->blocks_w[c];
+    s.pad_w[c] = g->pad_w[c];
+    s.pad_h[c] = g->pad_h[c];
+    safe_first[c] = 0;
+    safe_last[c] = g->blocks_h[c] - 1;
+    while (safe_first[c] < g->blocks_h[c] && !row_reads_inside(g, c, safe_first[c]))
+      safe_first[c]++;
+    while (safe_last[c] >= 0 && !row_reads_inside(g, c, safe_last[c]))
+      safe_last[c]--;
   }
   for (int my = 0; my < g->mcus_h; my++) {
+    /* Keyframes are not predicted: their vectors are read and ignored. */
+    s.check_rows = 0;
+    for (int c = 0; c < 3; c++) {
+      for (int by = c ? my : 2 * my; by <= (c ? my : 2 * my + 1); by++)
+        if (!keyframe && (by < safe_first[c] || by > safe_last[c]))
+          s.check_rows |= 1u << (c ? 2 : by & 1);
+    }
     for (int mx = 0; mx < g->mcus_w; mx++) {
-      for (int k = 0; k < 6; k++) {
-        int c, bx, by;
-        c63_mcu_block(mx, my, k, &c, &bx, &by);
-        size_t idx = (size_t)by * g->blocks_w[c] + bx;
-        r = get_block(d, g, c, bx, by, keyframe, f, plane_off[c] + idx, mvs[c], idx, &prev_dc[c]);
-        if (r) return r;
+      const int r = decode_mcu(d, &s, mx, my);
+      if (r) {
+        f->n_entries = s.n_out; /* the blocks decoded before the error */
+        return r;
       }
     }
   }
-  if (ends_with_unpaired_ff(d)) FAIL(C63_ERR_BITSTREAM, "frame data ends with an FF byte");
+  f->n_entries = s.n_out;
+  if (ends_with_unpaired_ff(&s)) FAIL(C63_ERR_BITSTREAM, "frame data ends with an FF byte");
   return C63_OK;
 }

@@ -79,7 +79,7 @@ int c63_sparse_frame_reserve(c63_sparse_frame *f, size_t blocks, size_t entries,
      * reallocate (page-locked allocation is slow) every frame. */
     size_t want = entries + entries / 4;
     if (want > UINT32_MAX) want = UINT32_MAX;
-    f->entries = alloc(want * sizeof(uint32_t), pinned);
+    f->entries = alloc((want + C63_SPARSE_SLACK) * sizeof(uint32_t), pinned);
     if (!f->entries) return C63_ERR_NOMEM;
     f->entries_cap = want;
   }

@@ -26,9 +26,14 @@ typedef struct c63_sparse_frame {
   /* zig-zag index << 16 | (uint16_t)value, in increasing index per block */
   uint32_t *entries;
   size_t n_entries;               /* entries of the frame */
-  size_t blocks_cap, entries_cap; /* what the arrays hold */
+  size_t blocks_cap, entries_cap; /* what the arrays hold (entries: and
+                                     C63_SPARSE_SLACK more, see there) */
   int pinned;                     /* allocated as picture memory (for a GPU backend) */
 } c63_sparse_frame;
+
+/* Entries allocated past entries_cap: the entropy decoder writes up to two
+ * entries past a block's last, unconditionally, and never counts them. */
+#define C63_SPARSE_SLACK 2
 
 static inline uint32_t c63_sparse_entry(int zigzag_index, int value)
 {
