@@ -188,6 +188,7 @@ typedef struct {
 static void shared_clip_init(shared_clip *sc, const clip *c)
 {
   const size_t picture_bytes = tu_padded_size(c->w, c->h, 0, PAD);
+  memset(sc, 0, sizeof *sc); /* tu_padded_picture sets only the layout */
   sc->size = picture_bytes * FRAMES;
   sc->block = malloc(sc->size + GUARD);
   memset(sc->block + sc->size, 0xa5, GUARD);
