@@ -11,7 +11,9 @@
  *   freed         registered memory unregistered and freed, new memory at
  *                 (most likely) the same address, not registered: staged
  *   shared        four encoders on four threads, each registering the same
- *                 memory and encoding from it, in turn and then at once
+ *                 memory and encoding from it, in turn and then at once;
+ *                 then four encoding from memory the main thread
+ *                 registered and unregisters halfway through the clip
  *   registry      the counting: the same range twice, another size, an
  *                 overlapping range, unregistering what is not registered
  *
@@ -200,19 +202,50 @@ static void shared_clip_init(shared_clip *sc, const clip *c)
   }
 }
 
-/* One of SHARERS encoders: registers the shared clip, encodes it, and
- * unregisters. */
+/* How SHARERS encoders on threads of their own encode the shared clip:
+ * each registering it, one after the other (each thread joined before the
+ * next starts) or at once, which tells a fault of the sharing from one of
+ * an encoder; or at once without registering it, borrowing the main
+ * thread's registration, which it drops halfway through the clip. */
+enum sharing { IN_TURN, AT_ONCE, BORROWED };
+static const char *const sharing_names[] = {
+    "shared by 4 encoders on 4 threads in turn",
+    "shared by 4 encoders on 4 threads at once",
+    "4 encoders borrowing a registration dropped",
+};
+
+/* BORROWED: how many encoders are halfway through the clip (or done). */
+typedef struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int passed;
+} halfway;
+
 typedef struct {
   const clip *c;
   const shared_clip *sc;
+  enum sharing how;
+  halfway *half;
+  int passed; /* whether it is counted in half */
   int status;
   tu_buf out;
   char msg[512];
 } sharer;
 
+static void pass_halfway(sharer *s)
+{
+  if (s->how != BORROWED || s->passed) return;
+  s->passed = 1;
+  pthread_mutex_lock(&s->half->lock);
+  s->half->passed++;
+  pthread_cond_signal(&s->half->cond);
+  pthread_mutex_unlock(&s->half->lock);
+}
+
 static void shared_picture(void *arg, int i, c63_picture *pic)
 {
-  const sharer *s = arg;
+  sharer *s = arg;
+  if (i == FRAMES / 2) pass_halfway(s);
   *pic = s->sc->pics[i];
 }
 
@@ -220,16 +253,31 @@ static void *share(void *arg)
 {
   sharer *s = arg;
   uint8_t *block = s->sc->block;
-  s->status = c63_picture_memory_register(block, s->sc->size, s->msg, sizeof s->msg);
-  if (s->status != C63_OK) return NULL;
-  c63_enc_params p = params(s->c, C63_BACKEND_CUDA, 2);
-  s->status = tu_encode_pictures(&p, shared_picture, s, FRAMES, &s->out, s->msg, sizeof s->msg);
-  const int u = c63_picture_memory_unregister(block);
+  const int registers = s->how != BORROWED;
+  if (registers) s->status = c63_picture_memory_register(block, s->sc->size, s->msg, sizeof s->msg);
+  const int held = registers && s->status == C63_OK;
+  if (s->status == C63_OK) {
+    c63_enc_params p = params(s->c, C63_BACKEND_CUDA, 2);
+    s->status = tu_encode_pictures(&p, shared_picture, s, FRAMES, &s->out, s->msg, sizeof s->msg);
+  }
+  pass_halfway(s); /* one that failed early counts too */
+  const int u = held ? c63_picture_memory_unregister(block) : C63_OK;
   if (s->status == C63_OK && u != C63_OK) {
     s->status = u;
     snprintf(s->msg, sizeof s->msg, "unregistering: status %d", u);
   }
   return NULL;
+}
+
+/* BORROWED: once all n encoders are halfway, drop the registration they
+ * upload from, while they go on. */
+static void unregister_halfway(halfway *half, int n, uint8_t *block)
+{
+  pthread_mutex_lock(&half->lock);
+  while (half->passed < n)
+    pthread_cond_wait(&half->cond, &half->lock);
+  pthread_mutex_unlock(&half->lock);
+  TU_CHECK_EQ(c63_picture_memory_unregister(block), C63_OK);
 }
 
 /* The first byte where a and b differ, or the shorter one's size. */
@@ -242,33 +290,44 @@ static size_t first_difference(const tu_buf *a, const tu_buf *b)
   return i;
 }
 
-/* SHARERS encoders on threads of their own encode the shared clip: at
- * once, or one after the other (each thread joined before the next
- * starts), which tells a fault of the sharing from one of an encoder. */
-static int run_sharers(const clip *c, const shared_clip *sc, int at_once)
+/* Whether sharer k's stream is the CPU's; frees it. */
+static int sharer_same(const clip *c, sharer *s, int k)
 {
-  const char *how = at_once ? "at once" : "in turn";
+  const char *how = sharing_names[s->how];
+  TU_CHECK(s->status == C63_OK, "%s: encoder %d: %s", how, k, s->msg);
+  const int same = s->status == C63_OK && s->out.size == c->cpu.size &&
+                   !memcmp(s->out.data, c->cpu.data, c->cpu.size);
+  TU_CHECK(same,
+           "%s: encoder %d: the stream differs (%zu bytes, the CPU's %zu, first difference at "
+           "byte %zu)",
+           how, k, s->out.size, c->cpu.size, first_difference(&s->out, &c->cpu));
+  tu_buf_free(&s->out);
+  return same;
+}
+
+static int run_sharers(const clip *c, const shared_clip *sc, enum sharing how)
+{
   sharer s[SHARERS];
   pthread_t th[SHARERS];
-  int started[SHARERS] = {0};
-  for (int k = 0; k < SHARERS; k++) {
-    s[k] = (sharer){c, sc, 0, {0}, ""};
-    started[k] = pthread_create(&th[k], NULL, share, &s[k]) == 0;
-    TU_CHECK(started[k], "%s: starting encoder %d's thread", how, k);
-    if (!at_once && started[k]) pthread_join(th[k], NULL);
+  int started[SHARERS] = {0}, nstarted = 0, registered = 0;
+  halfway half = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+  if (how == BORROWED) {
+    char msg[256];
+    registered = c63_picture_memory_register(sc->block, sc->size, msg, sizeof msg) == C63_OK;
+    TU_CHECK(registered, "%s: registering: %s", sharing_names[how], msg);
   }
-  int ok = 1;
   for (int k = 0; k < SHARERS; k++) {
-    if (at_once && started[k]) pthread_join(th[k], NULL);
-    TU_CHECK(s[k].status == C63_OK, "%s: encoder %d of %d sharing: %s", how, k, SHARERS, s[k].msg);
-    const int same = started[k] && s[k].status == C63_OK && s[k].out.size == c->cpu.size &&
-                     !memcmp(s[k].out.data, c->cpu.data, c->cpu.size);
-    TU_CHECK(same,
-             "%s: encoder %d of %d sharing a registration: the stream differs (%zu bytes, the "
-             "CPU's %zu, first difference at byte %zu)",
-             how, k, SHARERS, s[k].out.size, c->cpu.size, first_difference(&s[k].out, &c->cpu));
-    ok = ok && same;
-    tu_buf_free(&s[k].out);
+    s[k] = (sharer){c, sc, how, &half, 0, C63_OK, {0}, ""};
+    started[k] = pthread_create(&th[k], NULL, share, &s[k]) == 0;
+    TU_CHECK(started[k], "%s: starting encoder %d's thread", sharing_names[how], k);
+    nstarted += started[k];
+    if (how == IN_TURN && started[k]) pthread_join(th[k], NULL);
+  }
+  if (registered) unregister_halfway(&half, nstarted, sc->block);
+  int ok = nstarted == SHARERS;
+  for (int k = 0; k < SHARERS; k++) {
+    if (how != IN_TURN && started[k]) pthread_join(th[k], NULL);
+    ok = sharer_same(c, &s[k], k) && ok;
   }
   TU_CHECK_EQ(c63_cuda_host_registrations(sc->block), 0);
   return ok;
@@ -280,14 +339,12 @@ static void run_shared(const clip *c)
   shared_clip_init(&sc, c);
   uint8_t *before = malloc(sc.size + GUARD);
   memcpy(before, sc.block, sc.size + GUARD);
-  for (int at_once = 0; at_once < 2; at_once++) {
-    const int ok = run_sharers(c, &sc, at_once);
+  for (int how = IN_TURN; how <= BORROWED; how++) {
+    const int ok = run_sharers(c, &sc, how);
     TU_CHECK(!memcmp(before, sc.block, sc.size + GUARD),
-             "the shared pictures or the bytes after them changed while they were encoded");
-    printf("%4dx%-4d %-44s %s\n", c->w, c->h,
-           at_once ? "shared by 4 encoders on 4 threads at once"
-                   : "shared by 4 encoders on 4 threads in turn",
-           ok ? "identical" : "DIFFERENT");
+             "%s: the pictures or the bytes after them changed while they were encoded",
+             sharing_names[how]);
+    printf("%4dx%-4d %-44s %s\n", c->w, c->h, sharing_names[how], ok ? "identical" : "DIFFERENT");
   }
   free(before);
   free(sc.block);
