@@ -410,13 +410,17 @@ int check_submit(const c63_backend *be, const c63_frame_job *job, char *msg, siz
 
 /* The frame's picture into the slot's staging unless the DMA engines can
  * read it where it is, and what its kernels read and write. The slot's
- * previous frame was collected, so its buffers are free. */
+ * previous frame was collected, so its buffers are free. A picture read
+ * where it is keeps registrations from ending (c63_cuda_host_copy_begin)
+ * until wait_for_direct_upload: the driver's answer holds until then. */
 submit_frame prepare_frame(c63_backend *be, c63_frame_job *job, slot &s)
 {
   submit_frame f = {be, job,     s,       be->planes, false,
                     {}, nullptr, nullptr, nullptr,    "uploading the frame"};
+  c63_cuda_host_copy_begin();
   f.direct = be->zero_copy ? mapped_readable(job, f.src) : dma_readable(job);
   if (!f.direct) {
+    c63_cuda_host_copy_end();
     copy_task task = {be, job, s.h_in, be->copy_slices};
     c63_threadpool_run(be->pool, copy_slice, &task, task.slices);
   }
@@ -581,7 +585,8 @@ cudaError_t download(submit_frame &f)
 }
 
 /* The caller may reuse its picture once submit returns, so an upload
- * straight from it must be over by then (on errors too). Waiting here,
+ * straight from it must be over by then (on errors too); then
+ * registrations may end again (prepare_frame). Waiting here,
  * after the launches rather than before them, lets the host enqueue the
  * frame's kernels while the copy engine reads the picture: a wait before
  * them would make submit take the upload plus the launches, about as long
@@ -590,6 +595,7 @@ cudaError_t wait_for_direct_upload(submit_frame &f, cudaError_t err)
 {
   if (!f.direct) return err;
   const cudaError_t werr = cudaStreamSynchronize(f.be->copy);
+  c63_cuda_host_copy_end();
   if (err == cudaSuccess && werr != cudaSuccess) {
     f.what = "uploading the frame";
     return werr;

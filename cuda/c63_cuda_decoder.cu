@@ -576,10 +576,12 @@ int cu_copy(c63_decode_backend *be, const uint8_t *const src[3], const int src_s
 {
   c63_cuda_scope scope(be->dev);
   cudaError_t err = scope.error();
+  c63_cuda_host_copy_begin(); /* the host side may be registered memory */
   for (int p = 0; p < 3 && err == cudaSuccess; p++)
     err = cudaMemcpy2DAsync(dst[p], dst_stride[p], src[p], src_stride[p], w[p], h[p],
                             cudaMemcpyDefault, be->copy_stream);
   if (err == cudaSuccess) err = cudaStreamSynchronize(be->copy_stream);
+  c63_cuda_host_copy_end();
   if (err != cudaSuccess) return c63_cuda_error(err, "copying a picture", msg, msg_size);
   return C63_OK;
 }

@@ -145,6 +145,14 @@ bool c63_cuda_zero_copy(int device);
  * memory. */
 const uint8_t *c63_cuda_mapped(const uint8_t *p);
 
+/* Brackets a copy between the caller's host memory and the GPU, from the
+ * driver's answer that the memory is page-locked (or the copy's start)
+ * until the copy is over: a registration of c63_cuda_host_register does not
+ * end in between, so the copy never loses the pages under it, whichever
+ * thread drops the last reference. Not to be nested on one thread. */
+void c63_cuda_host_copy_begin();
+void c63_cuda_host_copy_end();
+
 /* w x h bytes from src (rows src_pitch apart) to dst (rows dst_pitch
  * apart) by a kernel, so either side may be mapped host memory. */
 cudaError_t c63_cuda_copy_plane(const uint8_t *src, size_t src_pitch, uint8_t *dst,

@@ -28,6 +28,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <limits.h>
 
+#include <atomic>
 #include <type_traits>
 
 #include "c63/c63.h"
@@ -609,7 +610,10 @@ inline size_t me_shmem(int range, int G, int strip, int copies, int n)
 template <int G, int N, int COPIES, int MODE, int TL>
 int strip_length(const c63_cuda_plane &pl, int range, int threads)
 {
-  static int slots = 0; /* resident CTAs on the whole device (first device asked) */
+  /* Resident CTAs on the whole device (the first device asked). Atomic:
+   * encoders on several threads may ask at once; all compute the same. */
+  static std::atomic<int> cached{0};
+  int slots = cached.load(std::memory_order_relaxed);
   if (slots == 0) {
     int dev = 0, sms = 0, per_sm = 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||
@@ -619,6 +623,7 @@ int strip_length(const c63_cuda_plane &pl, int range, int threads)
             me_shmem(range, G, policy::kMaxStrip, COPIES, N)) != cudaSuccess)
       return 1;
     slots = sms * (per_sm > 0 ? per_sm : 1);
+    cached.store(slots, std::memory_order_relaxed);
   }
   int strip = pl.bw * pl.bh / slots;
   strip = strip < 1 ? 1 : strip > policy::kMaxStrip ? policy::kMaxStrip : strip;

@@ -13,7 +13,11 @@
  * page-locked) and mapped (the integrated-GPU path reads them in place).
  * Whether a picture is uploaded straight from its memory is decided per
  * frame by asking the driver (c63_cuda_backend.cu), never by this table, so
- * an entry can only make a frame faster, not change its bytes.
+ * an entry can only make a frame faster, not change its bytes. A
+ * registration ends only between copies from or to host memory, never
+ * under one (c63_cuda_host_copy_begin): a thread may drop the last
+ * reference while another thread's encoder uploads from the memory, and
+ * the unregistering waits for that upload.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <pthread.h>
 #include <stdio.h>
@@ -35,6 +39,24 @@ struct registration {
 pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 registration *table; /* guarded by lock */
 size_t used, capacity;
+
+/* Held for reading by copies from or to callers' host memory
+ * (c63_cuda_host_copy_begin), for writing while a registration ends.
+ * Writers first: encoders copy frame after frame, on several threads, and
+ * would otherwise keep an unregister waiting for as long as they run. */
+pthread_rwlock_t copies;
+pthread_once_t copies_once = PTHREAD_ONCE_INIT;
+
+void init_copies()
+{
+  pthread_rwlockattr_t attr;
+  pthread_rwlockattr_init(&attr);
+#ifdef __GLIBC__
+  pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+#endif
+  pthread_rwlock_init(&copies, &attr);
+  pthread_rwlockattr_destroy(&attr);
+}
 
 /* The entry for ptr, or NULL. Called with lock held. */
 registration *find(const void *ptr)
@@ -99,7 +121,10 @@ extern "C" int c63_cuda_host_unregister(void *ptr)
   registration *r = find(ptr);
   int status = r ? C63_OK : C63_ERR_INVALID_ARG;
   if (r && --r->refs == 0) {
+    pthread_once(&copies_once, init_copies);
+    pthread_rwlock_wrlock(&copies);
     if (cudaHostUnregister(ptr) != cudaSuccess) cudaGetLastError();
+    pthread_rwlock_unlock(&copies);
     *r = table[--used];
   }
   pthread_mutex_unlock(&lock);
@@ -113,4 +138,15 @@ extern "C" long c63_cuda_host_registrations(const void *ptr)
   const long refs = r ? r->refs : 0;
   pthread_mutex_unlock(&lock);
   return refs;
+}
+
+void c63_cuda_host_copy_begin()
+{
+  pthread_once(&copies_once, init_copies);
+  pthread_rwlock_rdlock(&copies);
+}
+
+void c63_cuda_host_copy_end()
+{
+  pthread_rwlock_unlock(&copies);
 }

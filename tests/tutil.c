@@ -384,11 +384,27 @@ void tu_i420_to_nv12(const uint8_t *i420, int w, int h, uint8_t *y, int y_stride
     }
 }
 
+/* Row strides of tu_padded_picture's luma and chroma planes. */
+static void padded_strides(int w, int nv12, int pad, int *ys, int *cs)
+{
+  const int cw = c63_chroma_size(w);
+  *ys = w + pad;
+  *cs = nv12 ? 2 * cw + pad : cw + pad;
+}
+
+size_t tu_padded_size(int w, int h, int nv12, int pad)
+{
+  int ys, cs;
+  padded_strides(w, nv12, pad, &ys, &cs);
+  return (size_t)ys * h + (size_t)(nv12 ? 1 : 2) * cs * c63_chroma_size(h);
+}
+
 size_t tu_padded_picture(const uint8_t *i420, int w, int h, int nv12, int pad, uint8_t *buf,
                          c63_picture *pic)
 {
   const int cw = c63_chroma_size(w), ch = c63_chroma_size(h);
-  const int ys = w + pad, cs = nv12 ? 2 * cw + pad : cw + pad;
+  int ys, cs;
+  padded_strides(w, nv12, pad, &ys, &cs);
   const size_t off[3] = {0, (size_t)ys * h, (size_t)ys * h + (size_t)cs * ch};
   if (nv12) {
     tu_i420_to_nv12(i420, w, h, buf, ys, buf + off[1], cs);
@@ -405,7 +421,7 @@ size_t tu_padded_picture(const uint8_t *i420, int w, int h, int nv12, int pad, u
     pic->data[c] = buf + off[c];
     pic->stride[c] = c ? cs : ys;
   }
-  return off[2] + (size_t)cs * ch;
+  return tu_padded_size(w, h, nv12, pad);
 }
 
 int tu_cuda_missing(void)

@@ -91,7 +91,10 @@ void tu_i420_to_nv12(const uint8_t *i420, int w, int h, uint8_t *y, int y_stride
 /* A tight I420 picture laid out in buf with padded rows, as a pipeline
  * hands pictures over: luma rows w + pad apart, chroma rows (NV12: the
  * interleaved pairs) pad bytes longer than they are; pic points into buf.
- * Returns the bytes used of buf (at most tu_i420_size(w + pad, h) * 3). */
+ * Returns the bytes used of buf: tu_padded_size(w, h, nv12, pad). */
+/* The bytes of tu_padded_picture's layout, the room buf needs. More than
+ * tu_i420_size(w + pad, h): each chroma row is pad bytes longer, not pad / 2. */
+size_t tu_padded_size(int w, int h, int nv12, int pad);
 size_t tu_padded_picture(const uint8_t *i420, int w, int h, int nv12, int pad, uint8_t *buf,
                          c63_picture *pic);
 

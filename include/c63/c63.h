@@ -289,13 +289,18 @@ void c63_picture_memory_free(void *ptr);
  * Registrations belong to the process and are counted: registering the same
  * ptr and size again (another encoder, another thread) takes one more
  * reference, and each c63_picture_memory_unregister drops one; the last
- * unregisters. Memory must be unregistered before it is freed or unmapped
- * (otherwise memory allocated later at the same address would be read from
- * the old pages). Thread-safe. Returns C63_OK; C63_ERR_UNSUPPORTED when
- * this build has no CUDA backend; C63_ERR_NO_DEVICE without a driver or
- * device; C63_ERR_INVALID_ARG for NULL, size 0, the same ptr registered with
- * another size, or memory that overlaps memory page-locked already (a
- * registration of another range, c63_picture_memory_alloc's blocks).
+ * unregisters. An encoder reads a picture only within
+ * c63_encoder_send_picture; the last unregister waits for the uploads that
+ * other threads' encoders have under way from the memory, so it may come
+ * while they send pictures from there (they then copy them into their
+ * staging). Memory must be unregistered before it is freed or unmapped
+ * (otherwise memory allocated later at the same address would be read
+ * from the old pages). Thread-safe. Returns C63_OK;
+ * C63_ERR_UNSUPPORTED when this build has no CUDA backend;
+ * C63_ERR_NO_DEVICE without a driver or device; C63_ERR_INVALID_ARG for
+ * NULL, size 0, the same ptr registered with another size, or memory that
+ * overlaps memory page-locked already (a registration of another range,
+ * c63_picture_memory_alloc's blocks).
  * Pictures are encoded correctly whatever the answer. msg, if not NULL,
  * says why not. */
 int c63_picture_memory_register(void *ptr, size_t size, char *msg, size_t msg_size);

@@ -11,7 +11,9 @@
  *   freed         registered memory unregistered and freed, new memory at
  *                 (most likely) the same address, not registered: staged
  *   shared        four encoders on four threads, each registering the same
- *                 memory and encoding from it at once
+ *                 memory and encoding from it, in turn and then at once;
+ *                 then four encoding from memory the main thread
+ *                 registered and unregisters halfway through the clip
  *   registry      the counting: the same range twice, another size, an
  *                 overlapping range, unregistering what is not registered
  *
@@ -81,9 +83,10 @@ typedef struct {
   size_t offset;
 } writer;
 
+/* Room for a picture at any offset below 64. */
 static size_t block_size(const clip *c)
 {
-  return tu_i420_size(c->w + PAD, c->h) * 3 + 64;
+  return tu_padded_size(c->w, c->h, 0, PAD) + 64;
 }
 
 static void write_picture(void *arg, int i, c63_picture *pic)
@@ -174,73 +177,177 @@ static void run_freed(const clip *c)
   free(again);
 }
 
-/* One of SHARERS encoders: registers the shared clip, encodes it, and
- * unregisters. */
+/* The clip's pictures padded, one after another in one block of memory,
+ * with GUARD bytes after them that nothing may write. */
+#define GUARD 4096
+
+typedef struct {
+  uint8_t *block;
+  size_t size; /* of the pictures, without the guard */
+  c63_picture pics[FRAMES];
+} shared_clip;
+
+static void shared_clip_init(shared_clip *sc, const clip *c)
+{
+  const size_t picture_bytes = tu_padded_size(c->w, c->h, 0, PAD);
+  memset(sc, 0, sizeof *sc); /* tu_padded_picture sets only the layout */
+  sc->size = picture_bytes * FRAMES;
+  sc->block = malloc(sc->size + GUARD);
+  memset(sc->block + sc->size, 0xa5, GUARD);
+  for (int i = 0; i < FRAMES; i++) {
+    const size_t used =
+        tu_padded_picture(c->yuv + tu_i420_size(c->w, c->h) * (size_t)i, c->w, c->h, 0, PAD,
+                          sc->block + picture_bytes * (size_t)i, &sc->pics[i]);
+    TU_CHECK_EQ(used, picture_bytes);
+  }
+}
+
+/* How SHARERS encoders on threads of their own encode the shared clip:
+ * each registering it, one after the other (each thread joined before the
+ * next starts) or at once, which tells a fault of the sharing from one of
+ * an encoder; or at once without registering it, borrowing the main
+ * thread's registration, which it drops halfway through the clip. */
+enum sharing { IN_TURN, AT_ONCE, BORROWED };
+static const char *const sharing_names[] = {
+    "shared by 4 encoders on 4 threads in turn",
+    "shared by 4 encoders on 4 threads at once",
+    "4 encoders borrowing a registration dropped",
+};
+
+/* BORROWED: how many encoders are halfway through the clip (or done). */
+typedef struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int passed;
+} halfway;
+
 typedef struct {
   const clip *c;
-  uint8_t *shared; /* the clip's pictures, padded, one after another */
-  size_t picture_bytes, size;
+  const shared_clip *sc;
+  enum sharing how;
+  halfway *half;
+  int passed; /* whether it is counted in half */
   int status;
   tu_buf out;
   char msg[512];
 } sharer;
 
+static void pass_halfway(sharer *s)
+{
+  if (s->how != BORROWED || s->passed) return;
+  s->passed = 1;
+  pthread_mutex_lock(&s->half->lock);
+  s->half->passed++;
+  pthread_cond_signal(&s->half->cond);
+  pthread_mutex_unlock(&s->half->lock);
+}
+
 static void shared_picture(void *arg, int i, c63_picture *pic)
 {
-  const sharer *s = arg;
-  const clip *c = s->c;
-  const int cw = c63_chroma_size(c->w), ch = c63_chroma_size(c->h);
-  const uint8_t *base = s->shared + s->picture_bytes * (size_t)i;
-  pic->format = C63_FORMAT_I420;
-  pic->data[0] = base;
-  pic->data[1] = base + (size_t)(c->w + PAD) * c->h;
-  pic->data[2] = pic->data[1] + (size_t)(cw + PAD) * ch;
-  pic->stride[0] = c->w + PAD;
-  pic->stride[1] = pic->stride[2] = cw + PAD;
+  sharer *s = arg;
+  if (i == FRAMES / 2) pass_halfway(s);
+  *pic = s->sc->pics[i];
 }
 
 static void *share(void *arg)
 {
   sharer *s = arg;
-  s->status = c63_picture_memory_register(s->shared, s->size, s->msg, sizeof s->msg);
-  if (s->status != C63_OK) return NULL;
-  c63_enc_params p = params(s->c, C63_BACKEND_CUDA, 2);
-  s->status = tu_encode_pictures(&p, shared_picture, s, FRAMES, &s->out, s->msg, sizeof s->msg);
-  const int u = c63_picture_memory_unregister(s->shared);
-  if (s->status == C63_OK) s->status = u;
+  uint8_t *block = s->sc->block;
+  const int registers = s->how != BORROWED;
+  if (registers) s->status = c63_picture_memory_register(block, s->sc->size, s->msg, sizeof s->msg);
+  const int held = registers && s->status == C63_OK;
+  if (s->status == C63_OK) {
+    c63_enc_params p = params(s->c, C63_BACKEND_CUDA, 2);
+    s->status = tu_encode_pictures(&p, shared_picture, s, FRAMES, &s->out, s->msg, sizeof s->msg);
+  }
+  pass_halfway(s); /* one that failed early counts too */
+  const int u = held ? c63_picture_memory_unregister(block) : C63_OK;
+  if (s->status == C63_OK && u != C63_OK) {
+    s->status = u;
+    snprintf(s->msg, sizeof s->msg, "unregistering: status %d", u);
+  }
   return NULL;
+}
+
+/* BORROWED: once all n encoders are halfway, drop the registration they
+ * upload from, while they go on. */
+static void unregister_halfway(halfway *half, int n, uint8_t *block)
+{
+  pthread_mutex_lock(&half->lock);
+  while (half->passed < n)
+    pthread_cond_wait(&half->cond, &half->lock);
+  pthread_mutex_unlock(&half->lock);
+  TU_CHECK_EQ(c63_picture_memory_unregister(block), C63_OK);
+}
+
+/* The first byte where a and b differ, or the shorter one's size. */
+static size_t first_difference(const tu_buf *a, const tu_buf *b)
+{
+  const size_t n = a->size < b->size ? a->size : b->size;
+  size_t i = 0;
+  while (i < n && a->data[i] == b->data[i])
+    i++;
+  return i;
+}
+
+/* Whether sharer k's stream is the CPU's; frees it. */
+static int sharer_same(const clip *c, sharer *s, int k)
+{
+  const char *how = sharing_names[s->how];
+  TU_CHECK(s->status == C63_OK, "%s: encoder %d: %s", how, k, s->msg);
+  const int same = s->status == C63_OK && s->out.size == c->cpu.size &&
+                   !memcmp(s->out.data, c->cpu.data, c->cpu.size);
+  TU_CHECK(same,
+           "%s: encoder %d: the stream differs (%zu bytes, the CPU's %zu, first difference at "
+           "byte %zu)",
+           how, k, s->out.size, c->cpu.size, first_difference(&s->out, &c->cpu));
+  tu_buf_free(&s->out);
+  return same;
+}
+
+static int run_sharers(const clip *c, const shared_clip *sc, enum sharing how)
+{
+  sharer s[SHARERS];
+  pthread_t th[SHARERS];
+  int started[SHARERS] = {0}, nstarted = 0, registered = 0;
+  halfway half = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+  if (how == BORROWED) {
+    char msg[256];
+    registered = c63_picture_memory_register(sc->block, sc->size, msg, sizeof msg) == C63_OK;
+    TU_CHECK(registered, "%s: registering: %s", sharing_names[how], msg);
+  }
+  for (int k = 0; k < SHARERS; k++) {
+    s[k] = (sharer){c, sc, how, &half, 0, C63_OK, {0}, ""};
+    started[k] = pthread_create(&th[k], NULL, share, &s[k]) == 0;
+    TU_CHECK(started[k], "%s: starting encoder %d's thread", sharing_names[how], k);
+    nstarted += started[k];
+    if (how == IN_TURN && started[k]) pthread_join(th[k], NULL);
+  }
+  if (registered) unregister_halfway(&half, nstarted, sc->block);
+  int ok = nstarted == SHARERS;
+  for (int k = 0; k < SHARERS; k++) {
+    if (how != IN_TURN && started[k]) pthread_join(th[k], NULL);
+    ok = sharer_same(c, &s[k], k) && ok;
+  }
+  TU_CHECK_EQ(c63_cuda_host_registrations(sc->block), 0);
+  return ok;
 }
 
 static void run_shared(const clip *c)
 {
-  const size_t picture_bytes = tu_i420_size(c->w + PAD, c->h);
-  const size_t size = picture_bytes * FRAMES;
-  uint8_t *shared = malloc(size);
-  for (int i = 0; i < FRAMES; i++) {
-    c63_picture pic;
-    tu_padded_picture(c->yuv + tu_i420_size(c->w, c->h) * (size_t)i, c->w, c->h, 0, PAD,
-                      shared + picture_bytes * (size_t)i, &pic);
+  shared_clip sc;
+  shared_clip_init(&sc, c);
+  uint8_t *before = malloc(sc.size + GUARD);
+  memcpy(before, sc.block, sc.size + GUARD);
+  for (int how = IN_TURN; how <= BORROWED; how++) {
+    const int ok = run_sharers(c, &sc, how);
+    TU_CHECK(!memcmp(before, sc.block, sc.size + GUARD),
+             "%s: the pictures or the bytes after them changed while they were encoded",
+             sharing_names[how]);
+    printf("%4dx%-4d %-44s %s\n", c->w, c->h, sharing_names[how], ok ? "identical" : "DIFFERENT");
   }
-  sharer s[SHARERS];
-  pthread_t th[SHARERS];
-  for (int k = 0; k < SHARERS; k++) {
-    s[k] = (sharer){c, shared, picture_bytes, size, 0, {0}, ""};
-    TU_CHECK_EQ(pthread_create(&th[k], NULL, share, &s[k]), 0);
-  }
-  int ok = 1;
-  for (int k = 0; k < SHARERS; k++) {
-    pthread_join(th[k], NULL);
-    TU_CHECK(s[k].status == C63_OK, "encoder %d of %d sharing: %s", k, SHARERS, s[k].msg);
-    const int same = s[k].status == C63_OK && s[k].out.size == c->cpu.size &&
-                     !memcmp(s[k].out.data, c->cpu.data, c->cpu.size);
-    TU_CHECK(same, "encoder %d of %d sharing a registration: the stream differs", k, SHARERS);
-    ok = ok && same;
-    tu_buf_free(&s[k].out);
-  }
-  TU_CHECK_EQ(c63_cuda_host_registrations(shared), 0);
-  printf("%4dx%-4d %-44s %s\n", c->w, c->h, "shared by 4 encoders on 4 threads",
-         ok ? "identical" : "DIFFERENT");
-  free(shared);
+  free(before);
+  free(sc.block);
 }
 
 static void run_registry(void)
