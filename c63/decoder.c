@@ -396,6 +396,14 @@ static int collect_slot(c63_decoder *dec, dec_slot *sl)
   return r;
 }
 
+/* Draining with every frame held submitted: nothing more is submitted
+ * before all are collected, so the backend may start on all of them now (a
+ * GPU backend's last, partial batch) rather than as they are collected. */
+static void start_drained(c63_decoder *dec)
+{
+  if (dec->draining && dec->submitted == dec->count && dec->ops->start) dec->ops->start(dec->be);
+}
+
 /* Take the head slot's picture (submitting it first if needed). */
 static int finish_head(c63_decoder *dec, c63_decoded_picture *out)
 {
@@ -409,6 +417,7 @@ static int finish_head(c63_decoder *dec, c63_decoded_picture *out)
   }
   if (sl->stage == SLOT_SUBMITTED) {
     submit_ahead(dec);
+    start_drained(dec);
     r = collect_slot(dec, sl);
   }
   memcpy(dec->err, sl->err, sizeof(dec->err));

@@ -595,6 +595,18 @@ int cu_collect(c63_decode_backend *be, c63_decode_job *job, char *msg, size_t ms
   return C63_OK;
 }
 
+/* The caller drains, and submits nothing more until every frame is
+ * collected: the filling batch is launched now, so its stage runs while
+ * the frames before it are reconstructed. A partial batch launched early
+ * still leaves every batch launched again only once its frames were
+ * collected, as no batch is begun after it until then. */
+void cu_start(c63_decode_backend *be)
+{
+  if (!be->gpu_entropy || be->batch[be->filling].state != c63_batch_state::filling) return;
+  c63_cuda_scope scope(be->dev);
+  if (scope.error() == cudaSuccess) launch_filling(be);
+}
+
 /* Everything in flight is dropped: the streams are let finish, the batches
  * emptied. */
 void cu_drop(c63_decode_backend *be)
@@ -626,5 +638,6 @@ int cu_copy(c63_decode_backend *be, const uint8_t *const src[3], const int src_s
 } // namespace
 
 extern "C" const c63_decode_backend_ops c63_decode_backend_cuda = {
-    "cuda", 1, cu_create, cu_destroy, cu_resize, cu_submit, cu_collect, cu_drop, cu_copy, 1,
+    "cuda",     1,       cu_create, cu_destroy, cu_resize, cu_submit,
+    cu_collect, cu_drop, cu_copy,   1,          cu_start,
 };
