@@ -173,9 +173,15 @@ void destroy_streams(c63_decode_backend *be)
 
 cudaError_t create_streams(c63_decode_backend *be)
 {
-  cudaError_t err = cudaSuccess;
-  for (cudaStream_t *s : {&be->stream, &be->down_stream, &be->copy_stream})
-    if (err == cudaSuccess) err = cudaStreamCreateWithFlags(s, cudaStreamNonBlocking);
+  /* The reconstruction and the download at the highest priority: the
+   * caller waits for them, while a batch's stage, on a stream of default
+   * priority, is launched well before its frames are needed and takes the
+   * multiprocessors they leave. */
+  int least, greatest;
+  cudaError_t err = cudaDeviceGetStreamPriorityRange(&least, &greatest);
+  for (cudaStream_t *s : {&be->stream, &be->down_stream})
+    if (err == cudaSuccess) err = cudaStreamCreateWithPriority(s, cudaStreamNonBlocking, greatest);
+  if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&be->copy_stream, cudaStreamNonBlocking);
   for (auto &o : be->pic) {
     if (err == cudaSuccess)
       err = cudaEventCreateWithFlags(&o.reconstructed, cudaEventDisableTiming);
