@@ -8,7 +8,7 @@ import logging
 import os
 import subprocess
 
-from . import FarmError, media, tasks
+from . import FarmError, inprocess, libc63, media, tasks
 
 CORES_PER_CPU_WORKER = 4
 
@@ -26,8 +26,8 @@ def import_distributed():
     # The tasks travel by value, so that workers need no copy of this package.
     import cloudpickle
     if hasattr(cloudpickle, "register_pickle_by_value"):
-        cloudpickle.register_pickle_by_value(tasks)
-        cloudpickle.register_pickle_by_value(media)
+        for module in (tasks, media, inprocess, libc63):
+            cloudpickle.register_pickle_by_value(module)
     return distributed
 
 

@@ -113,14 +113,18 @@ def encode(opts):
             _announce(opts, farm, len(chunks), chunk_frames)
             work.create()
             args = stream_args + machine_args + farm.threads_args(opts)
-            jobs = [dict(source.job(first, i == len(chunks) - 1), index=i, first=first,
-                         frames=n, input=os.path.abspath(opts.input), enc=enc, args=args,
-                         out=paths[i], kill_marker=runner.kill_hook(work, i))
+            worker = {"enc": enc, "args": args, "engine": opts.engine,
+                      "lib": tools.libc63_candidates(enc), "io_threads": options.io_threads(opts)}
+            jobs = [dict(source.job(first, i == len(chunks) - 1), **worker, index=i, first=first,
+                         frames=n, input=os.path.abspath(opts.input), out=paths[i],
+                         kill_marker=runner.kill_hook(work, i))
                     for i, first, n in todo]
             done = source.frames - sum(n for _, _, n in todo)
             progress = Progress(source.frames, done, opts.progress or sys.stderr.isatty(),
                                 "encoded")
-            runner.run(farm, source.task, jobs, "c63-encode-" + work.key, progress)
+            results = runner.run(farm, source.task, jobs, "c63-encode-" + work.key, progress)
+            if opts.stats:
+                runner.report_workers(opts, results)
     encoded = time.monotonic()
     jobdir.join_files(paths, opts.output)
     work.remove()

@@ -4,6 +4,7 @@ the whole job succeeded).
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
 import concurrent.futures
+import errno
 import hashlib
 import json
 import os
@@ -107,25 +108,26 @@ def _copy_segment(src, dst, src_off, dst_off, length):
         done += len(block)
 
 
-def _segments(sizes):
+def _segments(ranges):
     """(part index, offset in the part, offset in the output, length) for
-    every segment of the parts laid end to end."""
+    every segment of the parts' ranges (offset, length) laid end to end."""
     out, dst_off = [], 0
-    for index, size in enumerate(sizes):
+    for index, (start, size) in enumerate(ranges):
         for off in range(0, size, SEGMENT_BYTES):
-            out.append((index, off, dst_off + off, min(SEGMENT_BYTES, size - off)))
+            out.append((index, start + off, dst_off + off, min(SEGMENT_BYTES, size - off)))
         dst_off += size
     return out
 
 
 def _write_parts(parts, dst):
-    fds = [os.open(p, os.O_RDONLY) for p in parts]
+    fds = [os.open(p[0] if isinstance(p, tuple) else p, os.O_RDONLY) for p in parts]
     try:
-        sizes = [os.fstat(fd).st_size for fd in fds]
-        os.ftruncate(dst, sum(sizes))
+        ranges = [p[1:] if isinstance(p, tuple) else (0, os.fstat(fd).st_size)
+                  for p, fd in zip(parts, fds)]
+        os.ftruncate(dst, sum(n for _, n in ranges))
         with concurrent.futures.ThreadPoolExecutor(JOIN_THREADS) as pool:
             jobs = [pool.submit(_copy_segment, fds[i], dst, src_off, dst_off, n)
-                    for i, src_off, dst_off, n in _segments(sizes)]
+                    for i, src_off, dst_off, n in _segments(ranges)]
             for job in jobs:
                 job.result()
     finally:
@@ -134,9 +136,10 @@ def _write_parts(parts, dst):
 
 
 def join_files(parts, output):
-    """Write the files PARTS, in order, to OUTPUT: under a temporary name in
-    the output's folder, renamed when complete, so that OUTPUT is either
-    absent or whole."""
+    """Write PARTS, in order, to OUTPUT: each a file, or (file, offset,
+    length) for a range of one. Under a temporary name in the output's
+    folder, renamed when complete, so that OUTPUT is either absent or
+    whole."""
     folder, name = os.path.split(os.path.abspath(output))
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".%s." % name)
@@ -148,11 +151,31 @@ def join_files(parts, output):
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, output)
+        _publish(tmp, output)
     except OSError as e:
         os.unlink(tmp)
         raise FarmError("cannot write %s: %s" % (output, e.strerror or e))
+
+
+def _publish(path, output):
+    os.chmod(path, 0o666 & ~_umask())
+    os.replace(path, output)
+
+
+def move_file(path, output):
+    """PATH, complete, becomes OUTPUT: renamed where both are on one file
+    system, else copied (join_files)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        _publish(path, output)
+    except OSError as e:
+        if e.errno != errno.EXDEV:
+            raise FarmError("cannot write %s: %s" % (output, e.strerror or e))
+        join_files([path], output)
 
 
 def _umask():

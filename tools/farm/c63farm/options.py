@@ -20,6 +20,9 @@ STREAM_OPTIONS = [
     (("--buffer",), "buffer", int),
     (("--fps",), "fps", str),
 ]
+# Threads per GPU worker that move raw frames between the files and the
+# library: one thread copies a fraction of what a GPU encodes.
+DEFAULT_GPU_IO_THREADS = 4
 # Options that choose where and how fast, never the bytes.
 MACHINE_OPTIONS = [
     (("--backend",), "backend", str),
@@ -54,7 +57,16 @@ Farm options:
       --work-dir DIR     where finished chunks are kept until the job is done
                          (default: .OUTPUT.farm next to the output); it must be
                          a path every worker can write
+      --engine libc63|c63-enc  how a worker encodes raw input: with libc63 in its
+                         own process, frames read straight into the library's
+                         picture memory (default; c63-enc where the worker finds
+                         no libc63), or with a c63-enc process per chunk. Input
+                         that GStreamer decodes always goes through c63-enc.
+      --io-threads N     threads per worker that read the raw input (libc63;
+                         default 4 with --backend cuda, else 1)
       --progress         show progress also when standard error is no terminal
+      --stats            after the job, a line per worker: its chunks, frames per
+                         second, and time spent reading the input
 
 With -m exact, constant quality and chunks a multiple of the keyframe interval
 (the default), the output is byte for byte that of one c63-enc run. Otherwise
@@ -73,8 +85,15 @@ at keyframes, the pieces are decoded with c63-dec in parallel and the
 pictures are written in order to one raw I420 file.
 
 Farm options: --chunk-frames N (frames per piece, at least; default 50),
---scheduler ADDR, --workers N, --work-dir DIR, --progress, --quiet (see
-c63-farm encode --help).
+--scheduler ADDR, --workers N, --work-dir DIR, --progress, --stats, --quiet
+(see c63-farm encode --help), and
+      --engine libc63|c63-dec  decode a piece with libc63 in the worker's
+                         process, its pictures written straight to their place
+                         in the output (default; c63-dec for a piece with a
+                         frame that does not decode cleanly, or where the worker
+                         finds no libc63), or with a c63-dec process per piece
+      --io-threads N     threads per worker that copy the pictures into the
+                         output (libc63; default 4 with --backend cuda, else 1)
 
 Corrupt frames are reported and skipped as c63-dec does (exit status 1, the
 output holds the frames that decoded). Exit status: 0 when the whole stream
@@ -96,7 +115,9 @@ def _farm_options(p):
     p.add_argument("--scheduler")
     p.add_argument("--workers", type=int)
     p.add_argument("--work-dir")
+    p.add_argument("--io-threads", type=int)
     p.add_argument("--progress", action="store_true")
+    p.add_argument("--stats", action="store_true")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--help", action="store_true")
     p.add_argument("input")
@@ -116,6 +137,7 @@ def encode_parser():
     _add(p, STREAM_OPTIONS)
     _add(p, MACHINE_OPTIONS)
     _farm_options(p)
+    p.add_argument("--engine", choices=("libc63", "c63-enc"), default="libc63")
     return p
 
 
@@ -123,7 +145,15 @@ def decode_parser():
     p = _Parser(prog=PROG + " decode", add_help=False)
     _add(p, MACHINE_OPTIONS)
     _farm_options(p)
+    p.add_argument("--engine", choices=("libc63", "c63-dec"), default="libc63")
     return p
+
+
+def io_threads(opts):
+    """--io-threads, or its default for the backend."""
+    if opts.io_threads is not None:
+        return opts.io_threads
+    return DEFAULT_GPU_IO_THREADS if opts.backend == "cuda" else 1
 
 
 def tool_args(opts, table):
@@ -151,7 +181,7 @@ def parse(argv):
         sys.stdout.write(text)
         return command, None
     opts = (encode_parser() if command == "encode" else decode_parser()).parse_args(rest)
-    for name in ("chunk_frames", "workers"):
+    for name in ("chunk_frames", "workers", "io_threads"):
         value = getattr(opts, name)
         if value is not None and value < 1:
             raise UsageError("--%s must be at least 1 (got %d)" % (name.replace("_", "-"), value))

@@ -4,7 +4,7 @@ SPDX-License-Identifier: LGPL-2.1-or-later
 """
 import os
 
-from . import FarmError
+from . import FarmError, note
 
 # Retries for a task that raised (a tool that failed on a worker, e.g. a
 # full disk there); a task whose worker died is retried by the scheduler
@@ -47,3 +47,22 @@ def run(farm, func, jobs, name, progress):
         farm.client.cancel(futures)
         progress.finish()
     return [results[job["index"]] for job in jobs]
+
+
+def report_workers(opts, results):
+    """--stats: a line per worker of the tasks that ran (not those found
+    done): chunks, frames per second of its own time, and where that time
+    went (setting up the encoder, reading the input, of which waited for)."""
+    workers = {}
+    for r in results:
+        if not r.get("cached"):
+            workers.setdefault(r.get("worker", "?"), []).append(r)
+    for name in sorted(workers):
+        rs = workers[name]
+        frames, seconds = sum(r["frames"] for r in rs), sum(r["seconds"] for r in rs)
+        times = ", ".join("%s %.3f s" % (what, sum(r.get(key, 0.0) for r in rs))
+                          for what, key in (("set-up", "setup_s"), ("reading", "read_s"),
+                                            ("waiting for reads", "wait_s")) if key in rs[0])
+        note(opts, "worker %s (%s): %d tasks, %d frames in %.3f s, %.1f fps%s" % (
+            name, rs[0].get("engine", "?"), len(rs), frames, seconds,
+            frames / seconds if seconds > 0 else 0.0, "; " + times if times else ""))
