@@ -29,18 +29,20 @@ def decode(opts):
     frame_size = plan.i420_frame_size(width, height)
     firsts = [sum(p[3] for p in pieces[:i]) for i in range(len(pieces))]
     with cluster.connect(opts, opts.backend == "cuda") as farm:
-        # Timed from the cluster's being up: its start is no part of the job's speed.
-        start = time.monotonic()
         work.create()
         if opts.engine == "libc63":
             _make_frames_file(frames_file, len(starts) * frame_size)
-        link = farm.dashboard()
-        if link:
-            note(opts, "dashboard: %s" % link)
         worker = {"input": os.path.abspath(opts.input), "dec": dec,
                   "args": machine_args + farm.threads_args(opts), "engine": opts.engine,
                   "lib": tools.libc63_candidates(dec), "io_threads": options.io_threads(opts),
                   "frames_file": frames_file, "size": (width, height)}
+        runner.prepare(opts, farm, worker)
+        # Timed from the cluster's being up and its workers ready: their
+        # start is no part of the job's speed.
+        start = time.monotonic()
+        link = farm.dashboard()
+        if link:
+            note(opts, "dashboard: %s" % link)
         jobs = [dict(worker, index=i, offset=offset, length=length, frames=n, first=firsts[i],
                      out=paths[i]) for i, offset, length, n in pieces]
         progress = Progress(len(starts), 0, opts.progress or sys.stderr.isatty(), "decoded")

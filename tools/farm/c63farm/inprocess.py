@@ -199,9 +199,15 @@ def worker_name():
     return "%s:%d%s" % (socket.gethostname(), os.getpid(), " gpu %s" % gpu if gpu else "")
 
 
+def _ring_depth(job):
+    """Picture buffers: two per reading thread, so each has one to read
+    into while the encoder takes another."""
+    return max(4, 2 * job["io_threads"])
+
+
 def _encode(enc, job, out_fd):
     frames = job["frames"]
-    depth = max(4, 2 * job["io_threads"])
+    depth = _ring_depth(job)
     views, pictures = enc.ring(depth)
     written = [0]
 
@@ -228,14 +234,39 @@ def _encode(enc, job, out_fd):
     return reader
 
 
+def _kept_encoder(job):
+    lib = libc63.load(job["lib"])
+    key = (job["args"], job["lib"])
+    return key, _take("encoder", key, lambda: Encoder(lib, job["args"]))
+
+
+def prepare_encoder(job):
+    """Make the encoder the chunks of JOB will use, and its picture memory,
+    and keep them: the worker's part of the cluster's start. Returns the
+    encoder's backend."""
+    key, enc = _kept_encoder(job)
+    try:
+        enc.ring(_ring_depth(job))
+    except BaseException:
+        enc.free()
+        raise
+    _keep("encoder", key, enc)
+    return enc.backend
+
+
+def prepare_decoder(job):
+    """The same for the decoder of a decoding job."""
+    key, dec = _kept_decoder(job)
+    _keep("decoder", key, dec)
+    return dec.backend
+
+
 def encode_chunk(job):
     """Encode job["frames"] raw frames from byte job["offset"] of
     job["input"] into job["out"] with libc63 (the options job["args"]).
     LibraryMissing when this host has no libc63."""
-    lib = libc63.load(job["lib"])
     start = time.monotonic()
-    key = (job["args"], job["lib"])
-    enc = _take("encoder", key, lambda: Encoder(lib, job["args"]))
+    key, enc = _kept_encoder(job)
     setup = time.monotonic() - start
     tmp = _temporary(job["out"])
     out_fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
@@ -267,11 +298,18 @@ class Decoder:
         self.lib = lib
         self.storage, _ = libc63.dec_params(lib, args)
         self.handle = libc63.new(lib, "decoder", self.storage)
+        self.backend = lib.c63_decoder_backend_name(self.handle).decode()
         self.picture = lib.t.DecodedPicture()
 
     def free(self):
         self.lib.c63_decoder_free(self.handle)
         self.handle = None
+
+
+def _kept_decoder(job):
+    lib = libc63.load(job["lib"])
+    key = (job["args"], job["lib"])
+    return key, _take("decoder", key, lambda: Decoder(lib, job["args"]))
 
 
 class _Unclean(Exception):
@@ -381,9 +419,8 @@ def decode_piece(job):
     """Decode the piece into its place in job["frames_file"] with libc63;
     True when every frame decoded, False when c63-dec must take the piece.
     LibraryMissing when this host has no libc63."""
-    lib = libc63.load(job["lib"])
-    key = (job["args"], job["lib"])
-    dec = _take("decoder", key, lambda: Decoder(lib, job["args"]))
+    key, dec = _kept_decoder(job)
+    lib = dec.lib
     width, height = job["size"]
     frame_size = _i420_size(width, height)[0]
     in_fd = os.open(job["input"], os.O_RDONLY)

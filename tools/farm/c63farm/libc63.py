@@ -92,6 +92,7 @@ def _define():
         "c63_decoder_new": (INT, [VP, P(VP), STR, SIZE]),
         "c63_decoder_free": (None, [VP]),
         "c63_decoder_flush": (None, [VP]),
+        "c63_decoder_backend_name": (STR, [VP]),
         "c63_decoder_send_packet": (INT, [VP, VP, SIZE, C.c_int64]),
         "c63_decoder_receive_picture": (INT, [VP, P(DecodedPicture)]),
         "c63_decoder_copy_picture": (INT, [VP, P(DecodedPicture), P(VP), P(INT), INT]),

@@ -3,8 +3,9 @@ progress, and what a failed task means for the job.
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
 import os
+import time
 
-from . import FarmError, note
+from . import FarmError, note, tasks
 
 # Retries for a task that raised (a tool that failed on a worker, e.g. a
 # full disk there); a task whose worker died is retried by the scheduler
@@ -22,9 +23,22 @@ def kill_hook(job_dir, index):
     return None
 
 
-def run(farm, func, jobs, name, progress):
-    """Submit func(job) for every job and wait for all. Returns the results
-    in job order; FarmError on the first task that failed for good.
+def prepare(opts, farm, worker):
+    """Every worker makes its libc63 encoder or decoder (and picture
+    memory) for the job WORKER describes before the job's timing starts:
+    a CUDA context takes a fraction of a second. --stats says how long that
+    took and what the workers will use."""
+    t = time.monotonic()
+    ready = farm.client.run(tasks.prepare, worker)
+    if opts.stats:
+        note(opts, "workers ready in %.2f s: %s" % (
+            time.monotonic() - t, ", ".join(sorted(set(ready.values())))))
+
+
+def run(farm, func, jobs, name, progress, on_result=None):
+    """Submit func(job) for every job and wait for all, handing each result
+    to ON_RESULT as it comes. Returns the results in job order; FarmError
+    on the first task that failed for good.
     Test hook: C63_FARM_TEST_STOP_AFTER=N stops the job, as an interrupted
     driver would, after N tasks."""
     distributed = __import__("distributed")
@@ -41,6 +55,8 @@ def run(farm, func, jobs, name, progress):
                 raise FarmError(str(e) or type(e).__name__)
             results[result["index"]] = result
             progress.add(result["frames"])
+            if on_result is not None:
+                on_result(result)
             if stop_after is not None and len(results) >= int(stop_after):
                 raise FarmError("stopped after %d tasks (C63_FARM_TEST_STOP_AFTER)" % len(results))
     finally:

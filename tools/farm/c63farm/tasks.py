@@ -178,7 +178,7 @@ def decode_piece(job):
     result = {"index": job["index"], "frames": job["frames"], "cached": False}
     if os.path.exists(done):
         with open(done) as f:
-            return dict(result, json.load(f), seconds=0.0, cached=True)
+            return dict(result, **json.load(f), seconds=0.0, cached=True)
     if job.get("engine") == "libc63":
         in_place = _decode_in_place(job, result)
         if in_place is not None:
@@ -197,6 +197,21 @@ def decode_piece(job):
                                     in_place=False, engine="c63-dec",
                                     worker=inprocess.worker_name(),
                                     seconds=time.monotonic() - start))
+
+
+def prepare(job):
+    """Run on every worker before a job's timing starts: the libc63 encoder
+    or decoder of JOB made and kept (c63farm.inprocess), so that the chunks
+    find it. Returns what the worker will encode or decode with."""
+    if job["engine"] != "libc63":
+        return job["engine"]
+    try:
+        make = inprocess.prepare_encoder if "enc" in job else inprocess.prepare_decoder
+        return "libc63 " + make(job)
+    except libc63.LibraryMissing:
+        return "no libc63: the tools"
+    except (libc63.Failed, MemoryError) as e:
+        return "libc63 failed: %s" % e  # each chunk then says so
 
 
 def has_bokeh():
