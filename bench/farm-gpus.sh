@@ -16,7 +16,9 @@
 # Settings (environment): GPUS="1 2 4"; CHUNKS="default 2400" (encode:
 # c63-farm's default chunks, then chunks of 2400 frames); PIECES="default
 # 2400" (decode); ENGINES="libc63 c63-enc" (the in-process workers, then a
-# c63-enc process per chunk, on the largest GPU count and chunk);
+# c63-enc or c63-dec process per chunk, on the most GPUs and the last
+# chunk length); IO_THREADS=8 (c63-farm --io-threads), IO_SWEEP="4 16" (other
+# thread counts tried on the most GPUs and the last chunk length);
 # SHM=/dev/shm/farm-gpus; PYTHON=python3; BACKEND=cuda (cpu: a dry run on a
 # machine without GPU; then use small FRAMES and W/H).
 # Every row gives the wall time of the whole command (process and cluster
@@ -39,6 +41,8 @@ gpus=${GPUS:-1 2 4}
 chunks=${CHUNKS:-default 2400}
 pieces=${PIECES:-default 2400}
 engines=${ENGINES:-libc63 c63-enc}
+io_threads=${IO_THREADS:-8}
+io_sweep=${IO_SWEEP:-4 16}
 backend=${BACKEND:-cuda}
 shm=${SHM:-/dev/shm/farm-gpus}
 py=${PYTHON:-python3}
@@ -46,7 +50,7 @@ in=$shm/in-${w}x${h}-$frames.yuv
 tmp=$(mktemp -d)
 mkdir -p "$shm"
 cleanup() {
-  rm -rf "$tmp" "$shm"/*.c63 "$shm"/*.out.yuv "$shm"/.*.farm
+  rm -rf "$tmp" "$shm"/*.c63 "$shm"/*.out "$shm"/*.out.yuv "$shm"/.*.farm
   [ "${KEEP_INPUT:-1}" = 1 ] || rm -f "$in"
 }
 trap cleanup EXIT INT TERM
@@ -87,11 +91,14 @@ same() { if cmp -s "$1" "$2"; then echo identical; else echo DIFFERENT; fi; }
 devices() { seq -s, 0 $(($1 - 1)); }
 # c63-farm's closing line: its fps, the chunks' and the join's seconds
 farm_fps() { sed -n 's/.* \([0-9.]*\) fps (.*/\1/p' "$1" | tail -n 1; }
-farm_times() { sed -n 's/.*(\(chunks\|pieces\) \([0-9.]*\) s, join \([0-9.]*\) s).*/\2 \3/p' "$1" | tail -n 1; }
+farm_times() {
+  t=$(sed -n 's/.*(\(chunks\|pieces\) \([0-9.]*\) s, join \([0-9.]*\) s).*/\2 \3/p' "$1" | tail -n 1)
+  echo "${t:-- -}"
+}
 table=$tmp/table
-printf '%-6s %-14s %4s %7s %8s %9s %6s %9s %6s %8s %7s  %s\n' job how GPUs chunk "wall s" \
+printf '%-6s %-18s %4s %7s %8s %9s %6s %9s %6s %8s %7s  %s\n' job how GPUs chunk "wall s" \
   "wall fps" "x" "own fps" "x" "chunks s" "join s" output > "$table"
-row() { printf '%-6s %-14s %4s %7s %8.2f %9.1f %6s %9s %6s %8s %7s  %s\n' "$@" >> "$table"; }
+row() { printf '%-6s %-18s %4s %7s %8.2f %9.1f %6s %9s %6s %8s %7s  %s\n' "$@" >> "$table"; }
 
 # $1 job, $2 how, $3 reference fps; the rest: the command, its log in $tmp/log
 timed() {
@@ -101,62 +108,59 @@ timed() {
   wall=$(calc %.3f "$t1 - $t0")
 }
 
-# --- encode ---
+last() { echo "$1" | awk '{ print $NF }'; }
+# $1 encode or decode; $2 the single process's output, $3 and $4 its wall
+# and own fps; $5 the engines, $6 the chunk lengths; the rest: c63-farm's
+# options for the job, the input last. A row for every GPU count and
+# length with the first engine and IO_THREADS; the other engine and
+# IO_SWEEP's thread counts on the most GPUs and the last length only.
+farm_rows() {
+  job=$1 ref=$2 ref_fps=$3 ref_own=$4 job_engines=$5 lengths=$6
+  shift 6
+  out=$shm/farm-$job.out
+  first=$(echo "$job_engines" | awk '{ print $1 }')
+  for engine in $job_engines; do
+    for g in $gpus; do
+      for c in $lengths; do
+        for t in $io_threads $io_sweep; do
+          if [ "$engine:$t" != "$first:$io_threads" ]; then
+            [ "$g:$c" = "$(last "$gpus"):$(last "$lengths")" ] || continue
+            [ "$engine" = "$first" ] || [ "$t" = "$io_threads" ] || continue
+          fi
+          opt=""
+          [ "$c" = default ] || opt="--chunk-frames $c"
+          # shellcheck disable=SC2086 # $farm and $opt are word lists
+          timed env CUDA_VISIBLE_DEVICES="$(devices "$g")" $farm "$job" --backend "$backend" \
+            --workers "$g" $opt --engine "$engine" --io-threads "$t" --stats -o "$out" "$@"
+          fps=$(calc %.1f "$frames / $wall")
+          own=$(farm_fps "$tmp/log")
+          times=$(farm_times "$tmp/log")
+          how="farm $engine"
+          [ "$engine" != "$first" ] || how="$how io $t"
+          row "$job" "$how" "$g" "$c" "$wall" "$fps" "$(calc %.2f "$fps / $ref_fps")" "$own" \
+            "$(calc %.2f "${own:-0} / $ref_own")" "${times% *}" "${times#* }" \
+            "$(same "$ref" "$out")"
+          { echo "$job, $how, $g GPUs, chunks $c:"; grep 'worker\|chunks of' "$tmp/log"; } \
+            >> "$tmp/workers"
+          rm -f "$out"
+        done
+      done
+    done
+  done
+}
+
 timed "$bin/c63-enc" --backend "$backend" -w "$w" -h "$h" -k "$k" -o "$shm/ref.c63" "$in"
 enc_fps=$(calc %.1f "$frames / $wall")
 enc_own=$(sed -n 's/.* \([0-9.]*\) fps.*/\1/p' "$tmp/log")
 row encode c63-enc 1 - "$wall" "$enc_fps" 1.00 "$enc_own" 1.00 - - reference
-last_g=$(echo "$gpus" | awk '{ print $NF }')
-last_c=$(echo "$chunks" | awk '{ print $NF }')
-for engine in $engines; do
-  for g in $gpus; do
-    for c in $chunks; do
-      [ "$engine" = libc63 ] || [ "$g:$c" = "$last_g:$last_c" ] || continue
-      opt=""
-      [ "$c" = default ] || opt="--chunk-frames $c"
-      # shellcheck disable=SC2086 # $farm and $opt are word lists
-      timed env CUDA_VISIBLE_DEVICES="$(devices "$g")" $farm encode --backend "$backend" --workers "$g" \
-        -w "$w" -h "$h" -k "$k" $opt --engine "$engine" --stats -o "$shm/farm.c63" "$in"
-      fps=$(calc %.1f "$frames / $wall")
-      # shellcheck disable=SC2046 # two numbers, or the dashes
-      set -- $(farm_times "$tmp/log") - -
-      own=$(farm_fps "$tmp/log")
-      row encode "farm $engine" "$g" "$c" "$wall" "$fps" "$(calc %.2f "$fps / $enc_fps")" \
-        "$own" "$(calc %.2f "${own:-0} / $enc_own")" "$1" "$2" \
-        "$(same "$shm/ref.c63" "$shm/farm.c63")"
-      { echo "encode, $engine, $g GPUs, chunks $c:"; grep 'worker\|chunks of' "$tmp/log"; } >> "$tmp/workers"
-      rm -f "$shm/farm.c63"
-    done
-  done
-done
+farm_rows encode "$shm/ref.c63" "$enc_fps" "$enc_own" "$engines" "$chunks" \
+  -w "$w" -h "$h" -k "$k" "$in"
 
-# --- decode ---
 timed "$bin/c63-dec" --backend "$backend" "$shm/ref.c63" "$shm/ref.out.yuv"
 dec_fps=$(calc %.1f "$frames / $wall")
 row decode c63-dec 1 - "$wall" "$dec_fps" 1.00 "$dec_fps" 1.00 - - reference
-dec_engines=$(echo "$engines" | sed 's/c63-enc/c63-dec/')
-last_p=$(echo "$pieces" | awk '{ print $NF }')
-for engine in $dec_engines; do
-  for g in $gpus; do
-    for p in $pieces; do
-      [ "$engine" = libc63 ] || [ "$g:$p" = "$last_g:$last_p" ] || continue
-      opt=""
-      [ "$p" = default ] || opt="--chunk-frames $p"
-      # shellcheck disable=SC2086
-      timed env CUDA_VISIBLE_DEVICES="$(devices "$g")" $farm decode --backend "$backend" --workers "$g" \
-        $opt --engine "$engine" --stats -o "$shm/farm.out.yuv" "$shm/ref.c63"
-      fps=$(calc %.1f "$frames / $wall")
-      # shellcheck disable=SC2046 # two numbers, or the dashes
-      set -- $(farm_times "$tmp/log") - -
-      own=$(farm_fps "$tmp/log")
-      row decode "farm $engine" "$g" "$p" "$wall" "$fps" "$(calc %.2f "$fps / $dec_fps")" \
-        "$own" "$(calc %.2f "${own:-0} / $dec_fps")" "$1" "$2" \
-        "$(same "$shm/ref.out.yuv" "$shm/farm.out.yuv")"
-      { echo "decode, $engine, $g GPUs, pieces $p:"; grep 'worker' "$tmp/log"; } >> "$tmp/workers"
-      rm -f "$shm/farm.out.yuv"
-    done
-  done
-done
+farm_rows decode "$shm/ref.out.yuv" "$dec_fps" "$dec_fps" \
+  "$(echo "$engines" | sed 's/c63-enc/c63-dec/')" "$pieces" "$shm/ref.c63"
 
 echo
 cat "$table"
