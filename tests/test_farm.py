@@ -1,11 +1,14 @@
 """c63-farm on a local Dask cluster of two workers, CPU backend
 (docs/farm.md): its streams against one c63-enc run, a worker killed in the
 middle of a chunk, a job resumed after it was stopped, bad input and
-arguments, and decoding against c63-dec.
+arguments, and decoding against c63-dec. The workers encode and decode with
+libc63 in their own process (the path the GPU workers take, on the CPU
+backend here), with c63-enc and c63-dec when asked, and where they find no
+libc63.
 
   test_farm.py BUILD_TOOLS_DIR
-(c63-farm, c63-enc, c63-dec and c63-synth of the build). Skips (exit 77)
-when Dask is not installed.
+(c63-farm, c63-enc, c63-dec and c63-synth of the build; c63-farm names the
+build's libc63.so.1). Skips (exit 77) when Dask is not installed.
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
 import ctypes

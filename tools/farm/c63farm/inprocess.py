@@ -316,6 +316,11 @@ class _Unclean(Exception):
     """A piece that does not decode frame for frame: c63-dec takes it."""
 
 
+def _copy_share(share):
+    for dst, src, size in share:
+        ctypes.memmove(dst, src, size)
+
+
 class _PictureWriter:
     """Decoded pictures into their place in the mapped output, each copied
     in THREADS slices (one thread copies far below the memory's pace)."""
@@ -331,26 +336,27 @@ class _PictureWriter:
         self.done = 0
 
     def _slices(self, pic, dst):
-        """(dst, src, bytes) pieces of PIC's planes, when every plane is
-        one run of bytes (rows without padding); None otherwise."""
-        out = []
+        """For each thread, its (dst, src, bytes) share of every plane of
+        PIC, when every plane is one run of bytes (rows without padding);
+        None otherwise."""
+        shares = [[] for _ in range(self.threads)]
         for p, (off, w, h) in enumerate(self.planes):
             if pic.stride[p] != w:
                 return None
             size = w * h
             step = -(-size // self.threads)
-            out += [(dst + off + s, pic.data[p] + s, min(step, size - s))
-                    for s in range(0, size, step)]
-        return out
+            for t, s in enumerate(range(0, size, step)):
+                shares[t].append((dst + off + s, pic.data[p] + s, min(step, size - s)))
+        return shares
 
     def write(self, pic):
         n = pic.user
         if pic.width != self.width or pic.height != self.height or not 0 <= n < self.frames:
             raise _Unclean()
         dst = self.base + n * self.frame_size
-        slices = self._slices(pic, dst) if self.pool else None
-        if slices:
-            for f in [self.pool.submit(ctypes.memmove, *s) for s in slices]:
+        shares = self._slices(pic, dst) if self.pool else None
+        if shares:
+            for f in [self.pool.submit(_copy_share, share) for share in shares]:
                 f.result()
         else:
             planes = (ctypes.c_void_p * 3)(*[dst + off for off, _, _ in self.planes])
@@ -366,10 +372,15 @@ class _PictureWriter:
 
 
 def _receive_all(dec, writer, draining):
+    """Write the pictures the decoder has ready; DRAINING: all of them, up
+    to its end (it may say C63_ERR_AGAIN while frames are still on their
+    way, as c63-dec's drain allows for)."""
     lib = dec.lib
     while True:
         ret = lib.c63_decoder_receive_picture(dec.handle, ctypes.byref(dec.picture))
-        if ret == libc63.ERR_AGAIN and not draining:
+        if ret == libc63.ERR_AGAIN:
+            if draining:
+                continue
             return
         if ret == libc63.ERR_EOF:
             return
