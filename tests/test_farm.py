@@ -229,6 +229,17 @@ class RateControl(FarmCase):
                 kbps = os.path.getsize(self.path(mode + ".c63")) * 8 * 25 / self.frames / 1000
                 self.assertLess(abs(kbps - 1200) / 1200, 0.05, "%.1f kbit/s" % kbps)
 
+    def test_one_chunk_is_c63_enc_run(self):
+        # The libc63 workers fill the parameters from c63-enc's options as
+        # c63-enc does: with the whole clip in one chunk, rate control too
+        # gives c63-enc's bytes.
+        args = ("-b", "900", "--rate-control", "cbr", "--buffer", "400", "--fps", "30",
+                "-q", "30", "-r", "8", "-m", "rd")
+        rc, err = self.encode("one.c63", *args, "--chunk-frames", str(self.frames), "--stats")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("(libc63 cpu)", err)
+        self.assertEqual(read(self.path("one.c63")), self.reference(*args))
+
 
 class Faults(FarmCase):
     def test_killed_worker_is_retried(self):

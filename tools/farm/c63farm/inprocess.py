@@ -27,6 +27,7 @@ import time
 
 from . import libc63
 
+
 def _take(kind, key, make):
     """The object of KIND kept for KEY, or a new one from MAKE() (the
     object kept before, for another key, is freed). The caller gives it
