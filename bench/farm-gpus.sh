@@ -13,7 +13,9 @@
 # interval K (default 100): FOOTAGE=clip.mp4 makes them from real footage
 # (bench/real-footage.sh, GStreamer needed for that only), else c63-synth;
 # the input is kept for the next run (KEEP_INPUT=0 removes it).
-# Settings (environment): GPUS="1 2 4"; CHUNKS="default 2400" (encode:
+# Settings (environment): JOBS="encode decode" (either alone: the table's
+# rows of that job; the single c63-enc run is always made, as decode's
+# input); GPUS="1 2 4"; CHUNKS="default 2400" (encode:
 # c63-farm's default chunks, then chunks of 2400 frames); PIECES="default
 # 2400" (decode); ENGINES="libc63 c63-enc" (the in-process workers, then a
 # c63-enc or c63-dec process per chunk, on the most GPUs and the last
@@ -24,7 +26,7 @@
 # Every row gives the wall time of the whole command (process and cluster
 # start included), the frames per second from it and the ratio (x) to the
 # single process's; then the frames per second the program reports itself
-# (c63-enc: from its first frame; c63-farm: from its cluster's being up;
+# (c63-enc: from its first frame; c63-farm: from its workers' being ready;
 # c63-dec reports none: its wall figure) and the ratio of those; c63-farm's
 # time in the chunks and in the join; whether the output is byte-identical
 # to the single process's.
@@ -41,6 +43,7 @@ gpus=${GPUS:-1 2 4}
 chunks=${CHUNKS:-default 2400}
 pieces=${PIECES:-default 2400}
 engines=${ENGINES:-libc63 c63-enc}
+jobs=${JOBS:-encode decode}
 io_threads=${IO_THREADS:-8}
 io_sweep=${IO_SWEEP:-4 16}
 backend=${BACKEND:-cuda}
@@ -153,14 +156,18 @@ timed "$bin/c63-enc" --backend "$backend" -w "$w" -h "$h" -k "$k" -o "$shm/ref.c
 enc_fps=$(calc %.1f "$frames / $wall")
 enc_own=$(sed -n 's/.* \([0-9.]*\) fps.*/\1/p' "$tmp/log")
 row encode c63-enc 1 - "$wall" "$enc_fps" 1.00 "$enc_own" 1.00 - - reference
-farm_rows encode "$shm/ref.c63" "$enc_fps" "$enc_own" "$engines" "$chunks" \
-  -w "$w" -h "$h" -k "$k" "$in"
+case " $jobs " in *" encode "*)
+  farm_rows encode "$shm/ref.c63" "$enc_fps" "$enc_own" "$engines" "$chunks" \
+    -w "$w" -h "$h" -k "$k" "$in" ;;
+esac
 
-timed "$bin/c63-dec" --backend "$backend" "$shm/ref.c63" "$shm/ref.out.yuv"
-dec_fps=$(calc %.1f "$frames / $wall")
-row decode c63-dec 1 - "$wall" "$dec_fps" 1.00 "$dec_fps" 1.00 - - reference
-farm_rows decode "$shm/ref.out.yuv" "$dec_fps" "$dec_fps" \
-  "$(echo "$engines" | sed 's/c63-enc/c63-dec/')" "$pieces" "$shm/ref.c63"
+case " $jobs " in *" decode "*)
+  timed "$bin/c63-dec" --backend "$backend" "$shm/ref.c63" "$shm/ref.out.yuv"
+  dec_fps=$(calc %.1f "$frames / $wall")
+  row decode c63-dec 1 - "$wall" "$dec_fps" 1.00 "$dec_fps" 1.00 - - reference
+  farm_rows decode "$shm/ref.out.yuv" "$dec_fps" "$dec_fps" \
+    "$(echo "$engines" | sed 's/c63-enc/c63-dec/')" "$pieces" "$shm/ref.c63" ;;
+esac
 
 echo
 cat "$table"
