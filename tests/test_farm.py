@@ -12,6 +12,7 @@ build's libc63.so.1). Skips (exit 77) when Dask is not installed.
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
 import ctypes
+import json
 import logging
 import os
 import re
@@ -384,18 +385,29 @@ class GpuWorkers(FarmCase):
     its own with CUDA_VISIBLE_DEVICES, declaring GPU=1."""
 
     def test_each_worker_sees_one_gpu(self):
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
-                                        "tools", "farm"))
-        from c63farm import cluster as farm_cluster
-        gpu_cluster = farm_cluster._gpu_cluster(distributed, ["3", "5"])
-        try:
-            with distributed.Client(gpu_cluster) as gpu_client:
-                seen = gpu_client.run(lambda: os.environ.get("CUDA_VISIBLE_DEVICES"))
-                self.assertEqual(sorted(seen.values()), ["3", "5"])
-                workers = gpu_client.scheduler_info()["workers"].values()
-                self.assertEqual([w["resources"] for w in workers], [{"GPU": 1}] * 2)
-        finally:
+        # In a process of its own: the package imported here, where this
+        # module's scheduler runs, would make the scheduler send the
+        # package's functions to the workers by name (recent distributed
+        # pickles tasks again on the scheduler), and the workers have none.
+        code = """if True:
+            import json, os, sys
+            import distributed
+            sys.path.insert(0, sys.argv[1])
+            from c63farm import cluster
+            gpu_cluster = cluster._gpu_cluster(distributed, ["3", "5"])
+            with distributed.Client(gpu_cluster) as client:
+                seen = client.run(lambda: os.environ.get("CUDA_VISIBLE_DEVICES"))
+                workers = client.scheduler_info()["workers"].values()
+                print(json.dumps([sorted(seen.values()), [w["resources"] for w in workers]]))
             gpu_cluster.close()
+        """
+        farm_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "farm")
+        proc = subprocess.run([sys.executable, "-c", code, farm_dir], capture_output=True,
+                              text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        seen, resources = json.loads(proc.stdout.strip().splitlines()[-1])
+        self.assertEqual(seen, ["3", "5"])
+        self.assertEqual(resources, [{"GPU": 1}] * 2)
 
     def test_no_gpu_for_cuda_backend(self):
         rc, err = self.encode("nogpu.c63", "--backend", "cuda", scheduler=False,

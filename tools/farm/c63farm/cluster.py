@@ -31,6 +31,15 @@ def import_distributed():
     return distributed
 
 
+def by_value(func):
+    """FUNC, as a closure that travels to the workers by value whatever
+    Dask's version: distributed pickles a task with the standard pickle
+    first, which names a function by its module (absent on the workers),
+    and only what that cannot pickle goes to cloudpickle, which takes this
+    package's task modules by value (import_distributed)."""
+    return lambda *args: func(*args)
+
+
 def visible_gpus():
     """The GPUs this host can use, as CUDA_VISIBLE_DEVICES entries."""
     env = os.environ.get("CUDA_VISIBLE_DEVICES")
@@ -86,7 +95,7 @@ class Farm:
         if "dashboard" not in services:
             return None
         try:
-            has_pages = self.client.run_on_scheduler(tasks.has_bokeh)
+            has_pages = self.client.run_on_scheduler(by_value(tasks.has_bokeh))
         except Exception:  # a scheduler that cannot run it: say nothing
             return None
         return self.client.dashboard_link if has_pages else None
