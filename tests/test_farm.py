@@ -1,15 +1,21 @@
 """c63-farm on a local Dask cluster of two workers, CPU backend
 (docs/farm.md): its streams against one c63-enc run, a worker killed in the
 middle of a chunk, a job resumed after it was stopped, bad input and
-arguments, and decoding against c63-dec.
+arguments, and decoding against c63-dec. The workers encode and decode with
+libc63 in their own process (the path the GPU workers take, on the CPU
+backend here), with c63-enc and c63-dec when asked, and where they find no
+libc63.
 
   test_farm.py BUILD_TOOLS_DIR
-(c63-farm, c63-enc, c63-dec and c63-synth of the build). Skips (exit 77)
-when Dask is not installed.
+(c63-farm, c63-enc, c63-dec and c63-synth of the build; c63-farm names the
+build's libc63.so.1). Skips (exit 77) when Dask is not installed.
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
+import ctypes
+import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -108,13 +114,63 @@ class FarmCase(unittest.TestCase):
 class Identity(FarmCase):
     def test_aligned_chunks_equal_one_run(self):
         # 1, 2, 3 and 6 keyframe intervals per chunk; 16 leaves a shorter
-        # last chunk, 48 is the whole clip in one.
-        for chunk in ("8", "16", "24", "48"):
-            with self.subTest(chunk=chunk):
-                rc, err = self.encode("id%s.c63" % chunk, "-k", "8", "--chunk-frames", chunk)
+        # last chunk, 48 is the whole clip in one. The workers encode with
+        # libc63 in their own process, the frames read by one thread, or
+        # by three into a ring of six buffers.
+        for chunk, readers in (("8", "1"), ("16", "3"), ("24", "1"), ("48", "3")):
+            with self.subTest(chunk=chunk, readers=readers):
+                rc, err = self.encode("id%s.c63" % chunk, "-k", "8", "--chunk-frames", chunk,
+                                      "--io-threads", readers, "--stats")
                 self.assertEqual(rc, 0, err)
                 self.assertEqual(read(self.path("id%s.c63" % chunk)), self.reference("-k", "8"))
                 self.assertNotIn("differs", err)
+                self.assertIn("(libc63 cpu)", err)
+                self.assertNotIn("(c63-enc)", err)
+
+    def test_c63_enc_engine_equals_one_run(self):
+        rc, err = self.encode("tool.c63", "-k", "8", "--chunk-frames", "16", "--engine",
+                              "c63-enc", "--stats")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("(c63-enc)", err)
+        self.assertNotIn("(libc63", err)
+        self.assertEqual(read(self.path("tool.c63")), self.reference("-k", "8"))
+
+    def test_without_libc63_the_tools_encode(self):
+        # c63-farm next to the tools, its libc63 nowhere: the workers (of a
+        # cluster of its own: this one's have loaded libc63) find none and
+        # run c63-enc and c63-dec.
+        try:
+            ctypes.CDLL("libc63.so.1")
+            self.skipTest("the dynamic loader finds a libc63")
+        except OSError:
+            pass
+        folder = self.path("nolib")
+        os.mkdir(folder)
+        for name in ("c63-enc", "c63-dec"):
+            os.symlink(tool(name), os.path.join(folder, name))
+        with open(tool("c63-farm")) as f:
+            script = re.sub(r'LIBC63 = ".*"', 'LIBC63 = "%s"' % self.path("missing.so"), f.read())
+        with open(os.path.join(folder, "c63-farm"), "w") as f:
+            f.write(script)
+        run = [sys.executable, os.path.join(folder, "c63-farm")]
+        proc = subprocess.run(run + ["encode", "--workers", "2", "-w", str(W), "-h", str(H),
+                                     "-k", "8", "--chunk-frames", "16", "--stats", "-o",
+                                     self.path("nolib.c63"), self.clip],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("no libc63: the tools", proc.stderr)
+        self.assertIn("(c63-enc)", proc.stderr)
+        self.assertEqual(read(self.path("nolib.c63")), self.reference("-k", "8"))
+        proc = subprocess.run(run + ["decode", "--workers", "2", "--chunk-frames", "16",
+                                     "--stats", "-o",
+                                     self.path("nolib.yuv"), self.path("nolib.c63")],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("(c63-dec)", proc.stderr)
+        c63_dec_ref = subprocess.run([tool("c63-dec"), "--quiet", self.path("nolib.c63"),
+                                      self.path("nolib-ref.yuv")])
+        self.assertEqual(c63_dec_ref.returncode, 0)
+        self.assertEqual(read(self.path("nolib.yuv")), read(self.path("nolib-ref.yuv")))
 
     def test_default_chunks_and_rd_mode_equal_one_run(self):
         rc, err = self.encode("rd.c63", "-k", "10", "-m", "rd", "-q", "40", "--fps", "10")
@@ -173,6 +229,17 @@ class RateControl(FarmCase):
                 self.assertIn("2 chunks of 50 frames", err)
                 kbps = os.path.getsize(self.path(mode + ".c63")) * 8 * 25 / self.frames / 1000
                 self.assertLess(abs(kbps - 1200) / 1200, 0.05, "%.1f kbit/s" % kbps)
+
+    def test_one_chunk_is_c63_enc_run(self):
+        # The libc63 workers fill the parameters from c63-enc's options as
+        # c63-enc does: with the whole clip in one chunk, rate control too
+        # gives c63-enc's bytes.
+        args = ("-b", "900", "--rate-control", "cbr", "--buffer", "400", "--fps", "30",
+                "-q", "30", "-r", "8", "-m", "rd")
+        rc, err = self.encode("one.c63", *args, "--chunk-frames", str(self.frames), "--stats")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("(libc63 cpu)", err)
+        self.assertEqual(read(self.path("one.c63")), self.reference(*args))
 
 
 class Faults(FarmCase):
@@ -318,18 +385,29 @@ class GpuWorkers(FarmCase):
     its own with CUDA_VISIBLE_DEVICES, declaring GPU=1."""
 
     def test_each_worker_sees_one_gpu(self):
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
-                                        "tools", "farm"))
-        from c63farm import cluster as farm_cluster
-        gpu_cluster = farm_cluster._gpu_cluster(distributed, ["3", "5"])
-        try:
-            with distributed.Client(gpu_cluster) as gpu_client:
-                seen = gpu_client.run(lambda: os.environ.get("CUDA_VISIBLE_DEVICES"))
-                self.assertEqual(sorted(seen.values()), ["3", "5"])
-                workers = gpu_client.scheduler_info()["workers"].values()
-                self.assertEqual([w["resources"] for w in workers], [{"GPU": 1}] * 2)
-        finally:
+        # In a process of its own: the package imported here, where this
+        # module's scheduler runs, would make the scheduler send the
+        # package's functions to the workers by name (recent distributed
+        # pickles tasks again on the scheduler), and the workers have none.
+        code = """if True:
+            import json, os, sys
+            import distributed
+            sys.path.insert(0, sys.argv[1])
+            from c63farm import cluster
+            gpu_cluster = cluster._gpu_cluster(distributed, ["3", "5"])
+            with distributed.Client(gpu_cluster) as client:
+                seen = client.run(lambda: os.environ.get("CUDA_VISIBLE_DEVICES"))
+                workers = client.scheduler_info()["workers"].values()
+                print(json.dumps([sorted(seen.values()), [w["resources"] for w in workers]]))
             gpu_cluster.close()
+        """
+        farm_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "farm")
+        proc = subprocess.run([sys.executable, "-c", code, farm_dir], capture_output=True,
+                              text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        seen, resources = json.loads(proc.stdout.strip().splitlines()[-1])
+        self.assertEqual(seen, ["3", "5"])
+        self.assertEqual(resources, [{"GPU": 1}] * 2)
 
     def test_no_gpu_for_cuda_backend(self):
         rc, err = self.encode("nogpu.c63", "--backend", "cuda", scheduler=False,
@@ -346,19 +424,47 @@ class GpuWorkers(FarmCase):
 
 
 class Decode(FarmCase):
-    def decode_both(self, stream):
+    def decode_both(self, stream, *args, env=None, out="farm.yuv"):
         ref = subprocess.run([tool("c63-dec"), "--quiet", stream, self.path("ref.yuv")],
                              capture_output=True, text=True)
-        rc, err = farm("decode", "--chunk-frames", "8", "-o", self.path("farm.yuv"), stream)
+        rc, err = farm("decode", "--chunk-frames", "8", "--stats", *args, "-o",
+                       self.path(out), stream, env=env)
         return ref.returncode, rc, err
 
-    def test_equal_to_c63_dec(self):
+    def k8_stream(self):
         stream = self.path("k8.c63")
-        c63_enc("-w", str(W), "-h", str(H), "-k", "8", "-o", stream, self.clip)
-        ref_rc, rc, err = self.decode_both(stream)
+        if not os.path.exists(stream):
+            c63_enc("-w", str(W), "-h", str(H), "-k", "8", "-o", stream, self.clip)
+        return stream
+
+    def test_equal_to_c63_dec(self):
+        # libc63 in the workers, the pictures copied into their place in
+        # the output by one thread, or in slices by three.
+        for threads in ("1", "3"):
+            with self.subTest(threads=threads):
+                ref_rc, rc, err = self.decode_both(self.k8_stream(), "--io-threads", threads)
+                self.assertEqual((ref_rc, rc), (0, 0), err)
+                self.assertIn("in 6 pieces", err)
+                self.assertIn("(libc63)", err)
+                self.assertNotIn("(c63-dec)", err)
+                self.assertEqual(read(self.path("farm.yuv")), read(self.path("ref.yuv")))
+
+    def test_c63_dec_engine_equal_to_c63_dec(self):
+        ref_rc, rc, err = self.decode_both(self.k8_stream(), "--engine", "c63-dec")
         self.assertEqual((ref_rc, rc), (0, 0), err)
-        self.assertIn("in 6 pieces", err)
+        self.assertIn("(c63-dec)", err)
         self.assertEqual(read(self.path("farm.yuv")), read(self.path("ref.yuv")))
+
+    def test_stopped_job_resumes(self):
+        work = ("--work-dir", self.path("work-decode"))
+        ref_rc, rc, err = self.decode_both(self.k8_stream(), *work, out="resumed.yuv",
+                                           env={"C63_FARM_TEST_STOP_AFTER": "2"})
+        self.assertEqual(rc, 1, err)
+        self.assertNoOutput("resumed.yuv")
+        ref_rc, rc, err = self.decode_both(self.k8_stream(), *work, out="resumed.yuv")
+        self.assertEqual((ref_rc, rc), (0, 0), err)
+        self.assertEqual(read(self.path("resumed.yuv")), read(self.path("ref.yuv")))
+        self.assertFalse(os.path.exists(self.path("work-decode")))
 
     def test_damaged_stream_as_c63_dec(self):
         # A delta frame's data overwritten: c63-dec skips it and the frames
@@ -374,6 +480,9 @@ class Decode(FarmCase):
         ref_rc, rc, err = self.decode_both(stream)
         self.assertEqual((ref_rc, rc), (1, 1), err)
         self.assertIn("piece 1", err)
+        # the damaged piece through c63-dec, the others in place
+        self.assertIn("(c63-dec)", err)
+        self.assertIn("(libc63)", err)
         self.assertEqual(read(self.path("farm.yuv")), read(self.path("ref.yuv")))
 
 

@@ -9,6 +9,8 @@ SPDX-License-Identifier: LGPL-2.1-or-later
 import sys
 
 PROG = "c63-farm"
+# The libc63 built or installed with the program (set by c63-farm itself).
+LIBC63 = None
 
 # Exit statuses, as c63-enc and c63-dec.
 EXIT_OK = 0

@@ -8,7 +8,7 @@ import logging
 import os
 import subprocess
 
-from . import FarmError, media, tasks
+from . import FarmError, inprocess, libc63, media, tasks
 
 CORES_PER_CPU_WORKER = 4
 
@@ -26,9 +26,18 @@ def import_distributed():
     # The tasks travel by value, so that workers need no copy of this package.
     import cloudpickle
     if hasattr(cloudpickle, "register_pickle_by_value"):
-        cloudpickle.register_pickle_by_value(tasks)
-        cloudpickle.register_pickle_by_value(media)
+        for module in (tasks, media, inprocess, libc63):
+            cloudpickle.register_pickle_by_value(module)
     return distributed
+
+
+def by_value(func):
+    """FUNC, as a closure that travels to the workers by value whatever
+    Dask's version: distributed pickles a task with the standard pickle
+    first, which names a function by its module (absent on the workers),
+    and only what that cannot pickle goes to cloudpickle, which takes this
+    package's task modules by value (import_distributed)."""
+    return lambda *args: func(*args)
 
 
 def visible_gpus():
@@ -86,7 +95,7 @@ class Farm:
         if "dashboard" not in services:
             return None
         try:
-            has_pages = self.client.run_on_scheduler(tasks.has_bokeh)
+            has_pages = self.client.run_on_scheduler(by_value(tasks.has_bokeh))
         except Exception:  # a scheduler that cannot run it: say nothing
             return None
         return self.client.dashboard_link if has_pages else None

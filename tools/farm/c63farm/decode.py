@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from . import PROG, FarmError, cluster, jobdir, note, options, runner, stream
+from . import PROG, FarmError, cluster, jobdir, note, options, plan, runner, stream
 from . import tasks, tools
 from .progress import Progress
 
@@ -21,32 +21,64 @@ def decode(opts):
     pieces = stream.pieces(starts, keys, size, opts.chunk_frames or DEFAULT_PIECE_FRAMES)
     machine_args = options.tool_args(opts, options.MACHINE_OPTIONS)
     manifest = {"command": "decode", "input": jobdir.input_identity(opts.input),
-                "pieces": [p[1] for p in pieces], "decoder": tools.version(dec)}
+                "pieces": [p[1] for p in pieces], "decoder": tools.version(dec),
+                "engine": opts.engine}
     work = jobdir.JobDir(opts.work_dir or jobdir.default_work_dir(opts.output), manifest)
     paths = [work.chunk_path(i, ".yuv") for i, _, _, _ in pieces]
+    frames_file = os.path.join(work.path, "frames.yuv")
+    frame_size = plan.i420_frame_size(width, height)
+    firsts = [sum(p[3] for p in pieces[:i]) for i in range(len(pieces))]
     with cluster.connect(opts, opts.backend == "cuda") as farm:
-        # Timed from the cluster's being up: its start is no part of the job's speed.
-        start = time.monotonic()
         work.create()
+        if opts.engine == "libc63":
+            _make_frames_file(frames_file, len(starts) * frame_size)
+        worker = {"input": os.path.abspath(opts.input), "dec": dec,
+                  "args": machine_args + farm.threads_args(opts), "engine": opts.engine,
+                  "lib": tools.libc63_candidates(dec), "io_threads": options.io_threads(opts),
+                  "frames_file": frames_file, "size": (width, height)}
+        runner.prepare(opts, farm, worker)
+        # Timed from the cluster's being up and its workers ready: their
+        # start is no part of the job's speed.
+        start = time.monotonic()
         link = farm.dashboard()
         if link:
             note(opts, "dashboard: %s" % link)
-        args = machine_args + farm.threads_args(opts)
-        jobs = [{"index": i, "offset": offset, "length": length, "frames": n,
-                 "input": os.path.abspath(opts.input), "dec": dec, "args": args,
-                 "out": paths[i]} for i, offset, length, n in pieces]
+        jobs = [dict(worker, index=i, offset=offset, length=length, frames=n, first=firsts[i],
+                     out=paths[i]) for i, offset, length, n in pieces]
         progress = Progress(len(starts), 0, opts.progress or sys.stderr.isatty(), "decoded")
         results = runner.run(farm, tasks.decode_piece, jobs, "c63-decode-" + work.key, progress)
+    if opts.stats:
+        runner.report_workers(opts, results)
     failed = [r for r in results if r["status"] != 0]
     for r in failed:
         sys.stderr.write("%s: piece %d: %s\n" % (PROG, r["index"], r["message"] or "corrupt"))
-    if sum(os.path.getsize(p) for p in paths) == 0:
+    parts = [(frames_file, firsts[r["index"]] * frame_size, r["frames"] * frame_size)
+             if r["in_place"] else paths[r["index"]] for r in results]
+    if not any(r["in_place"] or os.path.getsize(paths[r["index"]]) for r in results):
         raise FarmError("no frame of %s decoded" % opts.input)
     decoded = time.monotonic()
-    jobdir.join_files(paths, opts.output)
+    if all(r["in_place"] for r in results):
+        jobdir.move_file(frames_file, opts.output)  # every picture is in its place
+    else:
+        jobdir.join_files(parts, opts.output)
     work.remove()
     end = time.monotonic()
     note(opts, "decoded %d frames of %dx%d in %d pieces, %.2f fps (pieces %.2f s, join %.2f s)"
           % (len(starts), width, height, len(pieces), len(starts) / (end - start),
              decoded - start, end - decoded))
     return 1 if failed else 0
+
+
+def _make_frames_file(path, size):
+    """The file the workers decode into, each piece at its frames' place:
+    as large as the whole output (sparse until written). Kept from an
+    interrupted run, with the pieces it holds."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            if os.fstat(fd).st_size != size:
+                os.ftruncate(fd, size)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        raise FarmError("cannot write %s: %s" % (path, e.strerror or e))

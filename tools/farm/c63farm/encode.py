@@ -85,7 +85,6 @@ def encode(opts):
     jobdir.check_output(opts.output, opts.input)
     source = _checked_source(opts, enc)
     stream_args = _stream_args(opts, source)
-    machine_args = _machine_args(opts)
     fps = plan.parse_fps(source.fps)
     k = plan.DEFAULT_KEYFRAME_INTERVAL if opts.keyframe_interval is None else \
         opts.keyframe_interval
@@ -107,24 +106,49 @@ def encode(opts):
 
     # Timed from the cluster's being up: its start is no part of the job's speed.
     start = time.monotonic()
-    if todo:
-        with cluster.connect(opts, opts.backend == "cuda") as farm:
-            start = time.monotonic()
-            _announce(opts, farm, len(chunks), chunk_frames)
-            work.create()
-            args = stream_args + machine_args + farm.threads_args(opts)
-            jobs = [dict(source.job(first, i == len(chunks) - 1), index=i, first=first,
-                         frames=n, input=os.path.abspath(opts.input), enc=enc, args=args,
-                         out=paths[i], kill_marker=runner.kill_hook(work, i))
-                    for i, first, n in todo]
-            done = source.frames - sum(n for _, _, n in todo)
-            progress = Progress(source.frames, done, opts.progress or sys.stderr.isatty(),
-                                "encoded")
-            runner.run(farm, source.task, jobs, "c63-encode-" + work.key, progress)
-    encoded = time.monotonic()
-    jobdir.join_files(paths, opts.output)
+    # The chunks are joined in order as they come, while later ones are encoded.
+    joiner = jobdir.Joiner(opts.output, len(chunks))
+    try:
+        for i, _, _ in chunks:
+            if os.path.exists(paths[i]):
+                joiner.add(i, paths[i])
+        if todo:
+            start = _run_chunks(opts, source, work, todo, paths, enc, stream_args, chunk_frames,
+                                len(chunks), joiner)
+        encoded = time.monotonic()
+    except BaseException:
+        joiner.abort()
+        raise
+    joiner.finish()
     work.remove()
     _summary(opts, len(chunks), encoded - start, time.monotonic() - start, source.fps)
+
+
+def _run_chunks(opts, source, work, todo, paths, enc, stream_args, chunk_frames, chunks,
+                joiner):
+    """Encode the chunks TODO on the farm, each handed to JOINER when done.
+    Returns when the cluster was up and its workers ready (the job's
+    timing starts there)."""
+    with cluster.connect(opts, opts.backend == "cuda") as farm:
+        work.create()
+        args = stream_args + _machine_args(opts) + farm.threads_args(opts)
+        worker = {"enc": enc, "args": args, "engine": opts.engine,
+                  "lib": tools.libc63_candidates(enc), "io_threads": options.io_threads(opts)}
+        if isinstance(source, RawSource):
+            runner.prepare(opts, farm, worker)
+        start = time.monotonic()
+        _announce(opts, farm, chunks, chunk_frames)
+        jobs = [dict(source.job(first, i == chunks - 1), **worker, index=i, first=first, frames=n,
+                     input=os.path.abspath(opts.input), out=paths[i],
+                     kill_marker=runner.kill_hook(work, i))
+                for i, first, n in todo]
+        done = source.frames - sum(n for _, _, n in todo)
+        progress = Progress(source.frames, done, opts.progress or sys.stderr.isatty(), "encoded")
+        results = runner.run(farm, source.task, jobs, "c63-encode-" + work.key, progress,
+                             lambda r: joiner.add(r["index"], paths[r["index"]]))
+        if opts.stats:
+            runner.report_workers(opts, results)
+    return start
 
 
 def _announce(opts, farm, chunks, chunk_frames):

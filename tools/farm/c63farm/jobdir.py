@@ -4,6 +4,7 @@ the whole job succeeded).
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
 import concurrent.futures
+import errno
 import hashlib
 import json
 import os
@@ -107,52 +108,118 @@ def _copy_segment(src, dst, src_off, dst_off, length):
         done += len(block)
 
 
-def _segments(sizes):
-    """(part index, offset in the part, offset in the output, length) for
-    every segment of the parts laid end to end."""
-    out, dst_off = [], 0
-    for index, size in enumerate(sizes):
-        for off in range(0, size, SEGMENT_BYTES):
-            out.append((index, off, dst_off + off, min(SEGMENT_BYTES, size - off)))
-        dst_off += size
-    return out
+class Joiner:
+    """Writes parts, in order, to OUTPUT while later parts are still being
+    made: each part is copied as soon as every part before it is there,
+    in segments on JOIN_THREADS threads. Under a temporary name in the
+    output's folder, renamed by finish(), so that OUTPUT is either absent
+    or whole; abort() removes the temporary."""
 
+    def __init__(self, output, count):
+        self.output, self.count = output, count
+        folder, name = os.path.split(os.path.abspath(output))
+        try:
+            self.fd, self.tmp = tempfile.mkstemp(dir=folder, prefix=".%s." % name)
+        except OSError as e:
+            raise FarmError("cannot write %s: %s" % (output, e.strerror))
+        self.pool = concurrent.futures.ThreadPoolExecutor(JOIN_THREADS)
+        self.parts, self.copies, self.sources = {}, [], []
+        self.next = self.size = 0
 
-def _write_parts(parts, dst):
-    fds = [os.open(p, os.O_RDONLY) for p in parts]
-    try:
-        sizes = [os.fstat(fd).st_size for fd in fds]
-        os.ftruncate(dst, sum(sizes))
-        with concurrent.futures.ThreadPoolExecutor(JOIN_THREADS) as pool:
-            jobs = [pool.submit(_copy_segment, fds[i], dst, src_off, dst_off, n)
-                    for i, src_off, dst_off, n in _segments(sizes)]
-            for job in jobs:
-                job.result()
-    finally:
-        for fd in fds:
-            os.close(fd)
+    def add(self, index, part):
+        """Part INDEX is complete: a file, or (file, offset, length) for a
+        range of one."""
+        self.parts[index] = part
+        while self.next in self.parts:
+            self._copy(self.parts.pop(self.next))
+            self.next += 1
+
+    def _copy(self, part):
+        path, start, length = part if isinstance(part, tuple) else (part, 0, None)
+        try:
+            src = os.open(path, os.O_RDONLY)
+        except OSError as e:
+            raise FarmError("cannot read %s: %s" % (path, e.strerror))
+        self.sources.append(src)
+        if length is None:
+            length = os.fstat(src).st_size
+        for off in range(0, length, SEGMENT_BYTES):
+            self.copies.append(self.pool.submit(_copy_segment, src, self.fd, start + off,
+                                                self.size + off,
+                                                min(SEGMENT_BYTES, length - off)))
+        self.size += length
+
+    def _wait(self):
+        self.pool.shutdown(wait=True)
+        for src in self.sources:
+            os.close(src)
+        self.sources = []
+        for copy in self.copies:
+            copy.result()
+
+    def finish(self):
+        try:
+            if self.next != self.count:
+                raise FarmError("part %d of %s is missing" % (self.next, self.output))
+            self._wait()
+            os.ftruncate(self.fd, self.size)
+            os.fsync(self.fd)
+            os.close(self.fd)
+            self.fd = None
+            _publish(self.tmp, self.output)
+        except OSError as e:
+            self.abort()
+            raise FarmError("cannot write %s: %s" % (self.output, e.strerror or e))
+        except BaseException:
+            self.abort()
+            raise
+
+    def abort(self):
+        for copy in self.copies:
+            copy.cancel()
+        try:
+            self._wait()
+        except OSError:
+            pass
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        if os.path.exists(self.tmp):
+            os.unlink(self.tmp)
 
 
 def join_files(parts, output):
-    """Write the files PARTS, in order, to OUTPUT: under a temporary name in
-    the output's folder, renamed when complete, so that OUTPUT is either
-    absent or whole."""
-    folder, name = os.path.split(os.path.abspath(output))
+    """Write PARTS (files, or (file, offset, length) ranges), in order, to
+    OUTPUT, which is either absent or whole (Joiner)."""
+    joiner = Joiner(output, len(parts))
     try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".%s." % name)
-    except OSError as e:
-        raise FarmError("cannot write %s: %s" % (output, e.strerror))
+        for index, part in enumerate(parts):
+            joiner.add(index, part)
+    except BaseException:
+        joiner.abort()
+        raise
+    joiner.finish()
+
+
+def _publish(path, output):
+    os.chmod(path, 0o666 & ~_umask())
+    os.replace(path, output)
+
+
+def move_file(path, output):
+    """PATH, complete, becomes OUTPUT: renamed where both are on one file
+    system, else copied (join_files)."""
     try:
+        fd = os.open(path, os.O_RDONLY)
         try:
-            _write_parts(parts, fd)
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, output)
+        _publish(path, output)
     except OSError as e:
-        os.unlink(tmp)
-        raise FarmError("cannot write %s: %s" % (output, e.strerror or e))
+        if e.errno != errno.EXDEV:
+            raise FarmError("cannot write %s: %s" % (output, e.strerror or e))
+        join_files([path], output)
 
 
 def _umask():

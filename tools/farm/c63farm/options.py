@@ -9,7 +9,8 @@ import sys
 from . import PROG, UsageError
 
 # c63-enc's options that shape the stream: (flags, dest, type). Every one is
-# handed to each chunk's c63-enc as given.
+# handed to each chunk's encoder as given (c63-enc, or libc63 with the
+# parameters c63-enc would fill from them).
 STREAM_OPTIONS = [
     (("-q", "--quality"), "quality", int),
     (("-k", "--keyframe-interval"), "keyframe_interval", int),
@@ -20,6 +21,9 @@ STREAM_OPTIONS = [
     (("--buffer",), "buffer", int),
     (("--fps",), "fps", str),
 ]
+# Threads per GPU worker that move raw frames between the files and the
+# library: one thread copies a fraction of what a GPU encodes.
+DEFAULT_GPU_IO_THREADS = 8
 # Options that choose where and how fast, never the bytes.
 MACHINE_OPTIONS = [
     (("--backend",), "backend", str),
@@ -32,11 +36,11 @@ Usage: c63-farm encode -w WIDTH -h HEIGHT [c63-enc options] [farm options]
                        -o OUTPUT.c63 INPUT.yuv
        c63-farm encode [c63-enc options] [farm options] -o OUTPUT.c63 INPUT
 Encode video into one Codec63 stream on the workers of a Dask cluster: each
-worker encodes a chunk of frames with c63-enc, and the chunks are joined in
-order. With -w and -h, INPUT is raw I420 (frames read by offset); without,
-any file GStreamer decodes (each worker seeks to its frames; constant
-framerate, --fps defaults to the file's). INPUT must be a path every worker
-can read.
+worker encodes a chunk of frames (with libc63 in its own process, or with
+c63-enc), and the chunks are joined in order. With -w and -h, INPUT is raw
+I420 (frames read by offset); without, any file GStreamer decodes (each
+worker seeks to its frames; constant framerate, --fps defaults to the
+file's). INPUT must be a path every worker can read.
 
 c63-enc's options, with its names and meanings (c63-enc --help):
   -w -h -f -q -k -r -m -b --rate-control --buffer --fps --backend --device
@@ -54,7 +58,17 @@ Farm options:
       --work-dir DIR     where finished chunks are kept until the job is done
                          (default: .OUTPUT.farm next to the output); it must be
                          a path every worker can write
+      --engine E         how a worker encodes raw input: libc63 in its own
+                         process, frames read straight into the library's
+                         picture memory (the default; c63-enc where the worker
+                         finds no libc63), or c63-enc, a process per chunk.
+                         Input that GStreamer decodes always goes to c63-enc.
+      --io-threads N     threads per worker that read the raw input (libc63;
+                         default 8 with --backend cuda, else 1)
       --progress         show progress also when standard error is no terminal
+      --stats            how long the workers took to get ready, and after the
+                         job a line per worker: its chunks, frames per second,
+                         time spent reading the input
 
 With -m exact, constant quality and chunks a multiple of the keyframe interval
 (the default), the output is byte for byte that of one c63-enc run. Otherwise
@@ -69,12 +83,20 @@ DECODE_USAGE = """\
 Usage: c63-farm decode [--backend cpu|cuda] [--device N] [-t N] [farm options]
                        -o OUTPUT.yuv INPUT.c63
 Decode a Codec63 stream on the workers of a Dask cluster: the stream is cut
-at keyframes, the pieces are decoded with c63-dec in parallel and the
-pictures are written in order to one raw I420 file.
+at keyframes, the pieces are decoded in parallel (with libc63 in the
+workers' processes, or with c63-dec) and the pictures are written in order
+to one raw I420 file.
 
 Farm options: --chunk-frames N (frames per piece, at least; default 50),
---scheduler ADDR, --workers N, --work-dir DIR, --progress, --quiet (see
-c63-farm encode --help).
+--scheduler ADDR, --workers N, --work-dir DIR, --progress, --stats, --quiet
+(see c63-farm encode --help), and
+      --engine E         libc63: decode a piece in the worker's process, its
+                         pictures written straight to their place in the output
+                         (the default; c63-dec takes a piece with a frame that
+                         does not decode cleanly, and all where the worker finds
+                         no libc63); c63-dec: a c63-dec process per piece
+      --io-threads N     threads per worker that copy the pictures into the
+                         output (libc63; default 8 with --backend cuda, else 1)
 
 Corrupt frames are reported and skipped as c63-dec does (exit status 1, the
 output holds the frames that decoded). Exit status: 0 when the whole stream
@@ -96,7 +118,9 @@ def _farm_options(p):
     p.add_argument("--scheduler")
     p.add_argument("--workers", type=int)
     p.add_argument("--work-dir")
+    p.add_argument("--io-threads", type=int)
     p.add_argument("--progress", action="store_true")
+    p.add_argument("--stats", action="store_true")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--help", action="store_true")
     p.add_argument("input")
@@ -116,6 +140,7 @@ def encode_parser():
     _add(p, STREAM_OPTIONS)
     _add(p, MACHINE_OPTIONS)
     _farm_options(p)
+    p.add_argument("--engine", choices=("libc63", "c63-enc"), default="libc63")
     return p
 
 
@@ -123,7 +148,15 @@ def decode_parser():
     p = _Parser(prog=PROG + " decode", add_help=False)
     _add(p, MACHINE_OPTIONS)
     _farm_options(p)
+    p.add_argument("--engine", choices=("libc63", "c63-dec"), default="libc63")
     return p
+
+
+def io_threads(opts):
+    """--io-threads, or its default for the backend."""
+    if opts.io_threads is not None:
+        return opts.io_threads
+    return DEFAULT_GPU_IO_THREADS if opts.backend == "cuda" else 1
 
 
 def tool_args(opts, table):
@@ -151,7 +184,7 @@ def parse(argv):
         sys.stdout.write(text)
         return command, None
     opts = (encode_parser() if command == "encode" else decode_parser()).parse_args(rest)
-    for name in ("chunk_frames", "workers"):
+    for name in ("chunk_frames", "workers", "io_threads"):
         value = getattr(opts, name)
         if value is not None and value < 1:
             raise UsageError("--%s must be at least 1 (got %d)" % (name.replace("_", "-"), value))

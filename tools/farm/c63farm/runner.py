@@ -3,8 +3,9 @@ progress, and what a failed task means for the job.
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
 import os
+import time
 
-from . import FarmError
+from . import FarmError, cluster, note, tasks
 
 # Retries for a task that raised (a tool that failed on a worker, e.g. a
 # full disk there); a task whose worker died is retried by the scheduler
@@ -22,13 +23,27 @@ def kill_hook(job_dir, index):
     return None
 
 
-def run(farm, func, jobs, name, progress):
-    """Submit func(job) for every job and wait for all. Returns the results
-    in job order; FarmError on the first task that failed for good.
+def prepare(opts, farm, worker):
+    """Every worker makes its libc63 encoder or decoder (and picture
+    memory) for the job WORKER describes before the job's timing starts:
+    a CUDA context takes a fraction of a second. --stats says how long that
+    took and what the workers will use."""
+    t = time.monotonic()
+    ready = farm.client.run(cluster.by_value(tasks.prepare), worker)
+    if opts.stats:
+        note(opts, "workers ready in %.2f s: %s" % (
+            time.monotonic() - t, ", ".join(sorted(set(ready.values())))))
+
+
+def run(farm, func, jobs, name, progress, on_result=None):
+    """Submit func(job) for every job and wait for all, handing each result
+    to ON_RESULT as it comes. Returns the results in job order; FarmError
+    on the first task that failed for good.
     Test hook: C63_FARM_TEST_STOP_AFTER=N stops the job, as an interrupted
     driver would, after N tasks."""
     distributed = __import__("distributed")
     stop_after = os.environ.get("C63_FARM_TEST_STOP_AFTER")
+    func = cluster.by_value(func)
     futures = [farm.client.submit(func, job, key="%s-%d" % (name, job["index"]),
                                   resources=farm.resources, retries=TASK_RETRIES)
                for job in jobs]
@@ -41,9 +56,30 @@ def run(farm, func, jobs, name, progress):
                 raise FarmError(str(e) or type(e).__name__)
             results[result["index"]] = result
             progress.add(result["frames"])
+            if on_result is not None:
+                on_result(result)
             if stop_after is not None and len(results) >= int(stop_after):
                 raise FarmError("stopped after %d tasks (C63_FARM_TEST_STOP_AFTER)" % len(results))
     finally:
         farm.client.cancel(futures)
         progress.finish()
     return [results[job["index"]] for job in jobs]
+
+
+def report_workers(opts, results):
+    """--stats: a line per worker of the tasks that ran (not those found
+    done): chunks, frames per second of its own time, and where that time
+    went (setting up the encoder, reading the input, of which waited for)."""
+    workers = {}
+    for r in results:
+        if not r.get("cached"):
+            workers.setdefault(r.get("worker", "?"), []).append(r)
+    for name in sorted(workers):
+        rs = workers[name]
+        frames, seconds = sum(r["frames"] for r in rs), sum(r["seconds"] for r in rs)
+        times = ", ".join("%s %.3f s" % (what, sum(r.get(key, 0.0) for r in rs))
+                          for what, key in (("set-up", "setup_s"), ("reading", "read_s"),
+                                            ("waiting for reads", "wait_s")) if key in rs[0])
+        note(opts, "worker %s (%s): %d tasks, %d frames in %.3f s, %.1f fps%s" % (
+            name, rs[0].get("engine", "?"), len(rs), frames, seconds,
+            frames / seconds if seconds > 0 else 0.0, "; " + times if times else ""))

@@ -10,12 +10,13 @@ task that runs again (its worker died, or the job was started again) finds
 the file or writes the same bytes.
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
+import json
 import os
 import signal
 import subprocess
 import time
 
-from . import media
+from . import inprocess, libc63, media
 
 
 class ChunkFailed(Exception):
@@ -78,7 +79,8 @@ def _encode(job, cmd, stdin, feed=None):
         raise ChunkFailed("chunk %d (frames %d-%d): %s" % (
             job["index"], job["first"], job["first"] + job["frames"] - 1, _last_line(err)))
     return {"index": job["index"], "frames": frames, "bytes": os.path.getsize(out),
-            "seconds": time.monotonic() - start, "cached": False}
+            "seconds": time.monotonic() - start, "cached": False, "engine": "c63-enc",
+            "worker": inprocess.worker_name()}
 
 
 def _cached(job):
@@ -95,12 +97,21 @@ def _encoder_command(job, extra):
 
 def encode_chunk(job):
     """Encode job["frames"] frames from byte job["offset"] of the raw file
-    job["input"] into job["out"]. The encoder reads the range straight from
-    the file: its standard input is the file, positioned at the chunk's
-    first frame."""
+    job["input"] into job["out"]: in this process with libc63 (job["engine"]
+    "libc63", c63farm.inprocess), or where this host has none with c63-enc,
+    which reads the range straight from the file (its standard input is
+    the file, positioned at the chunk's first frame)."""
     cached = _cached(job)
     if cached:
         return cached
+    if job.get("engine") == "libc63":
+        try:
+            return inprocess.encode_chunk(job)
+        except libc63.LibraryMissing:
+            pass
+        except (libc63.Failed, MemoryError) as e:
+            raise ChunkFailed("chunk %d (frames %d-%d): %s" % (
+                job["index"], job["first"], job["first"] + job["frames"] - 1, e))
     fd = os.open(job["input"], os.O_RDONLY)
     try:
         os.lseek(fd, job["offset"], os.SEEK_SET)
@@ -130,16 +141,48 @@ def _read_range(path, offset, length):
     return data
 
 
+def _finish_piece(done, result):
+    """Record the piece's result next to its pictures (a job started again
+    finds it) and return it."""
+    tmp = "%s.%d" % (done, os.getpid())
+    with open(tmp, "w") as f:
+        json.dump({k: result[k] for k in ("status", "message", "in_place")}, f)
+    os.replace(tmp, done)
+    return result
+
+
+def _decode_in_place(job, result):
+    """The piece decoded by libc63 into its place in job["frames_file"], or
+    None where c63-dec must take it (a frame that does not decode cleanly,
+    or no libc63 on this host)."""
+    start = time.monotonic()
+    try:
+        if not inprocess.decode_piece(job):
+            return None
+    except libc63.LibraryMissing:
+        return None
+    except (libc63.Failed, MemoryError) as e:
+        raise ChunkFailed("piece %d: %s" % (job["index"], e))
+    return dict(result, status=0, message="", in_place=True, engine="libc63",
+                worker=inprocess.worker_name(), seconds=time.monotonic() - start)
+
+
 def decode_piece(job):
     """Decode bytes [offset, offset + length) of job["input"] (whole frames,
-    the first a keyframe) into job["out"]. c63-dec's status comes back as a
-    result, not an error: a corrupt frame is reported, not retried."""
+    the first a keyframe): with libc63 into the piece's place in the
+    job's frames file (job["engine"] "libc63"), else, or when a frame of it
+    does not decode cleanly, with c63-dec into job["out"]. c63-dec's status
+    comes back as a result, not an error: a corrupt frame is reported, not
+    retried."""
     out, done = job["out"], job["out"] + ".status"
-    result = {"index": job["index"], "frames": job["frames"]}
+    result = {"index": job["index"], "frames": job["frames"], "cached": False}
     if os.path.exists(done):
         with open(done) as f:
-            status, message = f.read().split("\n", 1)
-        return dict(result, status=int(status), message=message, seconds=0.0, cached=True)
+            return dict(result, **json.load(f), seconds=0.0, cached=True)
+    if job.get("engine") == "libc63":
+        in_place = _decode_in_place(job, result)
+        if in_place is not None:
+            return _finish_piece(done, in_place)
     data = _read_range(job["input"], job["offset"], job["length"])
     cmd = [_tool(job["dec"], "c63-dec")] + job["args"] + ["--quiet", "-", out]
     start = time.monotonic()
@@ -150,12 +193,25 @@ def decode_piece(job):
     if not os.path.exists(out):
         open(out, "wb").close()  # nothing decoded: an empty piece
     message = proc.stderr.decode("utf-8", "replace").strip()
-    tmp = "%s.%d" % (done, os.getpid())
-    with open(tmp, "w") as f:
-        f.write("%d\n%s" % (proc.returncode, message))
-    os.replace(tmp, done)
-    return dict(result, status=proc.returncode, message=message,
-                seconds=time.monotonic() - start, cached=False)
+    return _finish_piece(done, dict(result, status=proc.returncode, message=message,
+                                    in_place=False, engine="c63-dec",
+                                    worker=inprocess.worker_name(),
+                                    seconds=time.monotonic() - start))
+
+
+def prepare(job):
+    """Run on every worker before a job's timing starts: the libc63 encoder
+    or decoder of JOB made and kept (c63farm.inprocess), so that the chunks
+    find it. Returns what the worker will encode or decode with."""
+    if job["engine"] != "libc63":
+        return job["engine"]
+    try:
+        make = inprocess.prepare_encoder if "enc" in job else inprocess.prepare_decoder
+        return "libc63 " + make(job)
+    except libc63.LibraryMissing:
+        return "no libc63: the tools"
+    except (libc63.Failed, MemoryError) as e:
+        return "libc63 failed: %s" % e  # each chunk then says so
 
 
 def has_bokeh():

@@ -8,7 +8,10 @@ import subprocess
 import sys
 import tempfile
 
+import c63farm
 from . import FarmError, UsageError
+
+SONAME = "libc63.so.1"
 
 
 def find(name):
@@ -48,3 +51,12 @@ def check_encoder_options(enc, args):
     if out.returncode == 2:
         raise UsageError(first)
     raise FarmError("c63-enc refuses the options: " + first)
+
+
+def libc63_candidates(tool):
+    """Where a worker looks for libc63 (c63farm.libc63.load), in order: the
+    one built or installed with c63-farm, the one next to TOOL (a folder of
+    binaries), the build tree's beside TOOL's folder; then the loader's."""
+    here = os.path.dirname(tool)
+    return [p for p in (c63farm.LIBC63, os.path.join(here, SONAME),
+                        os.path.join(os.path.dirname(here), "c63", SONAME)) if p]
