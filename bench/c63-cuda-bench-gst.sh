@@ -36,18 +36,7 @@ have_kb=$(df -Pk "$(dirname "$tmp")" | awk 'NR == 2 {print $4}')
   echo "$frames frames need $(( need_kb / 1048576 + 1 )) GiB in $(dirname "$tmp"); set TMPDIR or FRAMES" >&2
   exit 1
 }
-# Repeat the input's frames until the file holds FRAMES frames, doubling
-# what is there while that fits.
-have=$(( $(wc -c < "$in") / fsize ))
-[ "$have" -ge 1 ] || { echo "$in holds no whole ${w}x${h} frame" >&2; exit 1; }
-head -c $(( (have < frames ? have : frames) * fsize )) "$in" > "$tmp"
-n=$(( have < frames ? have : frames ))
-while [ "$n" -lt "$frames" ]; do
-  take=$(( frames - n < n ? frames - n : n ))
-  head -c $(( take * fsize )) "$tmp" >> "$tmp.part"
-  cat "$tmp.part" >> "$tmp" && rm -f "$tmp.part"
-  n=$(( n + take ))
-done
+"$(dirname "$0")/repeat-frames.sh" "$in" "$w" "$h" "$frames" "$tmp" || exit 1
 cat "$tmp" > /dev/null  # into the page cache
 
 now() { date +%s.%N; }

@@ -20,7 +20,7 @@
 # 2400" (decode); ENGINES="libc63 c63-enc" (the in-process workers, then a
 # c63-enc or c63-dec process per chunk, on the most GPUs and the last
 # chunk length); IO_THREADS=8 (c63-farm --io-threads), IO_SWEEP="4 16" (other
-# thread counts tried on the most GPUs and the last chunk length);
+# thread counts swept on the most GPUs and the last chunk length);
 # SHM=/dev/shm/farm-gpus; PYTHON=python3; BACKEND=cuda (cpu: a dry run on a
 # machine without GPU; then use small FRAMES and W/H).
 # Every row gives the wall time of the whole command (process and cluster
@@ -81,9 +81,7 @@ if [ "$(stat -c %s "$in" 2> /dev/null || echo 0)" != $((frames * frame)) ]; then
   else
     "$bin/c63-synth" -w "$w" -h "$h" -f 300 "$tmp/clip.yuv" > /dev/null
   fi
-  : > "$in"
-  while [ $(($(stat -c %s "$in") / frame)) -lt "$frames" ]; do cat "$tmp/clip.yuv" >> "$in"; done
-  truncate -s $((frames * frame)) "$in"
+  "$here/repeat-frames.sh" "$tmp/clip.yuv" "$w" "$h" "$frames" "$in"
   rm -f "$tmp/clip.yuv"
 fi
 echo "input: $in, ${w}x${h}, $frames frames (${FOOTAGE:-c63-synth}), keyframe interval $k"
