@@ -85,7 +85,11 @@ void c63_cuda_decode_batch_launch(c63_cuda_decode_batch *b, const c63_geometry *
 {
   cudaStream_t s = b->stream;
   b->state = c63_batch_state::launched;
-  /* The previous batch's sparse frames are read until then. */
+  b->readers_end = b->first + b->n;
+  /* The previous launch's sparse frames are read until then; where that
+   * is not known, the stage is not enqueued (it would overwrite them). */
+  const bool ordered = !b->unordered;
+  b->unordered = false;
   cudaError_t err = cudaStreamWaitEvent(s, b->consumed, 0);
   if (err == cudaSuccess && b->used > b->dev_cap) {
     cudaFree(b->dev);
@@ -96,7 +100,7 @@ void c63_cuda_decode_batch_launch(c63_cuda_decode_batch *b, const c63_geometry *
   }
   if (err == cudaSuccess)
     err = cudaMemcpyAsync(b->dev, b->host, b->used, cudaMemcpyHostToDevice, s);
-  int r = err == cudaSuccess ? C63_OK : C63_ERR_BACKEND;
+  int r = err == cudaSuccess && ordered ? C63_OK : C63_ERR_BACKEND;
   if (r == C63_OK) {
     for (int i = 0; i < b->n; i++)
       b->frames[i].data = b->dev + b->offset[i];

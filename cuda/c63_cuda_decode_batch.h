@@ -28,6 +28,7 @@ static_assert(c63_cuda_decoder_policy::kBatches >= 1 &&
 enum class c63_batch_state {
   empty,    /* takes frames once it has a first one */
   filling,  /* frames staged, not launched */
+  due,      /* takes no more frames; launched once its previous frames are read (readers_end) */
   launched, /* uploaded and enqueued; the verdicts are not read yet */
   resolved, /* verdicts read; the device results serve until the next launch */
 };
@@ -45,9 +46,18 @@ struct c63_cuda_decode_batch {
   long long first; /* the backend's sequence number of the first frame */
   size_t offset[C63_CUDA_HUFF_MAX_BATCH];
   c63_cuda_huff_frame frames[C63_CUDA_HUFF_MAX_BATCH];
-  bool failed;          /* the stage could not be enqueued: every frame to the CPU */
-  cudaEvent_t decoded;  /* recorded on its stream after the stage */
-  cudaEvent_t consumed; /* recorded by the backend after the last reader of the results */
+  bool failed;         /* the stage could not be enqueued: every frame to the CPU */
+  cudaEvent_t decoded; /* recorded on its stream after the stage */
+  /* The backend's sequence number after the last frame of its last launch:
+   * the reconstructions of the frames before it read that launch's results
+   * in device memory, which the next launch overwrites, so the next launch
+   * waits until the backend has enqueued them all. */
+  long long readers_end;
+  /* Recorded by the backend after the reconstruction of frame
+   * readers_end - 1; where that failed (unordered), the next launch hands
+   * every frame to the CPU. */
+  cudaEvent_t consumed;
+  bool unordered;
   c63_batch_state state;
 };
 
@@ -66,8 +76,10 @@ int c63_cuda_decode_batch_add(c63_cuda_decode_batch *b, const uint8_t *data, siz
                               int keyframe, size_t entries_cap);
 
 /* Upload the staged bytes and enqueue the stage on the batch's stream,
- * after the work the consumed event marks. A failure is not an error: the
- * frames go to the CPU (c63_cuda_decode_batch_verdict). */
+ * after the work the consumed event marks: only once the backend has
+ * enqueued the reconstructions of all frames before readers_end and
+ * recorded consumed after the last. A failure is not an error: the frames
+ * go to the CPU (c63_cuda_decode_batch_verdict). */
 void c63_cuda_decode_batch_launch(c63_cuda_decode_batch *b, const c63_geometry *g);
 
 /* Whether a launched batch's stage has run (without waiting), or wait for

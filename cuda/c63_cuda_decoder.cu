@@ -8,12 +8,14 @@
  * decoder's CPU threads): submitted frames' bytes are staged into a batch
  * (c63_cuda_decode_batch.h), which is uploaded and handed to the GPU
  * entropy stage (c63_cuda_huff.h) on the batch's own stream when it is
- * full, or when the oldest frame is collected from it. The batches are used
- * in turn, so the stages of several run at once while the oldest one's
- * sparse frames, left in device memory by its stage, are reconstructed. A
- * frame the stage hands back is entropy-decoded here by c63_entropy_decode
- * (its verdict, error and message are the frame's) into a page-locked
- * sparse frame, which is uploaded.
+ * full, when the oldest frame is collected from it, or at a drain (start),
+ * but never before the reconstructions of all frames of its previous
+ * launch are enqueued, as its stage overwrites their sparse frames. The
+ * batches are used in turn, so the stages of several run at once while the
+ * oldest one's sparse frames, left in device memory by its stage, are
+ * reconstructed. A frame the stage hands back is entropy-decoded here by
+ * c63_entropy_decode (its verdict, error and message are the frame's) into
+ * a page-locked sparse frame, which is uploaded.
  *
  * Reconstruction: collecting a frame enqueues the reconstructions of the
  * frames from it on, up to kPictures, on the reconstruction stream, each
@@ -93,11 +95,13 @@ struct c63_decode_backend {
   c63_sparse_frame fallback; /* pinned: the CPU's decoding of a frame the stage handed back */
   cudaEvent_t fallback_free; /* its last upload done */
   picture pic[kPictures];
-  /* Used in turn, each on its stream. Frames submitted and not collected
-   * are at most n_batches full batches (the depth), so a batch is launched
-   * again only once all of its earlier frames were collected (and their
-   * reconstructions enqueued): the next batch's frames fill it only when
-   * the batches between are full, or its oldest frame was collected. */
+  /* Used in turn, each on its stream. A batch is launched again only once
+   * the reconstructions of all frames of its last launch are enqueued
+   * (launch_if_free). Frames submitted and not collected are at most
+   * n_batches full batches (the depth), so a batch filled up has its
+   * earlier frames collected (the batches between are full, or the oldest
+   * frame of one of them was collected); one closed early at a drain
+   * (cu_start) may not, and waits as due. */
   c63_cuda_decode_batch batch[kMaxBatches];
   int n_batches, batch_frames; /* the policy's, or the environment's */
   int filling;                 /* the batch that takes submitted frames */
@@ -453,7 +457,6 @@ void enqueue_frame(c63_decode_backend *be, long long seq)
     err = cudaGetLastError();
   }
   if (err == cudaSuccess) err = c63_cuda_dequant_idct_recon(be->d_coeffs, ref, mvs, P, o.rec, st);
-  if (err == cudaSuccess && f.batch >= 0) err = cudaEventRecord(be->batch[f.batch].consumed, st);
   if (err == cudaSuccess) err = cudaEventRecord(o.reconstructed, st);
   if (err == cudaSuccess && !job->device_out) {
     what = "downloading the picture";
@@ -470,11 +473,39 @@ void enqueue_frame(c63_decode_backend *be, long long seq)
   o.device = job->device_out ? o.rec : nullptr;
 }
 
-/* Launch the filling batch; the next one in turn takes the next frames. */
-void launch_filling(c63_decode_backend *be)
+/* Launch a due batch once the reconstructions of all frames of its last
+ * launch are enqueued (consumed is recorded after the last of them): its
+ * stage overwrites their sparse frames in device memory. */
+void launch_if_free(c63_decode_backend *be, c63_cuda_decode_batch *b)
 {
-  c63_cuda_decode_batch_launch(&be->batch[be->filling], &be->g);
+  if (b->state == c63_batch_state::due && be->enqueued >= b->readers_end)
+    c63_cuda_decode_batch_launch(b, &be->g);
+}
+
+/* The filling batch takes no more frames, and is launched as soon as it
+ * may be; the next one in turn takes the next frames. */
+void close_filling(c63_decode_backend *be)
+{
+  c63_cuda_decode_batch *b = &be->batch[be->filling];
+  b->state = c63_batch_state::due;
   be->filling = (be->filling + 1) % be->n_batches;
+  launch_if_free(be, b);
+}
+
+/* Frame seq's reconstruction was just enqueued (or failed): if it was the
+ * last reader of its batch's results, record consumed after it, which the
+ * batch's next stage waits for, and launch the batch if it is due. */
+void results_read(c63_decode_backend *be, long long seq)
+{
+  const frame_rec &f = be->frames[seq % be->ring];
+  if (f.batch < 0) return;
+  c63_cuda_decode_batch *b = &be->batch[f.batch];
+  if (seq + 1 != b->readers_end) return;
+  if (cudaEventRecord(b->consumed, be->stream) != cudaSuccess) {
+    cudaGetLastError();
+    b->unordered = true;
+  }
+  launch_if_free(be, b);
 }
 
 /* Read a launched batch's verdicts into its frames; wait for its stage or
@@ -492,8 +523,9 @@ bool resolve_batch(c63_decode_backend *be, c63_cuda_decode_batch *b, bool wait)
 }
 
 /* Whether frame seq's sparse frame can be had: its batch launched (the
- * collected frame's is, at once) and decoded (waited for by the collected
- * frame only). */
+ * collected frame's is, at once: every frame before it was collected, so
+ * its batch is free) and decoded (waited for by the collected frame
+ * only). */
 bool frame_decoded(c63_decode_backend *be, long long seq)
 {
   frame_rec &f = be->frames[seq % be->ring];
@@ -502,8 +534,9 @@ bool frame_decoded(c63_decode_backend *be, long long seq)
   c63_cuda_decode_batch *b = &be->batch[f.batch];
   if (b->state == c63_batch_state::filling) {
     if (!oldest) return false;
-    launch_filling(be);
+    close_filling(be);
   }
+  if (b->state == c63_batch_state::due) return false;
   return resolve_batch(be, b, oldest);
 }
 
@@ -518,7 +551,7 @@ void fill_window(c63_decode_backend *be)
       return;
     if (!frame_decoded(be, be->enqueued)) return;
     enqueue_frame(be, be->enqueued);
-    be->enqueued++;
+    results_read(be, be->enqueued++);
   }
 }
 
@@ -541,7 +574,7 @@ int stage_bytes(c63_decode_backend *be, const c63_decode_job *job, int *batch, c
     return C63_ERR_NOMEM;
   }
   *batch = be->filling;
-  if (b->n == b->capacity) launch_filling(be);
+  if (b->n == b->capacity) close_filling(be);
   return C63_OK;
 }
 
@@ -602,15 +635,15 @@ int cu_collect(c63_decode_backend *be, c63_decode_job *job, char *msg, size_t ms
 }
 
 /* The caller drains, and submits nothing more until every frame is
- * collected: the filling batch is launched now, so its stage runs while
- * the frames before it are reconstructed. A partial batch launched early
- * still leaves every batch launched again only once its frames were
- * collected, as no batch is begun after it until then. */
+ * collected: the filling batch is closed now, so that its stage runs while
+ * the frames before it are reconstructed. It is launched once the frames
+ * of its previous launch are enqueued, which a partial batch's are not
+ * yet: frames after them are still held. */
 void cu_start(c63_decode_backend *be)
 {
   if (!be->gpu_entropy || be->batch[be->filling].state != c63_batch_state::filling) return;
   c63_cuda_scope scope(be->dev);
-  if (scope.error() == cudaSuccess) launch_filling(be);
+  if (scope.error() == cudaSuccess) close_filling(be);
 }
 
 /* Everything in flight is dropped: the streams are let finish, the batches
@@ -619,8 +652,11 @@ void cu_drop(c63_decode_backend *be)
 {
   c63_cuda_scope scope(be->dev);
   sync_all(be);
-  for (int i = 0; i < be->n_batches; i++)
+  for (int i = 0; i < be->n_batches; i++) {
     be->batch[i].state = c63_batch_state::empty;
+    be->batch[i].readers_end = 0;
+    be->batch[i].unordered = false;
+  }
   be->filling = 0;
   be->submitted = be->enqueued = be->collected = 0;
 }

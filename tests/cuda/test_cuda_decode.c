@@ -6,8 +6,10 @@
  * send/receive: the policy's batches, and batches of 3 frames, 4 in flight,
  * so that short streams go through many batches, in flight at once, at a
  * size change too), and by the decoder's CPU threads
- * (C63_CUDA_CPU_ENTROPY=1); and a stream longer than the policy's batches
- * in flight hold, also in one batch at a time (not with C63_TEST_QUICK).
+ * (C63_CUDA_CPU_ENTROPY=1); a stream whose last, partial batch is much
+ * larger than the frames still unread from the batch before it in its
+ * place; and a stream longer than the policy's batches in flight hold,
+ * also in one batch at a time (not with C63_TEST_QUICK).
  * Corrupt frames: test_cuda_decode_errors.c. Without a CUDA device it
  * prints SKIP and exits 77.
  *
@@ -127,14 +129,16 @@ static void compare(const char *what, const uint8_t *s, size_t len)
   tu_buf_free(&gpu);
 }
 
-static void synthetic(int w, int h, int frames, int kfi, int quality, tu_buf *out)
+/* A synthetic clip (tools/synth.h), moving or a still picture; the stream
+ * is appended to out. */
+static void encode_clip(int w, int h, int frames, int kfi, int quality, int moving, tu_buf *out)
 {
   const size_t fsize = tu_i420_size(w, h);
   uint8_t *yuv = malloc(fsize * frames);
   c63_enc_params p;
   char msg[256];
   for (int t = 0; t < frames; t++)
-    synth_frame(yuv + fsize * t, w, h, t);
+    synth_frame(yuv + fsize * t, w, h, moving ? t : 0);
   c63_enc_params_init(&p);
   p.width = w;
   p.height = h;
@@ -142,6 +146,41 @@ static void synthetic(int w, int h, int frames, int kfi, int quality, tu_buf *ou
   p.quality = quality;
   TU_CHECK(tu_encode(&p, yuv, frames, out, msg, sizeof msg) == C63_OK, "encode: %s", msg);
   free(yuv);
+}
+
+static void synthetic(int w, int h, int frames, int kfi, int quality, tu_buf *out)
+{
+  encode_clip(w, h, frames, kfi, quality, 1, out);
+}
+
+/* The last, partial batch of a stream far larger than the batch before it
+ * in the same place (the batches are used in turn): 96 frames of a still
+ * picture at low quality, then 14 of film grain at the highest quality. At
+ * the drain that partial batch is closed while frames of that place's
+ * previous batch, further than the pictures in flight, are not
+ * reconstructed yet; its stage, which packs its frames' coefficients by
+ * their size, writes where theirs are, so those frames come out wrong
+ * unless the stage waits until they are read. Batch shapes larger than the
+ * pictures in flight, so that such frames exist: the policy's (a batch of
+ * 14 at the end), 20 x 3 (10) and 12 x 3 (2). */
+static void large_last_batch(void)
+{
+  static const tu_cuda_decoding shapes[] = {{0, 20, 3}, {0, 12, 3}};
+  tu_buf s = {0}, cpu = {0};
+  encode_clip(176, 144, 96, 0, 10, 0, &s);
+  encode_clip(176, 144, 14, 7, C63_MAX_QUALITY, 1, &s);
+  const char *what = "still 96 frames, then grain 14 (110 frames)";
+  const int a = decode_with(C63_BACKEND_CPU, 0, NULL, s.data, s.size, &cpu, what);
+  TU_CHECK(a == 110, "%s: %d frames decoded on the CPU", what, a);
+  TU_CHECK(same_send_receive(what, NULL, a, &cpu, s.data, s.size),
+           "%s: CUDA send/receive differs from the CPU's", what);
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+    TU_CHECK(same_send_receive(what, &shapes[i], a, &cpu, s.data, s.size),
+             "%s: CUDA send/receive in batches of %d, %d in flight, differs from the CPU's", what,
+             shapes[i].batch, shapes[i].batches);
+  printf("%-44s %4d frames  send/receive at 32x3, 20x3 and 12x3 checked\n", what, a);
+  tu_buf_free(&cpu);
+  tu_buf_free(&s);
 }
 
 /* More frames than the policy's batches in flight hold, so batches are
@@ -202,6 +241,7 @@ int main(void)
   tu_buf many = {0};
   synthetic(320, 240, 83, 30, 25, &many);
   compare("synthetic 320x240 k30 q25, 83 frames", many.data, many.size);
+  large_last_batch();
   /* C63_TEST_QUICK (under compute-sanitizer): small batches above cover
    * the reuse of batches */
   if (!getenv("C63_TEST_QUICK")) longer_than_in_flight();
