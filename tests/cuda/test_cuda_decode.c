@@ -162,10 +162,10 @@ static void synthetic(int w, int h, int frames, int kfi, int quality, tu_buf *ou
  * their size, writes where theirs are, so those frames come out wrong
  * unless the stage waits until they are read. Batch shapes larger than the
  * pictures in flight, so that such frames exist: the policy's (a batch of
- * 14 at the end), 20 x 3 (10) and 12 x 3 (2). */
+ * 14 at the end), 24 x 3 (14), 20 x 3 (10) and 12 x 3 (2). */
 static void large_last_batch(void)
 {
-  static const tu_cuda_decoding shapes[] = {{0, 20, 3}, {0, 12, 3}};
+  static const tu_cuda_decoding shapes[] = {{0, 24, 3}, {0, 20, 3}, {0, 12, 3}};
   tu_buf s = {0}, cpu = {0};
   encode_clip(176, 144, 96, 0, 10, 0, &s);
   encode_clip(176, 144, 14, 7, C63_MAX_QUALITY, 1, &s);
@@ -178,7 +178,7 @@ static void large_last_batch(void)
     TU_CHECK(same_send_receive(what, &shapes[i], a, &cpu, s.data, s.size),
              "%s: CUDA send/receive in batches of %d, %d in flight, differs from the CPU's", what,
              shapes[i].batch, shapes[i].batches);
-  printf("%-44s %4d frames  send/receive at 32x3, 20x3 and 12x3 checked\n", what, a);
+  printf("%-44s %4d frames  send/receive at 32x3, 24x3, 20x3, 12x3 checked\n", what, a);
   tu_buf_free(&cpu);
   tu_buf_free(&s);
 }
