@@ -29,6 +29,10 @@
 #   programs or elements are missing are skipped with a note.
 # Pipelines: startup (plugin load, CUDA context) is reported apart: a
 # 10-frame stream is timed too, steady = (FRAMES - 10) / (t - t10).
+# SWEEP="BATCHxBATCHES ..." (e.g. "16x3 32x3 32x4 64x2") adds library runs
+# of the CUDA backend with GPU entropy decoding in batches of BATCH frames,
+# BATCHES in flight (c63-decode-bench --batch/--batches), to tune
+# c63_cuda_decoder_policy.
 set -eu
 bin=${1:?usage: $0 BIN_DIR [FRAMES] [RUNS]}
 frames=${2:-3000}; runs=${3:-3}
@@ -65,8 +69,14 @@ repeat_stream() { # in out
 }
 
 library() { # stream label
+  sweep=""
+  for b in ${SWEEP:-}; do
+    sweep="$sweep --backend=cuda,--batch=${b%x*},--batches=${b#*x}"
+    sweep="$sweep --backend=cuda,--device-out,--batch=${b%x*},--batches=${b#*x}"
+  done
   for mode in "--backend cuda" "--backend cuda --device-out" "--backend cuda --cpu-entropy" \
-    "--backend cpu"; do
+    "--backend cpu" $sweep; do
+    mode=$(echo "$mode" | tr ',' ' ')
     # shellcheck disable=SC2086 # mode is a list of options
     "$lib" $mode -f "$frames" -n "$runs" "$1" > "$dir/lib.log" 2>&1 ||
       { echo "$2: c63-decode-bench $mode: not usable here ($(grep -m 1 '^c63-decode-bench:' "$dir/lib.log"))"; continue; }

@@ -6,7 +6,9 @@
  * left in CUDA memory (--device-out); reports each run and the median, so
  * disk speed does not count. The CUDA backend entropy-decodes on the GPU
  * unless --cpu-entropy (C63_CUDA_CPU_ENTROPY=1) leaves that to the CPU
- * threads. A first run, not timed, prints a checksum of the pictures
+ * threads; --batch and --batches set the size and number in flight of its
+ * batches (C63_CUDA_DECODE_BATCH, C63_CUDA_DECODE_BATCHES), to tune them.
+ * A first run, not timed, prints a checksum of the pictures
  * (system memory only), which must be the same on every backend. Speed is
  * measured, never asserted.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
@@ -34,6 +36,8 @@ static void usage(FILE *out)
           "      --backend cpu|cuda decoding backend (default cuda)\n"
           "      --cpu-entropy      CUDA backend: entropy decoding on the CPU threads\n"
           "      --device-out       CUDA backend: pictures left in CUDA memory\n"
+          "      --batch N          CUDA backend: frames per GPU entropy batch (1-64)\n"
+          "      --batches N        CUDA backend: batches in flight (1-8)\n"
           "  -t, --threads N        CPU threads (default 0: one per core, up to 16)\n"
           "      --help             show this text\n",
           prog);
@@ -164,7 +168,7 @@ static int load(const char *path, uint8_t **data, stream *s)
 
 int main(int argc, char **argv)
 {
-  enum { OPT_BACKEND = 256, OPT_CPU_ENTROPY, OPT_DEVICE_OUT, OPT_HELP };
+  enum { OPT_BACKEND = 256, OPT_CPU_ENTROPY, OPT_DEVICE_OUT, OPT_BATCH, OPT_BATCHES, OPT_HELP };
   static const struct option long_opts[] = {
       {"frames", required_argument, NULL, 'f'},
       {"runs", required_argument, NULL, 'n'},
@@ -172,6 +176,8 @@ int main(int argc, char **argv)
       {"backend", required_argument, NULL, OPT_BACKEND},
       {"cpu-entropy", no_argument, NULL, OPT_CPU_ENTROPY},
       {"device-out", no_argument, NULL, OPT_DEVICE_OUT},
+      {"batch", required_argument, NULL, OPT_BATCH},
+      {"batches", required_argument, NULL, OPT_BATCHES},
       {"help", no_argument, NULL, OPT_HELP},
       {NULL, 0, NULL, 0},
   };
@@ -203,6 +209,17 @@ int main(int argc, char **argv)
     case OPT_DEVICE_OUT:
       device_out = 1;
       break;
+    case OPT_BATCH:
+    case OPT_BATCHES: {
+      int v;
+      if (cli_parse_int(optarg, &v) || v < 1 || v > (opt == OPT_BATCH ? 64 : 8)) {
+        fprintf(stderr, "%s: --%s out of range: %s\n", prog, opt == OPT_BATCH ? "batch" : "batches",
+                optarg);
+        return 2;
+      }
+      setenv(opt == OPT_BATCH ? "C63_CUDA_DECODE_BATCH" : "C63_CUDA_DECODE_BATCHES", optarg, 1);
+      break;
+    }
     case OPT_HELP:
       usage(stdout);
       return 0;
@@ -223,6 +240,10 @@ int main(int argc, char **argv)
          s.n, s.width, s.height, frames, p.backend == C63_BACKEND_CUDA ? "cuda" : "cpu",
          p.backend == C63_BACKEND_CUDA ? (cpu_entropy ? " (CPU entropy)" : " (GPU entropy)") : "",
          device_out ? "CUDA memory" : "system memory");
+  const char *batch = getenv("C63_CUDA_DECODE_BATCH"), *batches = getenv("C63_CUDA_DECODE_BATCHES");
+  if (p.backend == C63_BACKEND_CUDA && !cpu_entropy && (batch || batches))
+    printf("tuning: C63_CUDA_DECODE_BATCH=%s C63_CUDA_DECODE_BATCHES=%s\n",
+           batch ? batch : "(policy)", batches ? batches : "(policy)");
   uint64_t sum;
   int status = 1;
   if (run(&p, device_out, &s, frames < 100 ? frames : 100, !device_out, &sum) < 0) goto done;

@@ -96,6 +96,11 @@ typedef struct c63_decode_backend_ops {
               char *msg, size_t msg_size);
   /* Whether pictures can stay in device memory (device_out). */
   int device_output;
+  /* Start work on every frame submitted now (a GPU backend's partial
+   * batch), not when the oldest of them is collected: the caller drains,
+   * and submits nothing more until all are collected. NULL: a backend that
+   * starts every frame at submit. */
+  void (*start)(c63_decode_backend *be);
 } c63_decode_backend_ops;
 
 /* The decoding backends built into libc63 (as c63_backend_lookup). */

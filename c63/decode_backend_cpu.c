@@ -164,4 +164,5 @@ const c63_decode_backend_ops c63_decode_backend_cpu = {
     .drop = NULL, /* nothing is in flight after submit */
     .copy = NULL, /* host to host only: the decoder copies */
     .device_output = 0,
+    .start = NULL, /* every frame starts at submit */
 };

@@ -31,10 +31,11 @@
 
 /* Frames in flight at most: one being entropy-decoded per thread (up to
  * 16) and the backend's (MAX_THREAD_DEPTH), or the backend's alone where
- * it entropy-decodes (a GPU backend's batches:
- * c63_decode_backend_info.depth, up to MAX_QUEUE). */
+ * it entropy-decodes (a GPU backend's batches in flight:
+ * c63_decode_backend_info.depth, up to MAX_QUEUE, the most the CUDA
+ * backend's tuning variables give). The queue holds that many. */
 #define MAX_THREAD_DEPTH 20
-#define MAX_QUEUE 48
+#define MAX_QUEUE 512
 
 enum { SLOT_SENT, SLOT_DECODED, SLOT_SUBMITTED, SLOT_FAILED };
 
@@ -66,8 +67,8 @@ struct c63_decoder {
   /* The last DQT's tables: a frame without DQT keeps them, as in the
    * reference (whose tables start all zero). */
   uint8_t quant[3][64];
-  /* Frames in flight, head first. */
-  dec_slot slots[MAX_QUEUE];
+  /* Frames in flight, head first: a ring of depth slots. */
+  dec_slot *slots;
   int head, count, depth;
   int submitted; /* slots from head on that the backend has */
   /* A frame the backend failed at collect, with no keyframe collected
@@ -149,6 +150,12 @@ int c63_decoder_new(const c63_dec_params *caller_p, c63_decoder **out, char *msg
   const int cap = dec->info.entropy ? MAX_QUEUE : MAX_THREAD_DEPTH;
   dec->depth = (dec->info.entropy ? 0 : threads) + dec->info.depth;
   if (dec->depth > cap) dec->depth = cap;
+  dec->slots = calloc((size_t)dec->depth, sizeof(*dec->slots));
+  if (!dec->slots) {
+    c63_decoder_free(dec);
+    if (msg && msg_size) snprintf(msg, msg_size, "out of memory for %d frames", dec->depth);
+    return C63_ERR_NOMEM;
+  }
   *out = dec;
   return C63_OK;
 }
@@ -158,10 +165,11 @@ void c63_decoder_free(c63_decoder *dec)
   if (!dec) return;
   c63_decoder_flush(dec);
   if (dec->be) dec->ops->destroy(dec->be);
-  for (int i = 0; i < MAX_QUEUE; i++) {
+  for (int i = 0; dec->slots && i < dec->depth; i++) {
     c63_sparse_frame_free(&dec->slots[i].coeffs);
     c63_bytebuf_free(&dec->slots[i].copy);
   }
+  free(dec->slots);
   c63_threadpool_free(dec->pool);
   free(dec);
 }
@@ -335,7 +343,7 @@ static int submit_slot(c63_decoder *dec, dec_slot *sl)
 static void submit_ahead(c63_decoder *dec)
 {
   for (int k = dec->submitted; k < dec->count && dec->submitted < dec->info.depth; k++) {
-    dec_slot *sl = &dec->slots[(dec->head + k) % MAX_QUEUE];
+    dec_slot *sl = &dec->slots[(dec->head + k) % dec->depth];
     if (sl->queued) {
       if (!c63_task_done(dec->pool, &sl->task)) return;
       wait_entropy(dec, sl);
@@ -355,7 +363,7 @@ static void undo_tables(c63_decoder *dec, const dec_slot *failed)
 {
   if (!failed->hdr.has_quant) return;
   for (int k = 1; k <= dec->submitted; k++) {
-    dec_slot *sl = &dec->slots[(dec->head + k) % MAX_QUEUE];
+    dec_slot *sl = &dec->slots[(dec->head + k) % dec->depth];
     memcpy(sl->quant_before, failed->quant_before, sizeof(sl->quant_before));
     if (sl->hdr.has_quant) return;
     memcpy(sl->job.quant, failed->quant_before, sizeof(sl->job.quant));
@@ -388,6 +396,14 @@ static int collect_slot(c63_decoder *dec, dec_slot *sl)
   return r;
 }
 
+/* Draining with every frame held submitted: nothing more is submitted
+ * before all are collected, so the backend may start on all of them now (a
+ * GPU backend's last, partial batch) rather than as they are collected. */
+static void start_drained(c63_decoder *dec)
+{
+  if (dec->draining && dec->submitted == dec->count && dec->ops->start) dec->ops->start(dec->be);
+}
+
 /* Take the head slot's picture (submitting it first if needed). */
 static int finish_head(c63_decoder *dec, c63_decoded_picture *out)
 {
@@ -401,6 +417,7 @@ static int finish_head(c63_decoder *dec, c63_decoded_picture *out)
   }
   if (sl->stage == SLOT_SUBMITTED) {
     submit_ahead(dec);
+    start_drained(dec);
     r = collect_slot(dec, sl);
   }
   memcpy(dec->err, sl->err, sizeof(dec->err));
@@ -425,7 +442,7 @@ static int finish_head(c63_decoder *dec, c63_decoded_picture *out)
  * caller waits for the frame before its bytes may change (decode). */
 static int send_frame(c63_decoder *dec, const uint8_t *data, size_t size, int64_t user, int borrow)
 {
-  dec_slot *sl = &dec->slots[(dec->head + dec->count) % MAX_QUEUE];
+  dec_slot *sl = &dec->slots[(dec->head + dec->count) % dec->depth];
   if (borrow) {
     sl->data = data;
   } else {
@@ -498,7 +515,7 @@ int c63_decoder_receive_picture(c63_decoder *dec, c63_decoded_picture *pic)
   if (dec->count < dec->depth && !dec->draining) return C63_ERR_AGAIN;
   dec->err[0] = '\0';
   int r = finish_head(dec, pic);
-  dec->head = (dec->head + 1) % MAX_QUEUE;
+  dec->head = (dec->head + 1) % dec->depth;
   dec->count--;
   return r;
 }
@@ -510,7 +527,7 @@ void c63_decoder_flush(c63_decoder *dec)
    * the backend has, so it is idle. */
   if (dec->submitted && dec->ops->drop) dec->ops->drop(dec->be);
   for (int k = 0; k < dec->count; k++) {
-    dec_slot *sl = &dec->slots[(dec->head + k) % MAX_QUEUE];
+    dec_slot *sl = &dec->slots[(dec->head + k) % dec->depth];
     wait_entropy(dec, sl);
     if (sl->stage == SLOT_SUBMITTED && !dec->ops->drop)
       dec->ops->collect(dec->be, &sl->job, sl->err, sizeof(sl->err));

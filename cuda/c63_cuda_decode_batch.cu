@@ -18,11 +18,13 @@ size_t grown(size_t n)
 
 } // namespace
 
-cudaError_t c63_cuda_decode_batch_init(c63_cuda_decode_batch *b)
+cudaError_t c63_cuda_decode_batch_init(c63_cuda_decode_batch *b, int capacity)
 {
   memset(b, 0, sizeof *b);
   b->state = c63_batch_state::empty;
-  cudaError_t err = cudaEventCreateWithFlags(&b->decoded, cudaEventDisableTiming);
+  b->capacity = capacity;
+  cudaError_t err = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking);
+  if (err == cudaSuccess) err = cudaEventCreateWithFlags(&b->decoded, cudaEventDisableTiming);
   if (err == cudaSuccess) err = cudaEventCreateWithFlags(&b->consumed, cudaEventDisableTiming);
   if (err == cudaSuccess) {
     const int r = c63_cuda_huff_new(&b->huff);
@@ -41,6 +43,7 @@ void c63_cuda_decode_batch_release(c63_cuda_decode_batch *b)
   cudaFree(b->dev);
   if (b->decoded) cudaEventDestroy(b->decoded);
   if (b->consumed) cudaEventDestroy(b->consumed);
+  if (b->stream) cudaStreamDestroy(b->stream);
   memset(b, 0, sizeof *b);
 }
 
@@ -56,7 +59,7 @@ void c63_cuda_decode_batch_begin(c63_cuda_decode_batch *b, long long first)
 int c63_cuda_decode_batch_add(c63_cuda_decode_batch *b, const uint8_t *data, size_t size,
                               int keyframe, size_t entries_cap)
 {
-  if (b->n == kDecodeBatch || size > SIZE_MAX / 2 - b->used - 65536) return -1;
+  if (b->n == b->capacity || size > SIZE_MAX / 2 - b->used - 65536) return -1;
   if (b->used + size > b->host_cap) {
     /* The batch's bytes so far move with it (nothing reads them yet). */
     uint8_t *p = nullptr;
@@ -78,10 +81,15 @@ int c63_cuda_decode_batch_add(c63_cuda_decode_batch *b, const uint8_t *data, siz
   return i;
 }
 
-void c63_cuda_decode_batch_launch(c63_cuda_decode_batch *b, const c63_geometry *g, cudaStream_t s)
+void c63_cuda_decode_batch_launch(c63_cuda_decode_batch *b, const c63_geometry *g)
 {
+  cudaStream_t s = b->stream;
   b->state = c63_batch_state::launched;
-  /* The previous batch's sparse frames are read until then. */
+  b->readers_end = b->first + b->n;
+  /* The previous launch's sparse frames are read until then; where that
+   * is not known, the stage is not enqueued (it would overwrite them). */
+  const bool ordered = !b->unordered;
+  b->unordered = false;
   cudaError_t err = cudaStreamWaitEvent(s, b->consumed, 0);
   if (err == cudaSuccess && b->used > b->dev_cap) {
     cudaFree(b->dev);
@@ -92,7 +100,7 @@ void c63_cuda_decode_batch_launch(c63_cuda_decode_batch *b, const c63_geometry *
   }
   if (err == cudaSuccess)
     err = cudaMemcpyAsync(b->dev, b->host, b->used, cudaMemcpyHostToDevice, s);
-  int r = err == cudaSuccess ? C63_OK : C63_ERR_BACKEND;
+  int r = err == cudaSuccess && ordered ? C63_OK : C63_ERR_BACKEND;
   if (r == C63_OK) {
     for (int i = 0; i < b->n; i++)
       b->frames[i].data = b->dev + b->offset[i];

@@ -1,11 +1,11 @@
 /* A batch of frames for the GPU entropy stage (c63_cuda_huff.h), the CUDA
  * decoding backend's unit of entropy decoding (C++ only): the frames'
  * entropy-coded bytes are staged in page-locked memory as they are
- * submitted, uploaded in one copy and decoded by one enqueue on the entropy
- * stream; once the stage has run, each frame's verdict and sparse frame in
- * device memory are read. The backend keeps two (ping-pong): one decodes
- * while the other's sparse frames are reconstructed, and a batch's results
- * stay valid until its next launch.
+ * submitted, uploaded in one copy and decoded by one enqueue on the batch's
+ * own stream; once the stage has run, each frame's verdict and sparse frame
+ * in device memory are read. The backend keeps several, used in turn: the
+ * stages of some run while the oldest one's sparse frames are
+ * reconstructed, and a batch's results stay valid until its next launch.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef C63_CUDA_DECODE_BATCH_H
 #define C63_CUDA_DECODE_BATCH_H
@@ -18,36 +18,52 @@
 #include "cuda/c63_cuda_huff.h"
 #include "cuda/c63_cuda_policy.cuh"
 
-constexpr int kDecodeBatch = c63_cuda_decoder_policy::kBatch;
-static_assert(kDecodeBatch >= 1 && kDecodeBatch <= C63_CUDA_HUFF_MAX_BATCH,
+static_assert(c63_cuda_decoder_policy::kBatch >= 1 &&
+                  c63_cuda_decoder_policy::kBatch <= C63_CUDA_HUFF_MAX_BATCH,
               "a batch is one enqueue of the entropy stage");
+static_assert(c63_cuda_decoder_policy::kBatches >= 1 &&
+                  c63_cuda_decoder_policy::kBatches <= c63_cuda_decoder_policy::kMaxBatches,
+              "batches in flight");
 
 enum class c63_batch_state {
   empty,    /* takes frames once it has a first one */
   filling,  /* frames staged, not launched */
+  due,      /* takes no more frames; launched once its previous frames are read (readers_end) */
   launched, /* uploaded and enqueued; the verdicts are not read yet */
   resolved, /* verdicts read; the device results serve until the next launch */
 };
 
 struct c63_cuda_decode_batch {
   c63_cuda_huff *huff;
-  uint8_t *host; /* page-locked staging of the frames' bytes */
+  cudaStream_t stream; /* its upload and its stage */
+  int capacity;        /* frames it takes */
+  uint8_t *host;       /* page-locked staging of the frames' bytes */
   size_t host_cap;
   uint8_t *dev; /* their copy on the device */
   size_t dev_cap;
   size_t used;     /* bytes staged */
   int n;           /* frames */
   long long first; /* the backend's sequence number of the first frame */
-  size_t offset[kDecodeBatch];
-  c63_cuda_huff_frame frames[kDecodeBatch];
-  bool failed;          /* the stage could not be enqueued: every frame to the CPU */
-  cudaEvent_t decoded;  /* recorded on the entropy stream after the stage */
-  cudaEvent_t consumed; /* recorded by the backend after the last reader of the results */
+  size_t offset[C63_CUDA_HUFF_MAX_BATCH];
+  c63_cuda_huff_frame frames[C63_CUDA_HUFF_MAX_BATCH];
+  bool failed;         /* the stage could not be enqueued: every frame to the CPU */
+  cudaEvent_t decoded; /* recorded on its stream after the stage */
+  /* The backend's sequence number after the last frame of its last launch:
+   * the reconstructions of the frames before it read that launch's results
+   * in device memory, which the next launch overwrites, so the next launch
+   * waits until the backend has enqueued them all. */
+  long long readers_end;
+  /* Recorded by the backend after the reconstruction of frame
+   * readers_end - 1; where that failed (unordered), the next launch hands
+   * every frame to the CPU. */
+  cudaEvent_t consumed;
+  bool unordered;
   c63_batch_state state;
 };
 
-/* In the current CUDA context. */
-cudaError_t c63_cuda_decode_batch_init(c63_cuda_decode_batch *b);
+/* In the current CUDA context; a batch of capacity frames (1 to
+ * C63_CUDA_HUFF_MAX_BATCH). */
+cudaError_t c63_cuda_decode_batch_init(c63_cuda_decode_batch *b, int capacity);
 void c63_cuda_decode_batch_release(c63_cuda_decode_batch *b);
 
 /* Start a new batch at sequence number first (the batch is empty or
@@ -59,10 +75,12 @@ void c63_cuda_decode_batch_begin(c63_cuda_decode_batch *b, long long first);
 int c63_cuda_decode_batch_add(c63_cuda_decode_batch *b, const uint8_t *data, size_t size,
                               int keyframe, size_t entries_cap);
 
-/* Upload the staged bytes and enqueue the stage on stream s, after the
- * work the consumed event marks. A failure is not an error: the frames go
- * to the CPU (c63_cuda_decode_batch_verdict). */
-void c63_cuda_decode_batch_launch(c63_cuda_decode_batch *b, const c63_geometry *g, cudaStream_t s);
+/* Upload the staged bytes and enqueue the stage on the batch's stream,
+ * after the work the consumed event marks: only once the backend has
+ * enqueued the reconstructions of all frames before readers_end and
+ * recorded consumed after the last. A failure is not an error: the frames
+ * go to the CPU (c63_cuda_decode_batch_verdict). */
+void c63_cuda_decode_batch_launch(c63_cuda_decode_batch *b, const c63_geometry *g);
 
 /* Whether a launched batch's stage has run (without waiting), or wait for
  * it; then state becomes resolved. Returns cudaSuccess, cudaErrorNotReady

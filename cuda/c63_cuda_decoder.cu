@@ -7,25 +7,29 @@
  * Entropy decoding (unless C63_CUDA_CPU_ENTROPY=1 leaves it to the
  * decoder's CPU threads): submitted frames' bytes are staged into a batch
  * (c63_cuda_decode_batch.h), which is uploaded and handed to the GPU
- * entropy stage (c63_cuda_huff.h) on the entropy stream when it is full, or
- * when the oldest frame is collected from it. Two batches ping-pong: one
- * decodes while the other's sparse frames, left in device memory by the
- * stage, are reconstructed. A frame the stage hands back is entropy-decoded
- * here by c63_entropy_decode (its verdict, error and message are the
- * frame's) into a page-locked sparse frame, which is uploaded.
+ * entropy stage (c63_cuda_huff.h) on the batch's own stream when it is
+ * full, when the oldest frame is collected from it, or at a drain (start),
+ * but never before the reconstructions of all frames of its previous
+ * launch are enqueued, as its stage overwrites their sparse frames. The
+ * batches are used in turn, so the stages of several run at once while the
+ * oldest one's sparse frames, left in device memory by its stage, are
+ * reconstructed. A frame the stage hands back is entropy-decoded here by
+ * c63_entropy_decode (its verdict, error and message are the frame's) into
+ * a page-locked sparse frame, which is uploaded.
  *
  * Reconstruction: collecting a frame enqueues the reconstructions of the
- * frames from it on, up to kPictures, on the reconstruction stream (a
- * batch whose stage has not run yet is not waited for, except the collected
- * frame's); each expands its sparse frame, reconstructs into the device
- * picture of its place in a ring of kPictures (the next frame's
- * reference), and the picture comes down into that place's pinned buffer
- * on the download stream while later frames reconstruct, or stays on the
- * device (device_out). A frame that fails stops the enqueueing until it is
- * collected: the decoder then corrects the frames after it (their tables)
- * before they are reconstructed. On a GPU that shares the host's memory
- * (c63_cuda_zero_copy) the output buffers are mapped and a kernel writes
- * the picture into them where the CPU reads it.
+ * frames from it on, up to kPictures, on the reconstruction stream, each
+ * once its batch's verdicts are read (a batch whose stage has not run yet
+ * is not waited for, except the collected frame's), after the batch's
+ * decoded event on the GPU; each expands its sparse frame, reconstructs
+ * into the device picture of its place in a ring of kPictures (the next
+ * frame's reference), and the picture comes down into that place's pinned
+ * buffer on the download stream while later frames reconstruct, or stays
+ * on the device (device_out). A frame that fails stops the enqueueing
+ * until it is collected: the decoder then corrects the frames after it
+ * (their tables) before they are reconstructed. On a GPU that shares the
+ * host's memory (c63_cuda_zero_copy) the output buffers are mapped and a
+ * kernel writes the picture into them where the CPU reads it.
  *
  * Device buffers and pinned host buffers are allocated for the largest
  * geometry seen and kept; nothing is allocated per frame.
@@ -47,11 +51,7 @@ namespace
 
 constexpr int kPictures = c63_cuda_decoder_policy::kPictures;
 constexpr int kExpandBlocks = c63_cuda_decoder_policy::kExpandBlocks;
-/* Frames submitted and not collected, at most: two batches, so that a
- * batch is launched again only once all of its earlier frames were
- * collected (and their reconstructions enqueued). */
-constexpr int kGpuEntropyDepth = 2 * kDecodeBatch;
-constexpr int kRing = kGpuEntropyDepth > kPictures ? kGpuEntropyDepth : kPictures;
+constexpr int kMaxBatches = c63_cuda_decoder_policy::kMaxBatches;
 
 /* One place of the picture ring. */
 struct picture {
@@ -65,7 +65,7 @@ struct picture {
 /* A frame submitted and not collected. */
 struct frame_rec {
   const c63_decode_job *job; /* the decoder's, in place until collected */
-  int batch;                 /* its batch (0 or 1); -1: the job carries coefficients */
+  int batch;                 /* its batch (an index); -1: the job carries coefficients */
   bool resolved;             /* verdict and out are set */
   int verdict;               /* of the GPU entropy stage */
   c63_cuda_huff_out out;
@@ -76,13 +76,12 @@ struct frame_rec {
 } // namespace
 
 struct c63_decode_backend {
-  c63_device dev;              /* the context everything below lives in */
-  bool zero_copy;              /* pictures written into mapped host memory by a kernel */
-  bool gpu_entropy;            /* jobs carry bytes, decoded by the GPU stage */
-  cudaStream_t stream;         /* reconstruction */
-  cudaStream_t entropy_stream; /* batches' uploads and entropy decoding */
-  cudaStream_t down_stream;    /* pictures to system memory */
-  cudaStream_t copy_stream;    /* copy: pictures copied out (collected: their work is done) */
+  c63_device dev;           /* the context everything below lives in */
+  bool zero_copy;           /* pictures written into mapped host memory by a kernel */
+  bool gpu_entropy;         /* jobs carry bytes, decoded by the GPU stage */
+  cudaStream_t stream;      /* reconstruction */
+  cudaStream_t down_stream; /* pictures to system memory */
+  cudaStream_t copy_stream; /* copy: pictures copied out (collected: their work is done) */
   c63_geometry g;
   c63_cuda_planes planes;
   size_t frame_bytes, blocks;   /* of the current geometry */
@@ -96,9 +95,18 @@ struct c63_decode_backend {
   c63_sparse_frame fallback; /* pinned: the CPU's decoding of a frame the stage handed back */
   cudaEvent_t fallback_free; /* its last upload done */
   picture pic[kPictures];
-  c63_cuda_decode_batch batch[2];
-  int filling; /* the batch that takes submitted frames */
-  frame_rec frames[kRing];
+  /* Used in turn, each on its stream. A batch is launched again only once
+   * the reconstructions of all frames of its last launch are enqueued
+   * (launch_if_free). Frames submitted and not collected are at most
+   * n_batches full batches (the depth), so a batch filled up has its
+   * earlier frames collected (the batches between are full, or the oldest
+   * frame of one of them was collected); one closed early at a drain
+   * (cu_start) may not, and waits as due. */
+  c63_cuda_decode_batch batch[kMaxBatches];
+  int n_batches, batch_frames; /* the policy's, or the environment's */
+  int filling;                 /* the batch that takes submitted frames */
+  frame_rec *frames;           /* ring of `ring` (at least depth) */
+  int ring;
   int depth;
   long long submitted, enqueued, collected; /* sequence numbers */
 };
@@ -163,15 +171,21 @@ void destroy_streams(c63_decode_backend *be)
   if (be->fallback_free) cudaEventDestroy(be->fallback_free);
   for (auto &b : be->batch)
     c63_cuda_decode_batch_release(&b);
-  for (cudaStream_t s : {be->stream, be->entropy_stream, be->down_stream, be->copy_stream})
+  for (cudaStream_t s : {be->stream, be->down_stream, be->copy_stream})
     if (s) cudaStreamDestroy(s);
 }
 
 cudaError_t create_streams(c63_decode_backend *be)
 {
-  cudaError_t err = cudaSuccess;
-  for (cudaStream_t *s : {&be->stream, &be->entropy_stream, &be->down_stream, &be->copy_stream})
-    if (err == cudaSuccess) err = cudaStreamCreateWithFlags(s, cudaStreamNonBlocking);
+  /* The reconstruction and the download at the highest priority: the
+   * caller waits for them, while a batch's stage, on a stream of default
+   * priority, is launched well before its frames are needed and takes the
+   * multiprocessors they leave. */
+  int least, greatest;
+  cudaError_t err = cudaDeviceGetStreamPriorityRange(&least, &greatest);
+  for (cudaStream_t *s : {&be->stream, &be->down_stream})
+    if (err == cudaSuccess) err = cudaStreamCreateWithPriority(s, cudaStreamNonBlocking, greatest);
+  if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&be->copy_stream, cudaStreamNonBlocking);
   for (auto &o : be->pic) {
     if (err == cudaSuccess)
       err = cudaEventCreateWithFlags(&o.reconstructed, cudaEventDisableTiming);
@@ -179,8 +193,8 @@ cudaError_t create_streams(c63_decode_backend *be)
   }
   if (err == cudaSuccess)
     err = cudaEventCreateWithFlags(&be->fallback_free, cudaEventDisableTiming);
-  for (int i = 0; i < 2 && err == cudaSuccess && be->gpu_entropy; i++)
-    err = c63_cuda_decode_batch_init(&be->batch[i]);
+  for (int i = 0; i < be->n_batches && err == cudaSuccess && be->gpu_entropy; i++)
+    err = c63_cuda_decode_batch_init(&be->batch[i], be->batch_frames);
   return err;
 }
 
@@ -190,6 +204,31 @@ bool entropy_on_cpu()
 {
   const char *v = getenv("C63_CUDA_CPU_ENTROPY");
   return v && !strcmp(v, "1");
+}
+
+/* A tuning aid (docs/design.md): the environment variable's value where it
+ * is a whole number from lo to hi, else the policy's value def. */
+int tuning(const char *name, int def, int lo, int hi)
+{
+  const char *v = getenv(name);
+  if (!v || !*v) return def;
+  char *end;
+  const long n = strtol(v, &end, 10);
+  return *end || n < lo || n > hi ? def : (int)n;
+}
+
+/* The batches' shape, the depth, and the ring of frames that holds it. */
+bool plan_frames(c63_decode_backend *be)
+{
+  be->gpu_entropy = !entropy_on_cpu();
+  be->batch_frames =
+      tuning("C63_CUDA_DECODE_BATCH", c63_cuda_decoder_policy::kBatch, 1, C63_CUDA_HUFF_MAX_BATCH);
+  be->n_batches =
+      tuning("C63_CUDA_DECODE_BATCHES", c63_cuda_decoder_policy::kBatches, 1, kMaxBatches);
+  be->depth = be->gpu_entropy ? be->n_batches * be->batch_frames : kPictures;
+  be->ring = be->depth > kPictures ? be->depth : kPictures;
+  be->frames = static_cast<frame_rec *>(calloc((size_t)be->ring, sizeof *be->frames));
+  return be->frames != nullptr;
 }
 
 int cu_create(const c63_device *dev, c63_threadpool *, c63_decode_backend **out,
@@ -207,11 +246,15 @@ int cu_create(const c63_device *dev, c63_threadpool *, c63_decode_backend **out,
   be->dev = *dev;
   const int device = c63_cuda_context_device(*dev);
   be->zero_copy = device >= 0 && c63_cuda_zero_copy(device);
-  be->gpu_entropy = !entropy_on_cpu();
-  be->depth = be->gpu_entropy ? kGpuEntropyDepth : kPictures;
+  if (!plan_frames(be)) {
+    free(be);
+    snprintf(msg, msg_size, "out of host memory");
+    return C63_ERR_NOMEM;
+  }
   err = create_streams(be);
   if (err != cudaSuccess) {
     destroy_streams(be);
+    free(be->frames);
     free(be);
     return c63_cuda_error(err, "creating CUDA streams and the entropy stage", msg, msg_size);
   }
@@ -223,7 +266,9 @@ int cu_create(const c63_device *dev, c63_threadpool *, c63_decode_backend **out,
 
 void sync_all(c63_decode_backend *be)
 {
-  for (cudaStream_t s : {be->entropy_stream, be->stream, be->down_stream})
+  for (int i = 0; i < be->n_batches && be->gpu_entropy; i++)
+    cudaStreamSynchronize(be->batch[i].stream);
+  for (cudaStream_t s : {be->stream, be->down_stream})
     cudaStreamSynchronize(s);
 }
 
@@ -235,6 +280,7 @@ void cu_destroy(c63_decode_backend *be)
   free_buffers(be);
   c63_sparse_frame_free(&be->fallback);
   destroy_streams(be);
+  free(be->frames);
   free(be);
 }
 
@@ -373,12 +419,15 @@ int decode_on_cpu(c63_decode_backend *be, frame_rec &f, device_sparse *out)
   return r;
 }
 
-/* Frame f's sparse frame on the device: the stage's result, or a host
+/* Frame f's sparse frame on the device: the stage's result (the
+ * reconstruction stream waits for the batch's stage on the GPU), or a host
  * sparse frame uploaded. */
 int sparse_of(c63_decode_backend *be, frame_rec &f, device_sparse *out)
 {
   if (f.batch < 0) return upload_sparse(be, f.job->coeffs, out, f.msg, sizeof f.msg);
   if (f.verdict != C63_OK) return decode_on_cpu(be, f, out);
+  const cudaError_t err = cudaStreamWaitEvent(be->stream, be->batch[f.batch].decoded, 0);
+  if (err != cudaSuccess) return c63_cuda_error(err, "entropy decoding", f.msg, sizeof f.msg);
   *out = {f.out.start, f.out.entries, f.out.count, f.out.mvs};
   return C63_OK;
 }
@@ -387,7 +436,7 @@ int sparse_of(c63_decode_backend *be, frame_rec &f, device_sparse *out)
  * the device; a failure is recorded as the frame's. */
 void enqueue_frame(c63_decode_backend *be, long long seq)
 {
-  frame_rec &f = be->frames[seq % kRing];
+  frame_rec &f = be->frames[seq % be->ring];
   const c63_decode_job *job = f.job;
   picture &o = be->pic[seq % kPictures];
   device_sparse sp;
@@ -408,7 +457,6 @@ void enqueue_frame(c63_decode_backend *be, long long seq)
     err = cudaGetLastError();
   }
   if (err == cudaSuccess) err = c63_cuda_dequant_idct_recon(be->d_coeffs, ref, mvs, P, o.rec, st);
-  if (err == cudaSuccess && f.batch >= 0) err = cudaEventRecord(be->batch[f.batch].consumed, st);
   if (err == cudaSuccess) err = cudaEventRecord(o.reconstructed, st);
   if (err == cudaSuccess && !job->device_out) {
     what = "downloading the picture";
@@ -425,11 +473,39 @@ void enqueue_frame(c63_decode_backend *be, long long seq)
   o.device = job->device_out ? o.rec : nullptr;
 }
 
-/* Launch the filling batch; the other one takes the next frames. */
-void launch_filling(c63_decode_backend *be)
+/* Launch a due batch once the reconstructions of all frames of its last
+ * launch are enqueued (consumed is recorded after the last of them): its
+ * stage overwrites their sparse frames in device memory. */
+void launch_if_free(c63_decode_backend *be, c63_cuda_decode_batch *b)
 {
-  c63_cuda_decode_batch_launch(&be->batch[be->filling], &be->g, be->entropy_stream);
-  be->filling ^= 1;
+  if (b->state == c63_batch_state::due && be->enqueued >= b->readers_end)
+    c63_cuda_decode_batch_launch(b, &be->g);
+}
+
+/* The filling batch takes no more frames, and is launched as soon as it
+ * may be; the next one in turn takes the next frames. */
+void close_filling(c63_decode_backend *be)
+{
+  c63_cuda_decode_batch *b = &be->batch[be->filling];
+  b->state = c63_batch_state::due;
+  be->filling = (be->filling + 1) % be->n_batches;
+  launch_if_free(be, b);
+}
+
+/* Frame seq's reconstruction was just enqueued (or failed): if it was the
+ * last reader of its batch's results, record consumed after it, which the
+ * batch's next stage waits for, and launch the batch if it is due. */
+void results_read(c63_decode_backend *be, long long seq)
+{
+  const frame_rec &f = be->frames[seq % be->ring];
+  if (f.batch < 0) return;
+  c63_cuda_decode_batch *b = &be->batch[f.batch];
+  if (seq + 1 != b->readers_end) return;
+  if (cudaEventRecord(b->consumed, be->stream) != cudaSuccess) {
+    cudaGetLastError();
+    b->unordered = true;
+  }
+  launch_if_free(be, b);
 }
 
 /* Read a launched batch's verdicts into its frames; wait for its stage or
@@ -439,7 +515,7 @@ bool resolve_batch(c63_decode_backend *be, c63_cuda_decode_batch *b, bool wait)
   if (b->state != c63_batch_state::launched) return true;
   if (c63_cuda_decode_batch_resolve(b, wait) == cudaErrorNotReady) return false;
   for (int i = 0; i < b->n; i++) {
-    frame_rec &f = be->frames[(b->first + i) % kRing];
+    frame_rec &f = be->frames[(b->first + i) % be->ring];
     f.verdict = c63_cuda_decode_batch_verdict(b, i, &f.out);
     f.resolved = true;
   }
@@ -447,18 +523,20 @@ bool resolve_batch(c63_decode_backend *be, c63_cuda_decode_batch *b, bool wait)
 }
 
 /* Whether frame seq's sparse frame can be had: its batch launched (the
- * collected frame's is, at once) and decoded (waited for by the collected
- * frame only). */
+ * collected frame's is, at once: every frame before it was collected, so
+ * its batch is free) and decoded (waited for by the collected frame
+ * only). */
 bool frame_decoded(c63_decode_backend *be, long long seq)
 {
-  frame_rec &f = be->frames[seq % kRing];
+  frame_rec &f = be->frames[seq % be->ring];
   if (f.batch < 0 || f.resolved) return true;
   const bool oldest = seq == be->collected;
   c63_cuda_decode_batch *b = &be->batch[f.batch];
   if (b->state == c63_batch_state::filling) {
     if (!oldest) return false;
-    launch_filling(be);
+    close_filling(be);
   }
+  if (b->state == c63_batch_state::due) return false;
   return resolve_batch(be, b, oldest);
 }
 
@@ -469,11 +547,11 @@ void fill_window(c63_decode_backend *be)
 {
   const long long limit = be->collected + kPictures;
   while (be->enqueued < be->submitted && be->enqueued < limit) {
-    if (be->enqueued > be->collected && be->frames[(be->enqueued - 1) % kRing].status != C63_OK)
+    if (be->enqueued > be->collected && be->frames[(be->enqueued - 1) % be->ring].status != C63_OK)
       return;
     if (!frame_decoded(be, be->enqueued)) return;
     enqueue_frame(be, be->enqueued);
-    be->enqueued++;
+    results_read(be, be->enqueued++);
   }
 }
 
@@ -496,7 +574,7 @@ int stage_bytes(c63_decode_backend *be, const c63_decode_job *job, int *batch, c
     return C63_ERR_NOMEM;
   }
   *batch = be->filling;
-  if (b->n == kDecodeBatch) launch_filling(be);
+  if (b->n == b->capacity) close_filling(be);
   return C63_OK;
 }
 
@@ -518,7 +596,7 @@ int cu_submit(c63_decode_backend *be, const c63_decode_job *job, char *msg, size
     int r = stage_bytes(be, job, &batch, msg, msg_size);
     if (r) return r;
   }
-  frame_rec &f = be->frames[be->submitted % kRing];
+  frame_rec &f = be->frames[be->submitted % be->ring];
   f.job = job; /* read until collected: the decoder may correct its tables */
   f.batch = batch;
   f.resolved = false;
@@ -539,7 +617,7 @@ int cu_collect(c63_decode_backend *be, c63_decode_job *job, char *msg, size_t ms
   if (err != cudaSuccess) return c63_cuda_error(err, "entering the CUDA context", msg, msg_size);
   const long long seq = be->collected;
   fill_window(be);
-  frame_rec &f = be->frames[seq % kRing];
+  frame_rec &f = be->frames[seq % be->ring];
   be->collected++;
   if (f.status != C63_OK) {
     snprintf(msg, msg_size, "%s", f.msg);
@@ -556,14 +634,29 @@ int cu_collect(c63_decode_backend *be, c63_decode_job *job, char *msg, size_t ms
   return C63_OK;
 }
 
+/* The caller drains, and submits nothing more until every frame is
+ * collected: the filling batch is closed now, so that its stage runs while
+ * the frames before it are reconstructed. It is launched once the frames
+ * of its previous launch are enqueued, which a partial batch's are not
+ * yet: frames after them are still held. */
+void cu_start(c63_decode_backend *be)
+{
+  if (!be->gpu_entropy || be->batch[be->filling].state != c63_batch_state::filling) return;
+  c63_cuda_scope scope(be->dev);
+  if (scope.error() == cudaSuccess) close_filling(be);
+}
+
 /* Everything in flight is dropped: the streams are let finish, the batches
  * emptied. */
 void cu_drop(c63_decode_backend *be)
 {
   c63_cuda_scope scope(be->dev);
   sync_all(be);
-  for (auto &b : be->batch)
-    b.state = c63_batch_state::empty;
+  for (int i = 0; i < be->n_batches; i++) {
+    be->batch[i].state = c63_batch_state::empty;
+    be->batch[i].readers_end = 0;
+    be->batch[i].unordered = false;
+  }
   be->filling = 0;
   be->submitted = be->enqueued = be->collected = 0;
 }
@@ -589,5 +682,6 @@ int cu_copy(c63_decode_backend *be, const uint8_t *const src[3], const int src_s
 } // namespace
 
 extern "C" const c63_decode_backend_ops c63_decode_backend_cuda = {
-    "cuda", 1, cu_create, cu_destroy, cu_resize, cu_submit, cu_collect, cu_drop, cu_copy, 1,
+    "cuda",     1,       cu_create, cu_destroy, cu_resize, cu_submit,
+    cu_collect, cu_drop, cu_copy,   1,          cu_start,
 };

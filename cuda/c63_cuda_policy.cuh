@@ -111,9 +111,18 @@ struct c63_cuda_backend_policy {
 struct c63_cuda_decoder_policy {
   /* Frames a batch of the GPU entropy stage decodes at once: one frame
    * leaves most of the GPU idle (a 1080p frame is under a thousand
-   * subsequences), and two batches are in flight (one decoding while the
-   * other is reconstructed), so the decoder holds twice this many frames. */
-  static constexpr int kBatch = 16;
+   * subsequences), and a stage's time is mostly latency, nearly the same
+   * for few frames as for many. C63_CUDA_DECODE_BATCH overrides it (1 to
+   * C63_CUDA_HUFF_MAX_BATCH), as a tuning aid. */
+  static constexpr int kBatch = 32;
+  /* Batches in flight, each with its own stream, so that the stages of
+   * several run on the GPU at once while the oldest batch's frames are
+   * reconstructed: the decoder holds kBatches * kBatch frames, and a batch
+   * is launched (kBatches - 1) * kBatch frames before its first is needed.
+   * C63_CUDA_DECODE_BATCHES overrides it (1 to kMaxBatches), as a tuning
+   * aid. */
+  static constexpr int kBatches = 3;
+  static constexpr int kMaxBatches = 8;
   /* Pictures in flight: reconstructions enqueued ahead of the one the
    * caller is given, each with a device buffer and (for pictures to system
    * memory) a page-locked one, so downloads overlap later frames'

@@ -12,9 +12,9 @@
 
 #define W 64
 #define H 48
-/* more than the CUDA backend holds in flight (two batches of its GPU
+/* more than the CUDA backend holds in flight (its batches of the GPU
  * entropy decoding), so that send asks to receive first there too */
-#define FRAMES 80
+#define FRAMES 160
 
 /* The backend under test: the CPU, then the GPU when one is usable (the
  * reference of frame-by-frame decoding stays the CPU's). */

@@ -432,6 +432,32 @@ int tu_cuda_missing(void)
   return 1;
 }
 
+/* Set name to a number, or unset it for 0. */
+static void set_or_unset(const char *name, int value)
+{
+  char v[16];
+  snprintf(v, sizeof v, "%d", value);
+  if (value)
+    setenv(name, v, 1);
+  else
+    unsetenv(name);
+}
+
+int tu_decoder_new(const c63_dec_params *p, const tu_cuda_decoding *setup, c63_decoder **dec,
+                   char *msg, size_t msg_size)
+{
+  static const tu_cuda_decoding defaults = {0, 0, 0};
+  if (!setup) setup = &defaults;
+  set_or_unset("C63_CUDA_CPU_ENTROPY", setup->cpu_entropy);
+  set_or_unset("C63_CUDA_DECODE_BATCH", setup->batch);
+  set_or_unset("C63_CUDA_DECODE_BATCHES", setup->batches);
+  const int r = c63_decoder_new(p, dec, msg, msg_size);
+  set_or_unset("C63_CUDA_CPU_ENTROPY", 0);
+  set_or_unset("C63_CUDA_DECODE_BATCH", 0);
+  set_or_unset("C63_CUDA_DECODE_BATCHES", 0);
+  return r;
+}
+
 int tu_encode_synth(int w, int h, int q, int natural, int frames, int keyframe_interval,
                     tu_buf *out, char *msg, size_t msg_size)
 {

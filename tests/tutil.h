@@ -102,6 +102,20 @@ size_t tu_padded_picture(const uint8_t *i420, int w, int h, int nv12, int pad, u
  * device): then prints the SKIP line meson shows; the test exits 77. */
 int tu_cuda_missing(void);
 
+/* How the CUDA decoding backend is set up, through the environment it
+ * reads when the decoder is made: entropy decoding on the decoder's CPU
+ * threads (C63_CUDA_CPU_ENTROPY=1), or on the GPU in batches of `batch`
+ * frames, `batches` of them in flight (C63_CUDA_DECODE_BATCH and
+ * C63_CUDA_DECODE_BATCHES; 0: the policy's). */
+typedef struct tu_cuda_decoding {
+  int cpu_entropy, batch, batches;
+} tu_cuda_decoding;
+
+/* c63_decoder_new with the environment set as setup says (NULL: the
+ * defaults), and cleared again. */
+int tu_decoder_new(const c63_dec_params *p, const tu_cuda_decoding *setup, c63_decoder **dec,
+                   char *msg, size_t msg_size);
+
 /* Result of decoding a whole stream the way a player would (and c63-dec
  * does): split it with libc63's framer (c63_frame_scan), which skips junk
  * and gives up on broken frames, decode each frame; after lost data the

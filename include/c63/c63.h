@@ -493,7 +493,7 @@ const char *c63_decoder_error(const c63_decoder *dec);
 int c63_decoder_send_packet(c63_decoder *dec, const uint8_t *data, size_t size, int64_t user);
 int c63_decoder_receive_picture(c63_decoder *dec, c63_decoded_picture *pic);
 /* Frames the decoder holds before the first picture comes out (one per
- * thread on the CPU backend; two batches on the CUDA backend). */
+ * thread on the CPU backend; its batches in flight on the CUDA backend). */
 int c63_decoder_delay(const c63_decoder *dec);
 
 /* One frame through send/receive, for callers without a pipeline: send

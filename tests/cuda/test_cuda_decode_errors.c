@@ -1,13 +1,16 @@
 /* The CUDA decoder's verdicts frame by frame against the CPU backend's, on
  * streams with corrupt frames (bit flips in the entropy-coded data and in
- * the headers, cut data) among good ones, with resets and flushes while a
- * batch of the GPU entropy stage is under way: each frame must fail with
- * the CPU's status and message, or give the CPU's picture. The reference
- * is the CPU backend decoding one frame at a time (c63_decoder_decode),
- * which does not depend on how many frames are in flight; the runs checked
- * are the CUDA backend through send/receive (GPU entropy decoding, and
- * with C63_CUDA_CPU_ENTROPY=1), through c63_decoder_decode, and the CPU
- * backend through send/receive. A flush drops the frames in flight, which
+ * the headers, cut data) among good ones, with resets and flushes while
+ * batches of the GPU entropy stage are under way: each frame must fail
+ * with the CPU's status and message, or give the CPU's picture. The
+ * reference is the CPU backend decoding one frame at a time
+ * (c63_decoder_decode), which does not depend on how many frames are in
+ * flight; the runs checked are the CUDA backend through send/receive (GPU
+ * entropy decoding in the policy's batches, in batches of 5 with 3 in
+ * flight, and in batches of 6 one at a time, so that the streams here go
+ * through many batches and flushes come with several in flight; and with
+ * C63_CUDA_CPU_ENTROPY=1), through c63_decoder_decode, and the CPU backend
+ * through send/receive. A flush drops the frames in flight, which
  * depend on the backend's depth: the reference leaves out the frames the
  * run checked dropped.
  *
@@ -64,19 +67,14 @@ static void record(verdict *v, int r, c63_decoder *dec, const c63_decoded_pictur
   tu_buf_free(&b);
 }
 
-static c63_decoder *new_decoder(c63_backend_kind kind, int cpu_entropy)
+static c63_decoder *new_decoder(c63_backend_kind kind, const tu_cuda_decoding *setup)
 {
   c63_dec_params p;
   c63_decoder *dec = NULL;
   char msg[256];
-  if (cpu_entropy)
-    setenv("C63_CUDA_CPU_ENTROPY", "1", 1);
-  else
-    unsetenv("C63_CUDA_CPU_ENTROPY");
   c63_dec_params_init(&p);
   p.backend = kind;
-  const int r = c63_decoder_new(&p, &dec, msg, sizeof msg);
-  unsetenv("C63_CUDA_CPU_ENTROPY");
+  const int r = tu_decoder_new(&p, setup, &dec, msg, sizeof msg);
   TU_CHECK(r == C63_OK, "decoder: %s", msg);
   return r ? NULL : dec;
 }
@@ -174,17 +172,20 @@ static void check_script(const char *what, const frames *f, const script *s)
   static const struct {
     const char *name;
     c63_backend_kind kind;
-    int cpu_entropy, send_receive;
+    tu_cuda_decoding setup;
+    int send_receive;
   } runs[] = {
-      {"cuda send/receive", C63_BACKEND_CUDA, 0, 1},
-      {"cuda one by one", C63_BACKEND_CUDA, 0, 0},
-      {"cuda, CPU entropy, send/receive", C63_BACKEND_CUDA, 1, 1},
-      {"cpu send/receive", C63_BACKEND_CPU, 0, 1},
+      {"cuda send/receive", C63_BACKEND_CUDA, {0, 0, 0}, 1},
+      {"cuda send/receive, batches of 5, 3 in flight", C63_BACKEND_CUDA, {0, 5, 3}, 1},
+      {"cuda send/receive, one batch of 6 in flight", C63_BACKEND_CUDA, {0, 6, 1}, 1},
+      {"cuda one by one", C63_BACKEND_CUDA, {0, 0, 0}, 0},
+      {"cuda, CPU entropy, send/receive", C63_BACKEND_CUDA, {1, 0, 0}, 1},
+      {"cpu send/receive", C63_BACKEND_CPU, {0, 0, 0}, 1},
   };
   int failed = 0;
   for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
-    c63_decoder *dec = new_decoder(runs[i].kind, runs[i].cpu_entropy);
-    c63_decoder *cpu = new_decoder(C63_BACKEND_CPU, 0);
+    c63_decoder *dec = new_decoder(runs[i].kind, &runs[i].setup);
+    c63_decoder *cpu = new_decoder(C63_BACKEND_CPU, NULL);
     if (!dec || !cpu) {
       c63_decoder_free(dec);
       c63_decoder_free(cpu);
@@ -306,9 +307,10 @@ static void corrupt_streams(const uint8_t *s, size_t len, const char *name)
   free(bufs);
 }
 
-/* Resets and flushes while batches are under way (frame numbers relative to
- * the 16-frame batches of the policy, and not multiples of it), with a
- * corrupt frame in flight at a flush. */
+/* Resets and flushes while batches are under way (frame numbers not all
+ * multiples of the batches' sizes: with batches of 5, 3 in flight, the
+ * flush after frame 19 drops three launched batches, the one after frame
+ * 13 two launched and one filling, which holds a corrupt frame). */
 static void flush_and_reset(const uint8_t *s, size_t len, const char *name)
 {
   static frames f;
