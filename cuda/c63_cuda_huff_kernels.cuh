@@ -96,6 +96,9 @@ struct stage_buffers {
   frame_info *info;
   c63_hs_state *cand_end, *start;
   uint8_t *map;
+  /* per map entry that meets no candidate: its detour (build_maps) */
+  uint16_t *detour;
+  c63_hs_state *detour_states; /* kDepth a map entry */
   uint32_t *block_base, *ac_base;
   block_fields bf;
   sparse_view out;
@@ -336,11 +339,47 @@ __global__ void __launch_bounds__(policy::kDecodeThreads) run_candidates(batch b
       run_to(v, c63_hs_block_start(t * policy::kSubseqBits, (int)k), subseq_limit(fi, t));
 }
 
+/* Where a decoding that ends subsequence t in no candidate's end state
+ * goes on: through the next subsequences, each start stored in turn at
+ * states[0], [1], .. (the true starts of t + 1, t + 2, .. should it be on
+ * the true parse), until one ends in a candidate's end state (rejoin: that
+ * candidate, after n subsequences), max_n starts are stored, or the frame
+ * ends (rejoin: kNoMeet). */
+struct detour_walk {
+  uint32_t n;
+  uint8_t rejoin;
+};
+
+__device__ detour_walk walk_detour(const bits_view &v, const frame_info &fi,
+                                   const c63_hs_state *cand_end, uint32_t t, c63_hs_state end,
+                                   c63_hs_state *states, uint32_t max_n)
+{
+  detour_walk w = {0, kNoMeet};
+  for (uint32_t u = t; w.rejoin == kNoMeet && w.n < max_n && u + 1 < fi.n_threads;) {
+    states[w.n++] = end;
+    end = run_to(v, end, subseq_limit(fi, ++u));
+    w.rejoin = matching_candidate(cand_end + u * kPhases, end);
+  }
+  return w;
+}
+
+/* A detour as build_maps stores it: n in the high byte, the candidate it
+ * rejoins in the low. */
+__device__ __forceinline__ uint16_t pack_detour(detour_walk w)
+{
+  return (uint16_t)(w.n << 8 | w.rejoin);
+}
+
 /* Per subsequence t >= 1 and candidate j of t - 1: the candidate of t whose
  * end state is the end of the decoding from j's end (kNoMeet: none).
- * Subsequence 0's map is unused (the frame begins at its candidate 0). */
+ * Subsequence 0's map is unused (the frame begins at its candidate 0).
+ * Where none is, the decoding's detour (walk_detour) of up to kDepth
+ * subsequences, for chain to copy should j be on the true parse: the
+ * serial walks of the fallbacks run here, all at once. */
+template <int kDepth>
 __global__ void __launch_bounds__(policy::kDecodeThreads) build_maps(batch b, stage_buffers B)
 {
+  static_assert(kDepth >= 1 && kDepth < 256, "a detour's length fits its byte");
   __shared__ lut_tables lut;
   const uint32_t f = blockIdx.y;
   const frame_info fi = B.info[f];
@@ -349,14 +388,18 @@ __global__ void __launch_bounds__(policy::kDecodeThreads) build_maps(batch b, st
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= fi.n_threads * kPhases) return;
   const uint32_t t = i / kPhases;
+  const size_t entry = (size_t)b.f[f].sub_off * kPhases + i;
   const c63_hs_state *cand_end = B.cand_end + (size_t)b.f[f].sub_off * kPhases;
-  uint8_t *map = B.map + (size_t)b.f[f].sub_off * kPhases;
   if (t == 0) {
-    map[i] = 0;
+    B.map[entry] = 0;
     return;
   }
   const c63_hs_state end = run_to(v, cand_end[i - kPhases], subseq_limit(fi, t));
-  map[i] = matching_candidate(cand_end + t * kPhases, end);
+  const uint8_t k = matching_candidate(cand_end + t * kPhases, end);
+  B.map[entry] = k;
+  if (k == kNoMeet)
+    B.detour[entry] =
+        pack_detour(walk_detour(v, fi, cand_end, t, end, B.detour_states + entry * kDepth, kDepth));
 }
 
 /* Maps as functions on the predecessor's candidates, composed: (a then b). */
@@ -391,19 +434,32 @@ __device__ __forceinline__ uint8_t apply_map(uint64_t m, uint32_t x)
 /* The CTA's shared state while it chains a frame's subsequences. */
 struct chain_shared {
   uint32_t first_fail, resume_at;
+  uint32_t entry, n; /* the map entry whose detour is copied, its length */
   uint8_t resume_cand;
+};
+
+/* The detour of the map entry (u, j), from the predecessor's candidate j
+ * where the true decoding fails to meet one of u's. */
+struct frame_detours {
+  const uint16_t *packed;
+  const c63_hs_state *states; /* kDepth an entry */
 };
 
 /* Each subsequence's true start. A tile at a time, the composition of the
  * maps from the chain's last known candidate on (a block scan) says which
  * candidate's end is each subsequence's true end, and so the next one's
- * start. From the first subsequence where none is, one thread decodes
- * again from its true start, on through the following subsequences until
- * a subsequence's true end is one of its candidates' ends; the scan goes
- * on from there. */
-template <int kCta>
+ * start. At the first subsequence u where none is, the decoding from u's
+ * true start (candidate j's end) is the detour build_maps walked for the
+ * entry (u, j): its states are the true starts of the subsequences it
+ * went through, copied, and the scan goes on after the subsequence where
+ * it rejoined a candidate. Where the detour did not within kDepth
+ * subsequences, one thread walks on from its last state (as a detour of
+ * any length) until a subsequence's true end is a candidate's end, or the
+ * frame's end. */
+template <int kCta, int kDepth>
 __device__ void chain(const bits_view &v, const frame_info &fi, const c63_hs_state *cand_end,
-                      const uint8_t *map, c63_hs_state *start, uint8_t *tile_cand, chain_shared &cs,
+                      const uint8_t *map, const frame_detours &d, c63_hs_state *start,
+                      uint8_t *tile_cand, chain_shared &cs,
                       typename cub::BlockScan<uint64_t, kCta>::TempStorage &temp)
 {
   using scan = cub::BlockScan<uint64_t, kCta>;
@@ -430,18 +486,31 @@ __device__ void chain(const bits_view &v, const frame_info &fi, const c63_hs_sta
       continue;
     }
     if (threadIdx.x == 0) {
-      /* its start is known (its predecessor's end is a candidate's), its
+      /* u's start is known (its predecessor's end is candidate j's), its
        * end is not */
-      uint32_t u = cs.first_fail;
-      uint8_t k = kNoMeet;
-      c63_hs_state end = run_to(v, start[u], subseq_limit(fi, u));
-      while (u + 1 < fi.n_threads) {
-        start[++u] = end;
-        end = run_to(v, end, subseq_limit(fi, u));
-        if ((k = matching_candidate(cand_end + u * kPhases, end)) != kNoMeet) break;
-      }
-      cs.resume_at = u + 1;
-      cs.resume_cand = k;
+      const uint32_t u = cs.first_fail, at = u - p;
+      const uint32_t j = at ? tile_cand[at - 1] : c;
+      cs.entry = u * kPhases + j;
+      const uint16_t packed = d.packed[cs.entry];
+      uint32_t n = packed >> 8;
+      if (n > (uint32_t)kDepth) n = kDepth;
+      if (n > fi.n_threads - 1 - u) n = fi.n_threads - 1 - u;
+      cs.n = n;
+      cs.resume_at = u + n + 1;
+      cs.resume_cand = (uint8_t)packed;
+    }
+    __syncthreads();
+    const uint32_t u = cs.first_fail, n = cs.n;
+    const c63_hs_state *states = d.states + (size_t)cs.entry * kDepth;
+    for (uint32_t i = threadIdx.x; i < n; i += kCta)
+      start[u + 1 + i] = states[i];
+    if (threadIdx.x == 0 && cs.resume_cand == kNoMeet && cs.resume_at < fi.n_threads) {
+      /* not rejoined within kDepth: on from the start of u + n */
+      const uint32_t w = u + n;
+      const c63_hs_state end = run_to(v, n ? states[n - 1] : start[u], subseq_limit(fi, w));
+      const detour_walk on = walk_detour(v, fi, cand_end, w, end, start + w + 1, kNone);
+      cs.resume_at = w + on.n + 1;
+      cs.resume_cand = on.rejoin;
     }
     __syncthreads();
     p = cs.resume_at;
@@ -473,7 +542,7 @@ __device__ uint64_t count_fields(const bits_view &v, const frame_info &fi, c63_h
 /* A CTA a frame: the subsequences' true starts (chain), then their blocks
  * and AC coefficients counted from there, placed by a sum scan
  * (block_base, ac_base), with the frame's totals and end state. */
-template <int kCta>
+template <int kCta, int kDepth>
 __global__ void __launch_bounds__(kCta) chain_and_count(batch b, stage_buffers B)
 {
   using scan = cub::BlockScan<uint64_t, kCta>;
@@ -487,7 +556,9 @@ __global__ void __launch_bounds__(kCta) chain_and_count(batch b, stage_buffers B
   const frame_info fi = B.info[f];
   const size_t sub = fr.sub_off;
   c63_hs_state *start = B.start + sub;
-  chain<kCta>(v, fi, B.cand_end + sub * kPhases, B.map + sub * kPhases, start, tile_cand, cs, temp);
+  const frame_detours d = {B.detour + sub * kPhases, B.detour_states + sub * kPhases * kDepth};
+  chain<kCta, kDepth>(v, fi, B.cand_end + sub * kPhases, B.map + sub * kPhases, d, start, tile_cand,
+                      cs, temp);
   uint64_t carry = 0;
   for (uint32_t tile = 0; tile < fi.n_threads; tile += kCta) {
     const uint32_t t = tile + threadIdx.x;
