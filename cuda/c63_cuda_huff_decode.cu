@@ -17,7 +17,7 @@
  *      coefficients counted per subsequence from its true start and placed
  *      by a sum scan;
  *   5. decode_fields: the fields decoded into per-block arrays;
- *   6. assemble_frames (a CTA a frame): DC prediction and the entries
+ *   6. assemble_frames (two CTAs a frame): DC prediction and the entries
  *      placed by scans in decoding order, vector reuse by a scan in raster
  *      order, the verdict the C model gives;
  * then one copy of the frames' verdicts to page-locked memory. Every write
@@ -160,7 +160,7 @@ cudaError_t launch_batch(c63_cuda_huff *h, cudaStream_t s)
       <<<b.n, policy::kChainThreads, 0, s>>>(b, B);
   decode_fields<<<per_subseq, kT, 0, s>>>(b, B);
   assemble_frames<policy::kAssembleThreads, policy::kAssembleItems>
-      <<<b.n, policy::kAssembleThreads, 0, s>>>(b, B);
+      <<<dim3(b.n, 2), policy::kAssembleThreads, 0, s>>>(b, B);
   TRY(cudaGetLastError());
   return cudaMemcpyAsync(h->info_host, h->info, b.n * sizeof(frame_info), cudaMemcpyDeviceToHost,
                          s);

@@ -829,9 +829,10 @@ __device__ void place_vectors(const batch &b, const stage_buffers &B, uint32_t f
   }
 }
 
-/* A CTA a frame: the entries, the vectors, and the verdict. The decoding
- * must cover the frame's blocks: past the last block's end (the next
- * block's start), or ending right at it inside the data. */
+/* Two CTAs a frame, apart as their scans are: the entries and the verdict
+ * (blockIdx.y 0), the vectors (1); either may find the frame bad. The
+ * decoding must cover the frame's blocks: past the last block's end (the
+ * next block's start), or ending right at it inside the data. */
 template <int kCta, int kItems>
 __global__ void __launch_bounds__(kCta) assemble_frames(batch b, stage_buffers B)
 {
@@ -844,16 +845,20 @@ __global__ void __launch_bounds__(kCta) assemble_frames(batch b, stage_buffers B
   if (threadIdx.x == 0) any_bad = 0;
   __syncthreads();
   uint32_t bad = 0;
-  place_entries<kCta, kItems>(b, B, f, &bad, temp.wide);
-  place_vectors<kCta, kItems>(b, B, f, &bad, temp.narrow);
+  if (blockIdx.y == 0)
+    place_entries<kCta, kItems>(b, B, f, &bad, temp.wide);
+  else
+    place_vectors<kCta, kItems>(b, B, f, &bad, temp.narrow);
   if (bad) atomicOr(&any_bad, 1u);
   __syncthreads();
   if (threadIdx.x) return;
   const frame_info fi = B.info[f];
   const uint32_t nb = (uint32_t)b.sh.n_blocks;
-  if (any_bad || fi.total_blocks < nb ||
-      (fi.total_blocks == nb && (fi.end.field != C63_HS_USE_MV || fi.end.pos > fi.total_bits)))
-    B.info[f].bad = 1;
+  if (blockIdx.y == 0 &&
+      (fi.total_blocks < nb ||
+       (fi.total_blocks == nb && (fi.end.field != C63_HS_USE_MV || fi.end.pos > fi.total_bits))))
+    any_bad = 1;
+  if (any_bad) atomicOr(&B.info[f].bad, 1u);
 }
 
 /* ---- the host's plan of a batch ---- */

@@ -147,7 +147,8 @@ struct c63_cuda_huff_policy {
   /* unstuff_frames: a CTA a frame, kUnstuffItems bytes a thread. */
   static constexpr int kUnstuffThreads = 512;
   static constexpr int kUnstuffItems = 16;
-  /* assemble_frames: a CTA a frame, kAssembleItems blocks a thread. */
+  /* assemble_frames: two CTAs a frame (the entries, the vectors),
+   * kAssembleItems blocks a thread. */
   static constexpr int kAssembleThreads = 512;
   static constexpr int kAssembleItems = 8;
 };

@@ -126,18 +126,20 @@ static void launch(unsigned grid_x, unsigned grid_y, unsigned cta, F kernel, A..
       }
 }
 
-/* A launch of one CTA a frame, its threads real ones: the CTAs one after
- * the other (their shared memory is the kernel's statics). */
+/* A launch of grid_x * grid_y CTAs (one or more a frame), their threads
+ * real ones: the CTAs one after the other (their shared memory is the
+ * kernel's statics). */
 template <int kCta, class F, class... A>
-static void launch_ctas(unsigned grid_x, F kernel, A... args)
+static void launch_ctas(unsigned grid_x, unsigned grid_y, F kernel, A... args)
 {
-  for (unsigned x = 0; x < grid_x; x++) {
+  for (unsigned n = 0; n < grid_x * grid_y; n++) {
+    const unsigned x = n % grid_x, y = n / grid_x;
     std::barrier<> bar(kCta);
     cta_barrier = &bar;
     std::vector<std::thread> threads;
     for (int i = 0; i < kCta; i++)
       threads.emplace_back([=] {
-        blockIdx = {x, 0};
+        blockIdx = {x, y};
         blockDim.x = kCta;
         threadIdx = {(unsigned)i, 0};
         kernel(args...);
@@ -170,12 +172,12 @@ template <int kDepth>
 static void run_stage(const batch &b, const stage_buffers &B, uint32_t max_sub)
 {
   constexpr unsigned kT = policy::kDecodeThreads;
-  launch_ctas<kCta>(b.n, unstuff_frames<kCta, kUnstuffItems>, b, B);
+  launch_ctas<kCta>(b.n, 1, unstuff_frames<kCta, kUnstuffItems>, b, B);
   launch((max_sub * kPhases + kT - 1) / kT, b.n, kT, run_candidates, b, B);
   launch((max_sub * kPhases + kT - 1) / kT, b.n, kT, build_maps<kDepth>, b, B);
-  launch_ctas<kCta>(b.n, chain_and_count<kCta, kDepth>, b, B);
+  launch_ctas<kCta>(b.n, 1, chain_and_count<kCta, kDepth>, b, B);
   launch((max_sub + kT - 1) / kT, b.n, kT, decode_fields, b, B);
-  launch_ctas<kCta>(b.n, assemble_frames<kCta, kAssembleItems>, b, B);
+  launch_ctas<kCta>(b.n, 2, assemble_frames<kCta, kAssembleItems>, b, B);
 }
 
 /* How the chain went on the true parse, from a batch's true starts: the
