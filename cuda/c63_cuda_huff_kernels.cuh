@@ -425,6 +425,12 @@ __device__ __forceinline__ uint64_t load_map(const uint8_t *map, uint32_t t)
   return m;
 }
 
+/* Subsequence t's map, or the identity past the frame's last. */
+__device__ __forceinline__ uint64_t tile_map(const uint8_t *map, const frame_info &fi, uint32_t t)
+{
+  return t < fi.n_threads ? load_map(map, t) : kMapIdentity;
+}
+
 /* Byte x of a packed map. */
 __device__ __forceinline__ uint8_t apply_map(uint64_t m, uint32_t x)
 {
@@ -445,6 +451,47 @@ struct frame_detours {
   const c63_hs_state *states; /* kDepth an entry */
 };
 
+/* The chain broken at cs.first_fail (u), in the tile from `tile` on where
+ * tile_cand holds the candidates the scan gave, c the one before the tile:
+ * u's start is known (its predecessor's end is candidate j's), its end is
+ * not. The detour of the entry (u, j) gives the true starts after u, up to
+ * the subsequence where it rejoined a candidate; past a detour that did
+ * not, one thread walks on from its last state. Sets cs.resume_at and
+ * cs.resume_cand; the CTA's threads must all call it. */
+template <int kCta, int kDepth>
+__device__ void resolve_fallback(const bits_view &v, const frame_info &fi,
+                                 const c63_hs_state *cand_end, const frame_detours &d,
+                                 c63_hs_state *start, const uint8_t *tile_cand, chain_shared &cs,
+                                 uint32_t tile, uint8_t c)
+{
+  if (threadIdx.x == 0) {
+    const uint32_t u = cs.first_fail, at = u - tile;
+    const uint32_t j = at ? tile_cand[at - 1] : c;
+    cs.entry = u * kPhases + j;
+    const uint16_t packed = d.packed[cs.entry];
+    uint32_t n = packed >> 8;
+    if (n > (uint32_t)kDepth) n = kDepth;
+    if (n > fi.n_threads - 1 - u) n = fi.n_threads - 1 - u;
+    cs.n = n;
+    cs.resume_at = u + n + 1;
+    cs.resume_cand = (uint8_t)packed;
+  }
+  __syncthreads();
+  const uint32_t u = cs.first_fail, n = cs.n;
+  const c63_hs_state *states = d.states + (size_t)cs.entry * kDepth;
+  for (uint32_t i = threadIdx.x; i < n; i += kCta)
+    start[u + 1 + i] = states[i];
+  if (threadIdx.x == 0 && cs.resume_cand == kNoMeet && cs.resume_at < fi.n_threads) {
+    /* not rejoined within kDepth: on from the start of u + n */
+    const uint32_t w = u + n;
+    const c63_hs_state end = run_to(v, n ? states[n - 1] : start[u], subseq_limit(fi, w));
+    const detour_walk on = walk_detour(v, fi, cand_end, w, end, start + w + 1, kNone);
+    cs.resume_at = w + on.n + 1;
+    cs.resume_cand = on.rejoin;
+  }
+  __syncthreads();
+}
+
 /* Each subsequence's true start. A tile at a time, the composition of the
  * maps from the chain's last known candidate on (a block scan) says which
  * candidate's end is each subsequence's true end, and so the next one's
@@ -452,10 +499,7 @@ struct frame_detours {
  * true start (candidate j's end) is the detour build_maps walked for the
  * entry (u, j): its states are the true starts of the subsequences it
  * went through, copied, and the scan goes on after the subsequence where
- * it rejoined a candidate. Where the detour did not within kDepth
- * subsequences, one thread walks on from its last state (as a detour of
- * any length) until a subsequence's true end is a candidate's end, or the
- * frame's end. */
+ * it rejoined a candidate (resolve_fallback). */
 template <int kCta, int kDepth>
 __device__ void chain(const bits_view &v, const frame_info &fi, const c63_hs_state *cand_end,
                       const uint8_t *map, const frame_detours &d, c63_hs_state *start,
@@ -466,56 +510,37 @@ __device__ void chain(const bits_view &v, const frame_info &fi, const c63_hs_sta
   if (threadIdx.x == 0) start[0] = c63_hs_block_start(0, 0);
   uint32_t p = 1; /* the first subsequence whose true end is not known */
   uint8_t c = 0;  /* the candidate whose end is subsequence p - 1's true end */
+  /* The tile's subsequences, from `tile` on, and this thread's map: kept
+   * while the chain resumes inside the tile (the maps before p count as
+   * the identity). */
+  uint32_t tile = p;
+  uint64_t m = tile_map(map, fi, tile + threadIdx.x);
   while (p < fi.n_threads) {
-    const uint32_t t = p + threadIdx.x;
-    const uint64_t m = t < fi.n_threads ? load_map(map, t) : kMapIdentity;
+    const uint32_t t = tile + threadIdx.x;
+    const bool chained = t >= p && t < fi.n_threads;
     uint64_t prefix, total;
-    scan(temp).InclusiveScan(m, prefix, compose_op(), total);
+    scan(temp).InclusiveScan(t >= p ? m : kMapIdentity, prefix, compose_op(), total);
     const uint8_t ct = apply_map(prefix, c);
     tile_cand[threadIdx.x] = ct;
     if (threadIdx.x == 0) cs.first_fail = kNone;
     __syncthreads();
-    if (t < fi.n_threads && ct == kNoMeet) atomicMin(&cs.first_fail, t);
+    if (chained && ct == kNoMeet) atomicMin(&cs.first_fail, t);
     const uint8_t prev = threadIdx.x == 0 ? c : tile_cand[threadIdx.x - 1];
-    if (t < fi.n_threads && prev != kNoMeet) start[t] = cand_end[(t - 1) * kPhases + prev];
+    if (chained && prev != kNoMeet) start[t] = cand_end[(t - 1) * kPhases + prev];
     __syncthreads();
     if (cs.first_fail == kNone) {
       c = tile_cand[kCta - 1];
-      p += kCta;
-      __syncthreads();
-      continue;
-    }
-    if (threadIdx.x == 0) {
-      /* u's start is known (its predecessor's end is candidate j's), its
-       * end is not */
-      const uint32_t u = cs.first_fail, at = u - p;
-      const uint32_t j = at ? tile_cand[at - 1] : c;
-      cs.entry = u * kPhases + j;
-      const uint16_t packed = d.packed[cs.entry];
-      uint32_t n = packed >> 8;
-      if (n > (uint32_t)kDepth) n = kDepth;
-      if (n > fi.n_threads - 1 - u) n = fi.n_threads - 1 - u;
-      cs.n = n;
-      cs.resume_at = u + n + 1;
-      cs.resume_cand = (uint8_t)packed;
+      p = tile + kCta;
+    } else {
+      resolve_fallback<kCta, kDepth>(v, fi, cand_end, d, start, tile_cand, cs, tile, c);
+      p = cs.resume_at;
+      c = cs.resume_cand;
     }
     __syncthreads();
-    const uint32_t u = cs.first_fail, n = cs.n;
-    const c63_hs_state *states = d.states + (size_t)cs.entry * kDepth;
-    for (uint32_t i = threadIdx.x; i < n; i += kCta)
-      start[u + 1 + i] = states[i];
-    if (threadIdx.x == 0 && cs.resume_cand == kNoMeet && cs.resume_at < fi.n_threads) {
-      /* not rejoined within kDepth: on from the start of u + n */
-      const uint32_t w = u + n;
-      const c63_hs_state end = run_to(v, n ? states[n - 1] : start[u], subseq_limit(fi, w));
-      const detour_walk on = walk_detour(v, fi, cand_end, w, end, start + w + 1, kNone);
-      cs.resume_at = w + on.n + 1;
-      cs.resume_cand = on.rejoin;
+    if (p - tile >= (uint32_t)kCta) {
+      tile = p;
+      m = tile_map(map, fi, tile + threadIdx.x);
     }
-    __syncthreads();
-    p = cs.resume_at;
-    c = cs.resume_cand;
-    __syncthreads();
   }
   __syncthreads();
 }

@@ -12,8 +12,10 @@
  * C model's (c63/huff_sync_model.c), whatever its neighbours in the batch:
  * batches of a stream's frames (keyframes and delta frames), of one frame,
  * and of corrupt copies between good frames; on conformance streams and
- * generated clips. tests/cuda/test_cuda_huff.c holds the real thing to the
- * same on a GPU.
+ * generated clips. The fallbacks' detours (build_maps) are of the GPU's
+ * depth and of 2 subsequences in turn, and the test fails unless the
+ * chain both copies detours and walks on past one.
+ * tests/cuda/test_cuda_huff.c holds the real thing to the same on a GPU.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <barrier>
 #include <cstdint>
