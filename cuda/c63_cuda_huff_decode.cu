@@ -7,14 +7,17 @@
  *      position), to the first field boundary past its end;
  *   3. build_maps: per subsequence, a map from its predecessor's six
  *      candidates to the one of its own whose end state is the end of the
- *      decoding from theirs;
+ *      decoding from theirs, and where none is, the decoding on through
+ *      the next subsequences until it ends in a candidate's end state
+ *      (a detour, its states stored);
  *   4. chain_and_count (a CTA a frame): a composition scan over the maps
- *      chains them from the frame's start, and where it breaks one thread
- *      decodes on until a subsequence ends in a candidate's end state; then
- *      fields and coefficients counted per subsequence from its true start
- *      and placed by a sum scan;
+ *      chains them from the frame's start, and where it breaks the detour
+ *      of the entry on the true parse gives the next true starts (one
+ *      thread decodes on past a detour's end); then fields and
+ *      coefficients counted per subsequence from its true start and placed
+ *      by a sum scan;
  *   5. decode_fields: the fields decoded into per-block arrays;
- *   6. assemble_frames (a CTA a frame): DC prediction and the entries
+ *   6. assemble_frames (two CTAs a frame): DC prediction and the entries
  *      placed by scans in decoding order, vector reuse by a scan in raster
  *      order, the verdict the C model gives;
  * then one copy of the frames' verdicts to page-locked memory. Every write
@@ -60,6 +63,8 @@ struct c63_cuda_huff {
   dev_array<uint8_t> input, bits;
   dev_array<c63_hs_state> cand_end, start;
   dev_array<uint8_t> map;
+  dev_array<uint16_t> detour;
+  dev_array<c63_hs_state> detour_states;
   dev_array<uint32_t> block_base, ac_base;
   /* per block */
   dev_array<uint8_t> use, reuse, count;
@@ -96,6 +101,8 @@ cudaError_t reserve_all(c63_cuda_huff *h, const batch_sizes &sz, size_t n_frames
   TRY(h->bits.reserve(sz.bits));
   TRY(h->cand_end.reserve(sz.subseqs * kPhases));
   TRY(h->map.reserve(sz.subseqs * kPhases));
+  TRY(h->detour.reserve(sz.subseqs * kPhases));
+  TRY(h->detour_states.reserve(sz.subseqs * kPhases * policy::kDetourDepth));
   TRY(h->start.reserve(sz.subseqs));
   TRY(h->block_base.reserve(sz.subseqs));
   TRY(h->ac_base.reserve(sz.subseqs));
@@ -123,6 +130,8 @@ stage_buffers buffers_of(c63_cuda_huff *h)
   B.cand_end = h->cand_end.p;
   B.start = h->start.p;
   B.map = h->map.p;
+  B.detour = h->detour.p;
+  B.detour_states = h->detour_states.p;
   B.block_base = h->block_base.p;
   B.ac_base = h->ac_base.p;
   B.bf = {h->use.p, h->reuse.p, h->mv_x.p, h->mv_y.p, h->dc_diff.p, h->ac_first.p, h->ac.p};
@@ -146,11 +155,12 @@ cudaError_t launch_batch(c63_cuda_huff *h, cudaStream_t s)
   unstuff_frames<policy::kUnstuffThreads, policy::kUnstuffItems>
       <<<b.n, policy::kUnstuffThreads, 0, s>>>(b, B);
   run_candidates<<<per_candidate, kT, 0, s>>>(b, B);
-  build_maps<<<per_candidate, kT, 0, s>>>(b, B);
-  chain_and_count<policy::kChainThreads><<<b.n, policy::kChainThreads, 0, s>>>(b, B);
+  build_maps<policy::kDetourDepth><<<per_candidate, kT, 0, s>>>(b, B);
+  chain_and_count<policy::kChainThreads, policy::kDetourDepth>
+      <<<b.n, policy::kChainThreads, 0, s>>>(b, B);
   decode_fields<<<per_subseq, kT, 0, s>>>(b, B);
   assemble_frames<policy::kAssembleThreads, policy::kAssembleItems>
-      <<<b.n, policy::kAssembleThreads, 0, s>>>(b, B);
+      <<<dim3(b.n, 2), policy::kAssembleThreads, 0, s>>>(b, B);
   TRY(cudaGetLastError());
   return cudaMemcpyAsync(h->info_host, h->info, b.n * sizeof(frame_info), cudaMemcpyDeviceToHost,
                          s);
@@ -188,6 +198,8 @@ extern "C" void c63_cuda_huff_free(c63_cuda_huff *h)
   h->cand_end.release();
   h->start.release();
   h->map.release();
+  h->detour.release();
+  h->detour_states.release();
   h->block_base.release();
   h->ac_base.release();
   h->use.release();

@@ -96,6 +96,9 @@ struct stage_buffers {
   frame_info *info;
   c63_hs_state *cand_end, *start;
   uint8_t *map;
+  /* per map entry that meets no candidate: its detour (build_maps) */
+  uint16_t *detour;
+  c63_hs_state *detour_states; /* kDepth a map entry */
   uint32_t *block_base, *ac_base;
   block_fields bf;
   sparse_view out;
@@ -336,11 +339,47 @@ __global__ void __launch_bounds__(policy::kDecodeThreads) run_candidates(batch b
       run_to(v, c63_hs_block_start(t * policy::kSubseqBits, (int)k), subseq_limit(fi, t));
 }
 
+/* Where a decoding that ends subsequence t in no candidate's end state
+ * goes on: through the next subsequences, each start stored in turn at
+ * states[0], [1], .. (the true starts of t + 1, t + 2, .. should it be on
+ * the true parse), until one ends in a candidate's end state (rejoin: that
+ * candidate, after n subsequences), max_n starts are stored, or the frame
+ * ends (rejoin: kNoMeet). */
+struct detour_walk {
+  uint32_t n;
+  uint8_t rejoin;
+};
+
+__device__ detour_walk walk_detour(const bits_view &v, const frame_info &fi,
+                                   const c63_hs_state *cand_end, uint32_t t, c63_hs_state end,
+                                   c63_hs_state *states, uint32_t max_n)
+{
+  detour_walk w = {0, kNoMeet};
+  for (uint32_t u = t; w.rejoin == kNoMeet && w.n < max_n && u + 1 < fi.n_threads;) {
+    states[w.n++] = end;
+    end = run_to(v, end, subseq_limit(fi, ++u));
+    w.rejoin = matching_candidate(cand_end + u * kPhases, end);
+  }
+  return w;
+}
+
+/* A detour as build_maps stores it: n in the high byte, the candidate it
+ * rejoins in the low. */
+__device__ __forceinline__ uint16_t pack_detour(detour_walk w)
+{
+  return (uint16_t)(w.n << 8 | w.rejoin);
+}
+
 /* Per subsequence t >= 1 and candidate j of t - 1: the candidate of t whose
  * end state is the end of the decoding from j's end (kNoMeet: none).
- * Subsequence 0's map is unused (the frame begins at its candidate 0). */
+ * Subsequence 0's map is unused (the frame begins at its candidate 0).
+ * Where none is, the decoding's detour (walk_detour) of up to kDepth
+ * subsequences, for chain to copy should j be on the true parse: the
+ * serial walks of the fallbacks run here, all at once. */
+template <int kDepth>
 __global__ void __launch_bounds__(policy::kDecodeThreads) build_maps(batch b, stage_buffers B)
 {
+  static_assert(kDepth >= 1 && kDepth < 256, "a detour's length fits its byte");
   __shared__ lut_tables lut;
   const uint32_t f = blockIdx.y;
   const frame_info fi = B.info[f];
@@ -349,14 +388,18 @@ __global__ void __launch_bounds__(policy::kDecodeThreads) build_maps(batch b, st
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= fi.n_threads * kPhases) return;
   const uint32_t t = i / kPhases;
+  const size_t entry = (size_t)b.f[f].sub_off * kPhases + i;
   const c63_hs_state *cand_end = B.cand_end + (size_t)b.f[f].sub_off * kPhases;
-  uint8_t *map = B.map + (size_t)b.f[f].sub_off * kPhases;
   if (t == 0) {
-    map[i] = 0;
+    B.map[entry] = 0;
     return;
   }
   const c63_hs_state end = run_to(v, cand_end[i - kPhases], subseq_limit(fi, t));
-  map[i] = matching_candidate(cand_end + t * kPhases, end);
+  const uint8_t k = matching_candidate(cand_end + t * kPhases, end);
+  B.map[entry] = k;
+  if (k == kNoMeet)
+    B.detour[entry] =
+        pack_detour(walk_detour(v, fi, cand_end, t, end, B.detour_states + entry * kDepth, kDepth));
 }
 
 /* Maps as functions on the predecessor's candidates, composed: (a then b). */
@@ -382,6 +425,12 @@ __device__ __forceinline__ uint64_t load_map(const uint8_t *map, uint32_t t)
   return m;
 }
 
+/* Subsequence t's map, or the identity past the frame's last. */
+__device__ __forceinline__ uint64_t tile_map(const uint8_t *map, const frame_info &fi, uint32_t t)
+{
+  return t < fi.n_threads ? load_map(map, t) : kMapIdentity;
+}
+
 /* Byte x of a packed map. */
 __device__ __forceinline__ uint8_t apply_map(uint64_t m, uint32_t x)
 {
@@ -391,62 +440,107 @@ __device__ __forceinline__ uint8_t apply_map(uint64_t m, uint32_t x)
 /* The CTA's shared state while it chains a frame's subsequences. */
 struct chain_shared {
   uint32_t first_fail, resume_at;
+  uint32_t entry, n; /* the map entry whose detour is copied, its length */
   uint8_t resume_cand;
 };
+
+/* The detour of the map entry (u, j), from the predecessor's candidate j
+ * where the true decoding fails to meet one of u's. */
+struct frame_detours {
+  const uint16_t *packed;
+  const c63_hs_state *states; /* kDepth an entry */
+};
+
+/* The chain broken at cs.first_fail (u), in the tile from `tile` on where
+ * tile_cand holds the candidates the scan gave, c the one before the tile:
+ * u's start is known (its predecessor's end is candidate j's), its end is
+ * not. The detour of the entry (u, j) gives the true starts after u, up to
+ * the subsequence where it rejoined a candidate; past a detour that did
+ * not, one thread walks on from its last state. Sets cs.resume_at and
+ * cs.resume_cand; the CTA's threads must all call it. */
+template <int kCta, int kDepth>
+__device__ void resolve_fallback(const bits_view &v, const frame_info &fi,
+                                 const c63_hs_state *cand_end, const frame_detours &d,
+                                 c63_hs_state *start, const uint8_t *tile_cand, chain_shared &cs,
+                                 uint32_t tile, uint8_t c)
+{
+  if (threadIdx.x == 0) {
+    const uint32_t u = cs.first_fail, at = u - tile;
+    const uint32_t j = at ? tile_cand[at - 1] : c;
+    cs.entry = u * kPhases + j;
+    const uint16_t packed = d.packed[cs.entry];
+    uint32_t n = packed >> 8;
+    if (n > (uint32_t)kDepth) n = kDepth;
+    if (n > fi.n_threads - 1 - u) n = fi.n_threads - 1 - u;
+    cs.n = n;
+    cs.resume_at = u + n + 1;
+    cs.resume_cand = (uint8_t)packed;
+  }
+  __syncthreads();
+  const uint32_t u = cs.first_fail, n = cs.n;
+  const c63_hs_state *states = d.states + (size_t)cs.entry * kDepth;
+  for (uint32_t i = threadIdx.x; i < n; i += kCta)
+    start[u + 1 + i] = states[i];
+  if (threadIdx.x == 0 && cs.resume_cand == kNoMeet && cs.resume_at < fi.n_threads) {
+    /* not rejoined within kDepth: on from the start of u + n */
+    const uint32_t w = u + n;
+    const c63_hs_state end = run_to(v, n ? states[n - 1] : start[u], subseq_limit(fi, w));
+    const detour_walk on = walk_detour(v, fi, cand_end, w, end, start + w + 1, kNone);
+    cs.resume_at = w + on.n + 1;
+    cs.resume_cand = on.rejoin;
+  }
+  __syncthreads();
+}
 
 /* Each subsequence's true start. A tile at a time, the composition of the
  * maps from the chain's last known candidate on (a block scan) says which
  * candidate's end is each subsequence's true end, and so the next one's
- * start. From the first subsequence where none is, one thread decodes
- * again from its true start, on through the following subsequences until
- * a subsequence's true end is one of its candidates' ends; the scan goes
- * on from there. */
-template <int kCta>
+ * start. At the first subsequence u where none is, the decoding from u's
+ * true start (candidate j's end) is the detour build_maps walked for the
+ * entry (u, j): its states are the true starts of the subsequences it
+ * went through, copied, and the scan goes on after the subsequence where
+ * it rejoined a candidate (resolve_fallback). */
+template <int kCta, int kDepth>
 __device__ void chain(const bits_view &v, const frame_info &fi, const c63_hs_state *cand_end,
-                      const uint8_t *map, c63_hs_state *start, uint8_t *tile_cand, chain_shared &cs,
+                      const uint8_t *map, const frame_detours &d, c63_hs_state *start,
+                      uint8_t *tile_cand, chain_shared &cs,
                       typename cub::BlockScan<uint64_t, kCta>::TempStorage &temp)
 {
   using scan = cub::BlockScan<uint64_t, kCta>;
   if (threadIdx.x == 0) start[0] = c63_hs_block_start(0, 0);
   uint32_t p = 1; /* the first subsequence whose true end is not known */
   uint8_t c = 0;  /* the candidate whose end is subsequence p - 1's true end */
+  /* The tile's subsequences, from `tile` on, and this thread's map: kept
+   * while the chain resumes inside the tile (the maps before p count as
+   * the identity). */
+  uint32_t tile = p;
+  uint64_t m = tile_map(map, fi, tile + threadIdx.x);
   while (p < fi.n_threads) {
-    const uint32_t t = p + threadIdx.x;
-    const uint64_t m = t < fi.n_threads ? load_map(map, t) : kMapIdentity;
+    const uint32_t t = tile + threadIdx.x;
+    const bool chained = t >= p && t < fi.n_threads;
     uint64_t prefix, total;
-    scan(temp).InclusiveScan(m, prefix, compose_op(), total);
+    scan(temp).InclusiveScan(t >= p ? m : kMapIdentity, prefix, compose_op(), total);
     const uint8_t ct = apply_map(prefix, c);
     tile_cand[threadIdx.x] = ct;
     if (threadIdx.x == 0) cs.first_fail = kNone;
     __syncthreads();
-    if (t < fi.n_threads && ct == kNoMeet) atomicMin(&cs.first_fail, t);
+    if (chained && ct == kNoMeet) atomicMin(&cs.first_fail, t);
     const uint8_t prev = threadIdx.x == 0 ? c : tile_cand[threadIdx.x - 1];
-    if (t < fi.n_threads && prev != kNoMeet) start[t] = cand_end[(t - 1) * kPhases + prev];
+    if (chained && prev != kNoMeet) start[t] = cand_end[(t - 1) * kPhases + prev];
     __syncthreads();
     if (cs.first_fail == kNone) {
       c = tile_cand[kCta - 1];
-      p += kCta;
-      __syncthreads();
-      continue;
-    }
-    if (threadIdx.x == 0) {
-      /* its start is known (its predecessor's end is a candidate's), its
-       * end is not */
-      uint32_t u = cs.first_fail;
-      uint8_t k = kNoMeet;
-      c63_hs_state end = run_to(v, start[u], subseq_limit(fi, u));
-      while (u + 1 < fi.n_threads) {
-        start[++u] = end;
-        end = run_to(v, end, subseq_limit(fi, u));
-        if ((k = matching_candidate(cand_end + u * kPhases, end)) != kNoMeet) break;
-      }
-      cs.resume_at = u + 1;
-      cs.resume_cand = k;
+      p = tile + kCta;
+    } else {
+      resolve_fallback<kCta, kDepth>(v, fi, cand_end, d, start, tile_cand, cs, tile, c);
+      p = cs.resume_at;
+      c = cs.resume_cand;
     }
     __syncthreads();
-    p = cs.resume_at;
-    c = cs.resume_cand;
-    __syncthreads();
+    if (p - tile >= (uint32_t)kCta) {
+      tile = p;
+      m = tile_map(map, fi, tile + threadIdx.x);
+    }
   }
   __syncthreads();
 }
@@ -473,7 +567,7 @@ __device__ uint64_t count_fields(const bits_view &v, const frame_info &fi, c63_h
 /* A CTA a frame: the subsequences' true starts (chain), then their blocks
  * and AC coefficients counted from there, placed by a sum scan
  * (block_base, ac_base), with the frame's totals and end state. */
-template <int kCta>
+template <int kCta, int kDepth>
 __global__ void __launch_bounds__(kCta) chain_and_count(batch b, stage_buffers B)
 {
   using scan = cub::BlockScan<uint64_t, kCta>;
@@ -487,7 +581,9 @@ __global__ void __launch_bounds__(kCta) chain_and_count(batch b, stage_buffers B
   const frame_info fi = B.info[f];
   const size_t sub = fr.sub_off;
   c63_hs_state *start = B.start + sub;
-  chain<kCta>(v, fi, B.cand_end + sub * kPhases, B.map + sub * kPhases, start, tile_cand, cs, temp);
+  const frame_detours d = {B.detour + sub * kPhases, B.detour_states + sub * kPhases * kDepth};
+  chain<kCta, kDepth>(v, fi, B.cand_end + sub * kPhases, B.map + sub * kPhases, d, start, tile_cand,
+                      cs, temp);
   uint64_t carry = 0;
   for (uint32_t tile = 0; tile < fi.n_threads; tile += kCta) {
     const uint32_t t = tile + threadIdx.x;
@@ -758,9 +854,10 @@ __device__ void place_vectors(const batch &b, const stage_buffers &B, uint32_t f
   }
 }
 
-/* A CTA a frame: the entries, the vectors, and the verdict. The decoding
- * must cover the frame's blocks: past the last block's end (the next
- * block's start), or ending right at it inside the data. */
+/* Two CTAs a frame, apart as their scans are: the entries and the verdict
+ * (blockIdx.y 0), the vectors (1); either may find the frame bad. The
+ * decoding must cover the frame's blocks: past the last block's end (the
+ * next block's start), or ending right at it inside the data. */
 template <int kCta, int kItems>
 __global__ void __launch_bounds__(kCta) assemble_frames(batch b, stage_buffers B)
 {
@@ -773,16 +870,20 @@ __global__ void __launch_bounds__(kCta) assemble_frames(batch b, stage_buffers B
   if (threadIdx.x == 0) any_bad = 0;
   __syncthreads();
   uint32_t bad = 0;
-  place_entries<kCta, kItems>(b, B, f, &bad, temp.wide);
-  place_vectors<kCta, kItems>(b, B, f, &bad, temp.narrow);
+  if (blockIdx.y == 0)
+    place_entries<kCta, kItems>(b, B, f, &bad, temp.wide);
+  else
+    place_vectors<kCta, kItems>(b, B, f, &bad, temp.narrow);
   if (bad) atomicOr(&any_bad, 1u);
   __syncthreads();
   if (threadIdx.x) return;
   const frame_info fi = B.info[f];
   const uint32_t nb = (uint32_t)b.sh.n_blocks;
-  if (any_bad || fi.total_blocks < nb ||
-      (fi.total_blocks == nb && (fi.end.field != C63_HS_USE_MV || fi.end.pos > fi.total_bits)))
-    B.info[f].bad = 1;
+  if (blockIdx.y == 0 &&
+      (fi.total_blocks < nb ||
+       (fi.total_blocks == nb && (fi.end.field != C63_HS_USE_MV || fi.end.pos > fi.total_bits))))
+    any_bad = 1;
+  if (any_bad) atomicOr(&B.info[f].bad, 1u);
 }
 
 /* ---- the host's plan of a batch ---- */

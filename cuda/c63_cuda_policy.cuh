@@ -148,10 +148,16 @@ struct c63_cuda_huff_policy {
    * and counts their fields (chain_and_count): 512 threads keep the walks
    * in registers (1024 would spill). */
   static constexpr int kChainThreads = 512;
+  /* Subsequences a decoding that meets none of a subsequence's candidates
+   * is walked on in build_maps (its detour) until it meets one: runs of
+   * such subsequences past it cost chain_and_count one thread's serial
+   * walk, and each map entry kDetourDepth stored states (8 bytes each). */
+  static constexpr int kDetourDepth = 16;
   /* unstuff_frames: a CTA a frame, kUnstuffItems bytes a thread. */
   static constexpr int kUnstuffThreads = 512;
   static constexpr int kUnstuffItems = 16;
-  /* assemble_frames: a CTA a frame, kAssembleItems blocks a thread. */
+  /* assemble_frames: two CTAs a frame (the entries, the vectors),
+   * kAssembleItems blocks a thread. */
   static constexpr int kAssembleThreads = 512;
   static constexpr int kAssembleItems = 8;
 };

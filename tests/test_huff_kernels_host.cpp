@@ -12,8 +12,10 @@
  * C model's (c63/huff_sync_model.c), whatever its neighbours in the batch:
  * batches of a stream's frames (keyframes and delta frames), of one frame,
  * and of corrupt copies between good frames; on conformance streams and
- * generated clips. tests/cuda/test_cuda_huff.c holds the real thing to the
- * same on a GPU.
+ * generated clips. The fallbacks' detours (build_maps) are of the GPU's
+ * depth and of 2 subsequences in turn, and the test fails unless the
+ * chain both copies detours and walks on past one.
+ * tests/cuda/test_cuda_huff.c holds the real thing to the same on a GPU.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <barrier>
 #include <cstdint>
@@ -126,18 +128,20 @@ static void launch(unsigned grid_x, unsigned grid_y, unsigned cta, F kernel, A..
       }
 }
 
-/* A launch of one CTA a frame, its threads real ones: the CTAs one after
- * the other (their shared memory is the kernel's statics). */
+/* A launch of grid_x * grid_y CTAs (one or more a frame), their threads
+ * real ones: the CTAs one after the other (their shared memory is the
+ * kernel's statics). */
 template <int kCta, class F, class... A>
-static void launch_ctas(unsigned grid_x, F kernel, A... args)
+static void launch_ctas(unsigned grid_x, unsigned grid_y, F kernel, A... args)
 {
-  for (unsigned x = 0; x < grid_x; x++) {
+  for (unsigned n = 0; n < grid_x * grid_y; n++) {
+    const unsigned x = n % grid_x, y = n / grid_x;
     std::barrier<> bar(kCta);
     cta_barrier = &bar;
     std::vector<std::thread> threads;
     for (int i = 0; i < kCta; i++)
       threads.emplace_back([=] {
-        blockIdx = {x, 0};
+        blockIdx = {x, y};
         blockDim.x = kCta;
         threadIdx = {(unsigned)i, 0};
         kernel(args...);
@@ -158,6 +162,48 @@ template <class T> static std::vector<T> garbage(size_t n, uint64_t *rng)
   for (auto &x : v)
     memset(&x, (int)(tu_rand(rng) & 0xff), sizeof(T));
   return v;
+}
+
+/* Detours of 2 subsequences in every other batch, for runs of fallbacks
+ * longer than that (walked on by one thread); the GPU's in the others. */
+constexpr int kShortDepth = 2;
+
+/* The stage's kernels, in c63_cuda_huff_enqueue's order, for a batch of n
+ * frames whose longest has max_sub subsequences. */
+template <int kDepth>
+static void run_stage(const batch &b, const stage_buffers &B, uint32_t max_sub)
+{
+  constexpr unsigned kT = policy::kDecodeThreads;
+  launch_ctas<kCta>(b.n, 1, unstuff_frames<kCta, kUnstuffItems>, b, B);
+  launch((max_sub * kPhases + kT - 1) / kT, b.n, kT, run_candidates, b, B);
+  launch((max_sub * kPhases + kT - 1) / kT, b.n, kT, build_maps<kDepth>, b, B);
+  launch_ctas<kCta>(b.n, 1, chain_and_count<kCta, kDepth>, b, B);
+  launch((max_sub + kT - 1) / kT, b.n, kT, decode_fields, b, B);
+  launch_ctas<kCta>(b.n, 2, assemble_frames<kCta, kAssembleItems>, b, B);
+}
+
+/* How the chain went on the true parse, from a batch's true starts: the
+ * subsequences whose true end is no candidate's (fallbacks), their runs
+ * (each a detour copied), and the runs longer than the detours (walked on
+ * by one thread). */
+struct chain_counts {
+  long fallbacks, runs, runs_past_depth;
+};
+static chain_counts counts_short, counts_long;
+
+static void count_chain(const frame_info &fi, const c63_hs_state *cand_end,
+                        const c63_hs_state *start, int depth, chain_counts *cc)
+{
+  uint32_t run = 0;
+  for (uint32_t t = 0; t + 1 < fi.n_threads; t++) {
+    const int fell_back = matching_candidate(cand_end + t * kPhases, start[t + 1]) == kNoMeet;
+    cc->fallbacks += fell_back;
+    run = fell_back ? run + 1 : 0;
+    cc->runs += run == 1;
+    /* the detour is walked past when its start's run goes on, and the
+     * frame too */
+    cc->runs_past_depth += run == (uint32_t)depth + 1;
+  }
 }
 
 /* One frame of a batch: what the test holds it to. */
@@ -186,8 +232,11 @@ static void check_batch(const std::vector<test_frame> &in, const c63_geometry *g
   int handed_by_plan[C63_CUDA_HUFF_MAX_BATCH];
   plan_batch(frames_in.data(), n, g, &b, &sz, handed_by_plan);
   auto bits = garbage<uint8_t>(sz.bits, rng), map = garbage<uint8_t>(sz.subseqs * kPhases, rng);
+  const int depth = batches % 2 ? kShortDepth : policy::kDetourDepth;
   auto cand_end = garbage<c63_hs_state>(sz.subseqs * kPhases, rng),
        start = garbage<c63_hs_state>(sz.subseqs, rng);
+  auto detour = garbage<uint16_t>(sz.subseqs * kPhases, rng);
+  auto detour_states = garbage<c63_hs_state>(sz.subseqs * kPhases * depth, rng);
   auto block_base = garbage<uint32_t>(sz.subseqs, rng),
        ac_base = garbage<uint32_t>(sz.subseqs, rng);
   auto use = garbage<uint8_t>(sz.blocks, rng), reuse = garbage<uint8_t>(sz.blocks, rng);
@@ -205,6 +254,8 @@ static void check_batch(const std::vector<test_frame> &in, const c63_geometry *g
   B.cand_end = cand_end.data();
   B.start = start.data();
   B.map = map.data();
+  B.detour = detour.data();
+  B.detour_states = detour_states.data();
   B.block_base = block_base.data();
   B.ac_base = ac_base.data();
   B.bf = {use.data(),     reuse.data(),    mv_x.data(), mv_y.data(),
@@ -215,13 +266,10 @@ static void check_batch(const std::vector<test_frame> &in, const c63_geometry *g
     const uint32_t s = (8 * b.f[i].size + policy::kSubseqBits - 1) / policy::kSubseqBits;
     if (s > max_sub) max_sub = s;
   }
-  constexpr unsigned kT = policy::kDecodeThreads;
-  launch_ctas<kCta>(n, unstuff_frames<kCta, kUnstuffItems>, b, B);
-  launch((max_sub * kPhases + kT - 1) / kT, n, kT, run_candidates, b, B);
-  launch((max_sub * kPhases + kT - 1) / kT, n, kT, build_maps, b, B);
-  launch_ctas<kCta>(n, chain_and_count<kCta>, b, B);
-  launch((max_sub + kT - 1) / kT, n, kT, decode_fields, b, B);
-  launch_ctas<kCta>(n, assemble_frames<kCta, kAssembleItems>, b, B);
+  if (depth == kShortDepth)
+    run_stage<kShortDepth>(b, B, max_sub);
+  else
+    run_stage<policy::kDetourDepth>(b, B, max_sub);
   batches++;
   for (int i = 0; i < n; i++) {
     const test_frame &fr = in[i];
@@ -239,6 +287,10 @@ static void check_batch(const std::vector<test_frame> &in, const c63_geometry *g
     const int verdict =
         c63_hs_model_decode(fr.data, fr.size, g, fr.keyframe, policy::kSubseqBits, &model_f, NULL);
     fr.corrupt ? corrupt_frames++ : frames++;
+    if (!fr.corrupt && verdict == C63_OK)
+      count_chain(info[i], cand_end.data() + (size_t)b.f[i].sub_off * kPhases,
+                  start.data() + b.f[i].sub_off, depth,
+                  depth == kShortDepth ? &counts_short : &counts_long);
     TU_CHECK(got == verdict, "%s (%d of a batch of %d): verdict %d, the C model's %d", fr.what, i,
              n, got, verdict);
     if (!fr.corrupt)
@@ -353,6 +405,13 @@ int main()
   }
   printf("%d batches: %d frames, %d corrupt copies (%d handed to the CPU)\n", batches, frames,
          corrupt_frames, handed);
+  for (const chain_counts *cc : {&counts_short, &counts_long})
+    printf("detours of %d: %ld fallbacks in %ld runs, %ld runs longer\n",
+           cc == &counts_short ? kShortDepth : policy::kDetourDepth, cc->fallbacks, cc->runs,
+           cc->runs_past_depth);
+  /* the test must take each way through a fallback */
+  TU_CHECK(counts_short.runs > 0 && counts_long.runs > 0, "no detour copied");
+  TU_CHECK(counts_short.runs_past_depth > 0, "no run of fallbacks longer than a detour");
   c63_sparse_frame_free(&cpu);
   c63_sparse_frame_free(&model);
   return tu_finish("huff_kernels_host");
