@@ -456,8 +456,10 @@ struct frame_detours {
  * u's start is known (its predecessor's end is candidate j's), its end is
  * not. The detour of the entry (u, j) gives the true starts after u, up to
  * the subsequence where it rejoined a candidate; past a detour that did
- * not, one thread walks on from its last state. Sets cs.resume_at and
- * cs.resume_cand; the CTA's threads must all call it. */
+ * not, thread 0 walks on from its last state, writing the starts past
+ * the detour's. Sets cs.resume_at and cs.resume_cand before the barrier,
+ * never after it: every thread may load cs's fields early. The CTA's
+ * threads must all call it. */
 template <int kCta, int kDepth>
 __device__ void resolve_fallback(const bits_view &v, const frame_info &fi,
                                  const c63_hs_state *cand_end, const frame_detours &d,
@@ -467,28 +469,32 @@ __device__ void resolve_fallback(const bits_view &v, const frame_info &fi,
   if (threadIdx.x == 0) {
     const uint32_t u = cs.first_fail, at = u - tile;
     const uint32_t j = at ? tile_cand[at - 1] : c;
-    cs.entry = u * kPhases + j;
-    const uint16_t packed = d.packed[cs.entry];
+    const uint32_t entry = u * kPhases + j;
+    const uint16_t packed = d.packed[entry];
     uint32_t n = packed >> 8;
     if (n > (uint32_t)kDepth) n = kDepth;
     if (n > fi.n_threads - 1 - u) n = fi.n_threads - 1 - u;
+    uint32_t resume_at = u + n + 1;
+    uint8_t resume_cand = (uint8_t)packed;
+    if (resume_cand == kNoMeet && resume_at < fi.n_threads) {
+      /* not rejoined within kDepth: on from the start of u + n */
+      const uint32_t w = u + n;
+      const c63_hs_state *states = d.states + (size_t)entry * kDepth;
+      const c63_hs_state end = run_to(v, n ? states[n - 1] : start[u], subseq_limit(fi, w));
+      const detour_walk on = walk_detour(v, fi, cand_end, w, end, start + w + 1, kNone);
+      resume_at = w + on.n + 1;
+      resume_cand = on.rejoin;
+    }
+    cs.entry = entry;
     cs.n = n;
-    cs.resume_at = u + n + 1;
-    cs.resume_cand = (uint8_t)packed;
+    cs.resume_at = resume_at;
+    cs.resume_cand = resume_cand;
   }
   __syncthreads();
   const uint32_t u = cs.first_fail, n = cs.n;
   const c63_hs_state *states = d.states + (size_t)cs.entry * kDepth;
   for (uint32_t i = threadIdx.x; i < n; i += kCta)
     start[u + 1 + i] = states[i];
-  if (threadIdx.x == 0 && cs.resume_cand == kNoMeet && cs.resume_at < fi.n_threads) {
-    /* not rejoined within kDepth: on from the start of u + n */
-    const uint32_t w = u + n;
-    const c63_hs_state end = run_to(v, n ? states[n - 1] : start[u], subseq_limit(fi, w));
-    const detour_walk on = walk_detour(v, fi, cand_end, w, end, start + w + 1, kNone);
-    cs.resume_at = w + on.n + 1;
-    cs.resume_cand = on.rejoin;
-  }
   __syncthreads();
 }
 

@@ -20,6 +20,7 @@
  * the unregistering waits for that upload.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -66,6 +67,20 @@ registration *find(const void *ptr)
   return nullptr;
 }
 
+/* Whether a registration in the table shares bytes with the range, which
+ * the driver would refuse: asked first, so that the refusal needs no
+ * failing driver call. (A range that shares only a page with one is left
+ * to the driver.) Called with lock held. */
+bool overlaps(const void *ptr, size_t size)
+{
+  const uintptr_t first = (uintptr_t)ptr, end = first + size;
+  for (size_t i = 0; i < used; i++) {
+    const uintptr_t f = (uintptr_t)table[i].ptr;
+    if (f < end && first < f + table[i].size) return true;
+  }
+  return false;
+}
+
 /* Room for one more entry. Called with lock held. */
 bool reserve()
 {
@@ -97,6 +112,9 @@ extern "C" int c63_cuda_host_register(void *ptr, size_t size, char *msg, size_t 
                      "the memory is registered already with another size");
   } else if (r) {
     r->refs++;
+  } else if (overlaps(ptr, size)) {
+    status = set_msg(msg, msg_size, C63_ERR_INVALID_ARG,
+                     "it overlaps memory that is registered already");
   } else if (!reserve()) {
     status = set_msg(msg, msg_size, C63_ERR_NOMEM, "out of host memory");
   } else {

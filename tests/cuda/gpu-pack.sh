@@ -12,7 +12,7 @@ b=${1:?usage: $0 BUILD_DIR DEST_DIR}
 d=${2:?usage: $0 BUILD_DIR DEST_DIR}
 rm -rf "$d"
 mkdir -p "$d"
-for f in tests/cuda/test_cuda_dsp tests/cuda/test_cuda_entropy tests/cuda/test_cuda_encode tests/cuda/test_cuda_routes \
+for f in tests/cuda/test_cuda_dsp tests/cuda/test_cuda_entropy tests/cuda/test_cuda_huff tests/cuda/test_cuda_encode tests/cuda/test_cuda_routes \
   tests/cuda/test_cuda_decode tests/cuda/test_cuda_decode_errors tests/cuda/test_cuda_zero_copy tests/test_decode_api tests/test_tolerance tests/test_ratectl \
   tests/check/check-c63cudaenc tests/check/check-c63dec tests/check/check-c63parse \
   gst/libgstc63.so bench/c63-cuda-bench bench/c63-memcpy-bench tools/c63-enc tools/c63-dec bench/c63-element-bench bench/c63-decode-bench \
