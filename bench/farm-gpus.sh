@@ -74,6 +74,7 @@ farm="$py $tmp/bin/c63-farm"
 
 echo "host: $(nproc) cores, $("$py" --version 2>&1), $(uname -r)"
 nvidia-smi -L 2> /dev/null || echo "no nvidia-smi"
+df -h "$shm" | tail -n 1
 frame=$((w * h + 2 * ((w + 1) / 2) * ((h + 1) / 2)))
 if [ "$(stat -c %s "$in" 2> /dev/null || echo 0)" != $((frames * frame)) ]; then
   if [ -n "${FOOTAGE:-}" ]; then
@@ -102,11 +103,18 @@ printf '%-6s %-18s %4s %7s %8s %9s %6s %9s %6s %8s %7s  %s\n' job how GPUs chunk
 row() { printf '%-6s %-18s %4s %7s %8.2f %9.1f %6s %9s %6s %8s %7s  %s\n' "$@" >> "$table"; }
 
 # $1 job, $2 how, $3 reference fps; the rest: the command, its log in $tmp/log
+# A command that fails is reported (its last lines, again below the
+# table) and returns 1: the reference runs stop the script, a farm row
+# says FAILED and the others go on.
 timed() {
   t0=$(now)
-  "$@" 2> "$tmp/log" || { cat "$tmp/log" >&2; exit 1; }
-  t1=$(now)
-  wall=$(calc %.3f "$t1 - $t0")
+  if "$@" 2> "$tmp/log"; then
+    t1=$(now)
+    wall=$(calc %.3f "$t1 - $t0")
+    return 0
+  fi
+  { echo "FAILED: $*"; tail -n 5 "$tmp/log"; } | tee -a "$tmp/failures" >&2
+  return 1
 }
 
 last() { echo "$1" | awk '{ print $NF }'; }
@@ -131,13 +139,17 @@ farm_rows() {
           opt=""
           [ "$c" = default ] || opt="--chunk-frames $c"
           # shellcheck disable=SC2086 # $farm and $opt are word lists
-          timed env CUDA_VISIBLE_DEVICES="$(devices "$g")" $farm "$job" --backend "$backend" \
-            --workers "$g" $opt --engine "$engine" --io-threads "$t" --stats -o "$out" "$@"
+          how="farm $engine"
+          [ "$engine" != "$first" ] || how="$how io $t"
+          if ! timed env CUDA_VISIBLE_DEVICES="$(devices "$g")" $farm "$job" --backend "$backend" \
+            --workers "$g" $opt --engine "$engine" --io-threads "$t" --stats -o "$out" "$@"; then
+            printf '%-6s %-18s %4s %7s  FAILED\n' "$job" "$how" "$g" "$c" >> "$table"
+            rm -f "$out"
+            continue
+          fi
           fps=$(calc %.1f "$frames / $wall")
           own=$(farm_fps "$tmp/log")
           times=$(farm_times "$tmp/log")
-          how="farm $engine"
-          [ "$engine" != "$first" ] || how="$how io $t"
           row "$job" "$how" "$g" "$c" "$wall" "$fps" "$(calc %.2f "$fps / $ref_fps")" "$own" \
             "$(calc %.2f "${own:-0} / $ref_own")" "${times% *}" "${times#* }" \
             "$(same "$ref" "$out")"
@@ -150,7 +162,7 @@ farm_rows() {
   done
 }
 
-timed "$bin/c63-enc" --backend "$backend" -w "$w" -h "$h" -k "$k" -o "$shm/ref.c63" "$in"
+timed "$bin/c63-enc" --backend "$backend" -w "$w" -h "$h" -k "$k" -o "$shm/ref.c63" "$in" || exit 1
 enc_fps=$(calc %.1f "$frames / $wall")
 enc_own=$(sed -n 's/.* \([0-9.]*\) fps.*/\1/p' "$tmp/log")
 row encode c63-enc 1 - "$wall" "$enc_fps" 1.00 "$enc_own" 1.00 - - reference
@@ -160,7 +172,7 @@ case " $jobs " in *" encode "*)
 esac
 
 case " $jobs " in *" decode "*)
-  timed "$bin/c63-dec" --backend "$backend" "$shm/ref.c63" "$shm/ref.out.yuv"
+  timed "$bin/c63-dec" --backend "$backend" "$shm/ref.c63" "$shm/ref.out.yuv" || exit 1
   dec_fps=$(calc %.1f "$frames / $wall")
   row decode c63-dec 1 - "$wall" "$dec_fps" 1.00 "$dec_fps" 1.00 - - reference
   farm_rows decode "$shm/ref.out.yuv" "$dec_fps" "$dec_fps" \
@@ -169,6 +181,7 @@ esac
 
 echo
 cat "$table"
+[ ! -s "$tmp/failures" ] || { echo; echo "Failed:"; cat "$tmp/failures"; }
 echo
 echo "Per worker (c63-farm --stats; a worker's fps count its own tasks' time):"
 cat "$tmp/workers"

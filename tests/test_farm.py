@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -50,14 +51,14 @@ def tearDownModule():
     cluster.close()
 
 
-def farm(*args, env=None, scheduler=True):
+def farm(*args, env=None, scheduler=True, preexec_fn=None):
     """Run c63-farm; returns (exit status, standard error)."""
     cmd = [sys.executable, tool("c63-farm")] + list(args[:1])
     if scheduler:
         cmd += ["--scheduler", cluster.scheduler_address]
     cmd += list(args[1:])
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, **(env or {})))
+                          env=dict(os.environ, **(env or {})), preexec_fn=preexec_fn)
     return proc.returncode, proc.stderr
 
 
@@ -465,6 +466,19 @@ class Decode(FarmCase):
         self.assertEqual((ref_rc, rc), (0, 0), err)
         self.assertEqual(read(self.path("resumed.yuv")), read(self.path("ref.yuv")))
         self.assertFalse(os.path.exists(self.path("work-decode")))
+
+    def test_no_room_for_the_pictures(self):
+        # The pictures' file is allocated before any worker writes it (a
+        # write through a mapping past the room there would kill the
+        # worker): here a file size limit of 1 MiB stands for a full disk.
+        def limit():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+        rc, err = farm("decode", "--chunk-frames", "8", "-o", self.path("noroom.yuv"),
+                       self.k8_stream(), preexec_fn=limit)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("no room for the decoded pictures", err)
+        self.assertNoOutput("noroom.yuv")
 
     def test_damaged_stream_as_c63_dec(self):
         # A delta frame's data overwritten: c63-dec skips it and the frames

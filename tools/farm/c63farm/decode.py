@@ -2,6 +2,7 @@
 farm, join the pictures.
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
+import errno
 import os
 import sys
 import time
@@ -29,9 +30,15 @@ def decode(opts):
     frame_size = plan.i420_frame_size(width, height)
     firsts = [sum(p[3] for p in pieces[:i]) for i in range(len(pieces))]
     with cluster.connect(opts, opts.backend == "cuda") as farm:
+        fresh = not os.path.exists(work.path)
         work.create()
         if opts.engine == "libc63":
-            _make_frames_file(frames_file, len(starts) * frame_size)
+            try:
+                _make_frames_file(frames_file, len(starts) * frame_size)
+            except FarmError:
+                if fresh:  # nothing done to keep: as a job that failed before
+                    work.remove()
+                raise
         worker = {"input": os.path.abspath(opts.input), "dec": dec,
                   "args": machine_args + farm.threads_args(opts), "engine": opts.engine,
                   "lib": tools.libc63_candidates(dec), "io_threads": options.io_threads(opts),
@@ -71,14 +78,22 @@ def decode(opts):
 
 def _make_frames_file(path, size):
     """The file the workers decode into, each piece at its frames' place:
-    as large as the whole output (sparse until written). Kept from an
-    interrupted run, with the pieces it holds."""
+    as large as the whole output, its blocks allocated now. The workers
+    write it through a mapping, where a file system out of space raises
+    SIGBUS and kills the worker, so the space is taken here, where its
+    lack is one clear error. Kept from an interrupted run, with the pieces
+    it holds."""
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
         try:
             if os.fstat(fd).st_size != size:
                 os.ftruncate(fd, size)
+            os.posix_fallocate(fd, 0, size)
         finally:
             os.close(fd)
     except OSError as e:
+        if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise FarmError("no room for the decoded pictures (%d bytes) in %s: free space "
+                            "there, or give --work-dir on a file system with room"
+                            % (size, os.path.dirname(path)))
         raise FarmError("cannot write %s: %s" % (path, e.strerror or e))
