@@ -61,9 +61,14 @@ def _dashboard_address():
 
 
 def _gpu_cluster(distributed, gpus):
+    # A worker of one thread would get the host's memory over its cores
+    # (Dask's "auto"); these share the host among themselves, as a
+    # LocalCluster's workers do.
+    memory = distributed.system.MEMORY_LIMIT // len(gpus)
     workers = {
         "gpu-%s" % gpu: {"cls": distributed.Nanny,
                          "options": {"nthreads": 1, "resources": {"GPU": 1},
+                                     "memory_limit": memory,
                                      "env": {"CUDA_VISIBLE_DEVICES": gpu},
                                      "silence_logs": logging.ERROR}}
         for gpu in gpus}

@@ -78,10 +78,9 @@ def decode(opts):
 
 def _make_frames_file(path, size):
     """The file the workers decode into, each piece at its frames' place:
-    as large as the whole output, its blocks allocated now. The workers
-    write it through a mapping, where a file system out of space raises
-    SIGBUS and kills the worker, so the space is taken here, where its
-    lack is one clear error. Kept from an interrupted run, with the pieces
+    as large as the whole output, its blocks allocated now, so that too
+    little room is one clear error before any piece is decoded, not a
+    failure late in the job. Kept from an interrupted run, with the pieces
     it holds."""
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)

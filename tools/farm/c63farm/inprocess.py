@@ -317,54 +317,76 @@ class _Unclean(Exception):
     """A piece that does not decode frame for frame: c63-dec takes it."""
 
 
-def _copy_share(share):
-    for dst, src, size in share:
-        ctypes.memmove(dst, src, size)
+def _pwrite_all(fd, view, offset):
+    while len(view):
+        n = os.pwrite(fd, view, offset)
+        view, offset = view[n:], offset + n
+
+
+def _write_share(fd, share):
+    for offset, src, size in share:
+        _pwrite_all(fd, libc63.buffer_at(src, size), offset)
 
 
 class _PictureWriter:
-    """Decoded pictures into their place in the mapped output, each copied
-    in THREADS slices (one thread copies far below the memory's pace)."""
+    """Decoded pictures written into their place in the output file, each
+    in THREADS slices (one thread copies far below the memory's pace).
+    Written, not mapped: pages written through a mapping of a large piece
+    count against the worker's memory (a nanny restarts a worker past its
+    limit), and a write reports a full disk where a mapping would raise
+    SIGBUS."""
 
-    def __init__(self, dec, base, width, height, frames, threads):
-        self.dec, self.base, self.frames = dec, base, frames
+    def __init__(self, dec, fd, base, width, height, frames, threads):
+        self.dec, self.fd, self.base, self.frames = dec, fd, base, frames
         self.width, self.height = width, height
         self.frame_size, ysize, csize = _i420_size(width, height)
         cw, ch = (width + 1) // 2, (height + 1) // 2
         self.planes = ((0, width, height), (ysize, cw, ch), (ysize + csize, cw, ch))
         self.threads = threads
         self.pool = concurrent.futures.ThreadPoolExecutor(threads) if threads > 1 else None
+        self.scratch = None  # a whole picture, for pictures with padded rows
         self.done = 0
 
-    def _slices(self, pic, dst):
-        """For each thread, its (dst, src, bytes) share of every plane of
-        PIC, when every plane is one run of bytes (rows without padding);
-        None otherwise."""
-        shares = [[] for _ in range(self.threads)]
+    def _shares(self, pic, at):
+        """For each thread, its (file offset, src, bytes) share of every
+        plane of PIC, when every plane is one run of bytes (rows without
+        padding); None otherwise."""
+        threads = self.threads if self.pool else 1
+        shares = [[] for _ in range(threads)]
         for p, (off, w, h) in enumerate(self.planes):
             if pic.stride[p] != w:
                 return None
             size = w * h
-            step = -(-size // self.threads)
+            step = -(-size // threads)
             for t, s in enumerate(range(0, size, step)):
-                shares[t].append((dst + off + s, pic.data[p] + s, min(step, size - s)))
+                shares[t].append((at + off + s, pic.data[p] + s, min(step, size - s)))
         return shares
+
+    def _packed(self, pic):
+        """PIC's planes copied by the library into one packed picture."""
+        if self.scratch is None:
+            self.scratch = (ctypes.c_char * self.frame_size)()
+        base = ctypes.addressof(self.scratch)
+        planes = (ctypes.c_void_p * 3)(*[base + off for off, _, _ in self.planes])
+        strides = (ctypes.c_int * 3)(*[w for _, w, _ in self.planes])
+        if self.dec.lib.c63_decoder_copy_picture(self.dec.handle, ctypes.byref(pic), planes,
+                                                 strides, libc63.MEMORY_HOST) != libc63.OK:
+            raise _Unclean()
+        return memoryview(self.scratch).cast("B")
 
     def write(self, pic):
         n = pic.user
         if pic.width != self.width or pic.height != self.height or not 0 <= n < self.frames:
             raise _Unclean()
-        dst = self.base + n * self.frame_size
-        shares = self._slices(pic, dst) if self.pool else None
-        if shares:
-            for f in [self.pool.submit(_copy_share, share) for share in shares]:
+        at = self.base + n * self.frame_size
+        shares = self._shares(pic, at)
+        if shares is None:
+            _pwrite_all(self.fd, self._packed(pic), at)
+        elif self.pool:
+            for f in [self.pool.submit(_write_share, self.fd, share) for share in shares]:
                 f.result()
         else:
-            planes = (ctypes.c_void_p * 3)(*[dst + off for off, _, _ in self.planes])
-            strides = (ctypes.c_int * 3)(*[w for _, w, _ in self.planes])
-            if self.dec.lib.c63_decoder_copy_picture(self.dec.handle, ctypes.byref(pic), planes,
-                                                     strides, libc63.MEMORY_HOST) != libc63.OK:
-                raise _Unclean()
+            _write_share(self.fd, shares[0])
         self.done += 1
 
     def close(self):
@@ -436,13 +458,12 @@ def decode_piece(job):
     width, height = job["size"]
     frame_size = _i420_size(width, height)[0]
     in_fd = os.open(job["input"], os.O_RDONLY)
-    out_fd = os.open(job["frames_file"], os.O_RDWR)
+    out_fd = os.open(job["frames_file"], os.O_WRONLY)
     maps = []
     try:
         maps.append(_map(in_fd, job["offset"], job["length"], mmap.ACCESS_COPY))
-        maps.append(_map(out_fd, job["first"] * frame_size, job["frames"] * frame_size,
-                         mmap.ACCESS_WRITE))
-        writer = _PictureWriter(dec, maps[1][2], width, height, job["frames"], job["io_threads"])
+        writer = _PictureWriter(dec, out_fd, job["first"] * frame_size, width, height,
+                                job["frames"], job["io_threads"])
         try:
             _decode_frames(dec, maps[0][2], job["length"], writer, job["frames"])
             clean = True
