@@ -19,7 +19,7 @@
 # c63-farm's default chunks, then chunks of 2400 frames); PIECES="default
 # 2400" (decode); ENGINES="libc63 c63-enc" (the in-process workers, then a
 # c63-enc or c63-dec process per chunk, on the most GPUs and the last
-# chunk length); IO_THREADS=8 (c63-farm --io-threads), IO_SWEEP="4 16" (other
+# chunk length); IO_THREADS=4 (c63-farm --io-threads), IO_SWEEP="8 16" (other
 # thread counts swept on the most GPUs and the last chunk length);
 # SHM=/dev/shm/farm-gpus; PYTHON=python3; BACKEND=cuda (cpu: a dry run on a
 # machine without GPU; then use small FRAMES and W/H).
@@ -44,8 +44,8 @@ chunks=${CHUNKS:-default 2400}
 pieces=${PIECES:-default 2400}
 engines=${ENGINES:-libc63 c63-enc}
 jobs=${JOBS:-encode decode}
-io_threads=${IO_THREADS:-8}
-io_sweep=${IO_SWEEP:-4 16}
+io_threads=${IO_THREADS:-4}
+io_sweep=${IO_SWEEP:-8 16}
 backend=${BACKEND:-cuda}
 shm=${SHM:-/dev/shm/farm-gpus}
 py=${PYTHON:-python3}

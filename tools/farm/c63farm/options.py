@@ -23,7 +23,7 @@ STREAM_OPTIONS = [
 ]
 # Threads per GPU worker that move raw frames between the files and the
 # library: one thread copies a fraction of what a GPU encodes.
-DEFAULT_GPU_IO_THREADS = 8
+DEFAULT_GPU_IO_THREADS = 4
 # Options that choose where and how fast, never the bytes.
 MACHINE_OPTIONS = [
     (("--backend",), "backend", str),
@@ -64,7 +64,7 @@ Farm options:
                          finds no libc63), or c63-enc, a process per chunk.
                          Input that GStreamer decodes always goes to c63-enc.
       --io-threads N     threads per worker that read the raw input (libc63;
-                         default 8 with --backend cuda, else 1)
+                         default 4 with --backend cuda, else 1)
       --progress         show progress also when standard error is no terminal
       --stats            how long the workers took to get ready, and after the
                          job a line per worker: its chunks, frames per second,
@@ -96,7 +96,7 @@ Farm options: --chunk-frames N (frames per piece, at least; default 50),
                          does not decode cleanly, and all where the worker finds
                          no libc63); c63-dec: a c63-dec process per piece
       --io-threads N     threads per worker that copy the pictures into the
-                         output (libc63; default 8 with --backend cuda, else 1)
+                         output (libc63; default 4 with --backend cuda, else 1)
 
 Corrupt frames are reported and skipped as c63-dec does (exit status 1, the
 output holds the frames that decoded). Exit status: 0 when the whole stream
