@@ -69,6 +69,17 @@ gint64 gst_c63_index_frame_at_offset(const GstC63Index *index, guint64 offset)
   return -1;
 }
 
+guint64 gst_c63_index_frame_size_at_offset(const GstC63Index *index, guint64 offset)
+{
+  gint64 n = gst_c63_index_frame_at_offset(index, offset);
+
+  if (n < 0) return 0;
+  if ((guint64)n + 1 < index->entries->len)
+    return gst_c63_index_entry(index, (guint)n + 1)->offset - offset;
+  /* the last frame: up to where the scan stopped (its end, or junk after) */
+  return index->pos > offset ? index->pos - offset : 0;
+}
+
 gint64 gst_c63_index_keyframe_before(const GstC63Index *index, guint n)
 {
   gint64 i = MIN((gint64)n, (gint64)index->entries->len - 1);

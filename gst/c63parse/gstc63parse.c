@@ -335,11 +335,23 @@ static gboolean gst_c63_parse_timestamp(GstC63Parse *self, GstBaseParseFrame *fr
   return n < 0 || gst_c63_parse_stamp(self, frame->buffer, (guint64)n);
 }
 
+/* The bytes to ask for after a scan that found a frame (or bytes to skip)
+ * at offset: the next frame whole where the index knows its size. */
+static guint gst_c63_parse_next_min_size(GstC63Parse *self, guint64 offset,
+                                         const c63_frame_scan_result *res)
+{
+  guint64 next =
+      self->indexed ? gst_c63_index_frame_size_at_offset(&self->index, offset + res->size) : 0;
+
+  return next > MIN_FRAME_BYTES && next < G_MAXUINT / 2 ? (guint)next : MIN_FRAME_BYTES;
+}
+
 static GstFlowReturn gst_c63_parse_handle_frame(GstBaseParse *parse, GstBaseParseFrame *frame,
                                                 gint *skipsize)
 {
   GstC63Parse *self = GST_C63_PARSE(parse);
   gboolean at_end = GST_BASE_PARSE_DRAINING(parse);
+  guint64 indexed_size;
   c63_frame_scan_result res;
   GstMapInfo map;
   int r;
@@ -350,6 +362,16 @@ static GstFlowReturn gst_c63_parse_handle_frame(GstBaseParse *parse, GstBasePars
   }
   /* Called again with more bytes at the same offset, or at a new one. */
   if (frame->flags & GST_BASE_PARSE_FRAME_FLAG_NEW_FRAME) c63_frame_scanner_init(&self->scanner);
+  /* Indexed, the frame's size is known: asked for whole, it is pulled in
+   * one read instead of growing reads of the same bytes. */
+  indexed_size =
+      self->indexed ? gst_c63_index_frame_size_at_offset(&self->index, frame->offset) : 0;
+  if (indexed_size > gst_buffer_get_size(frame->buffer) && indexed_size < G_MAXUINT / 2 &&
+      !at_end) {
+    gst_base_parse_set_min_frame_size(parse, (guint)indexed_size);
+    *skipsize = 0;
+    return GST_FLOW_OK;
+  }
   if (!gst_buffer_map(frame->buffer, &map, GST_MAP_READ)) {
     GST_ELEMENT_ERROR(self, RESOURCE, READ, (NULL), ("cannot map the input"));
     return GST_FLOW_ERROR;
@@ -362,7 +384,7 @@ static GstFlowReturn gst_c63_parse_handle_frame(GstBaseParse *parse, GstBasePars
    * keeps a stream in tiny buffers linear. */
   gst_base_parse_set_min_frame_size(
       parse, r == C63_SCAN_NEED_DATA ? (guint)MIN(map.size + MAX(map.size / 4, 4096), G_MAXUINT / 2)
-                                     : MIN_FRAME_BYTES);
+                                     : gst_c63_parse_next_min_size(self, frame->offset, &res));
   if (r == C63_SCAN_NEED_DATA) {
     *skipsize = 0;
     return GST_FLOW_OK;

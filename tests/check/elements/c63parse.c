@@ -456,6 +456,49 @@ GST_START_TEST(test_parse_exact_timestamps)
 }
 GST_END_TEST;
 
+/* Bytes filesrc reads for c63parse, in pull mode. */
+static GstPadProbeReturn on_pulled(G_GNUC_UNUSED GstPad *pad, GstPadProbeInfo *info, guint64 *bytes)
+{
+  *bytes += gst_buffer_get_size(GST_PAD_PROBE_INFO_BUFFER(info));
+  return GST_PAD_PROBE_OK;
+}
+
+/* Pull mode: the stream is read twice, once for the index and once frame
+ * by frame, each frame (here 1080p, larger than GstBaseParse's 64 KiB
+ * reads) in one read of its indexed size, not in growing reads of the
+ * same bytes; only the first read (before the index) is read again. */
+GST_START_TEST(test_parse_reads_frames_once)
+{
+  const C63Vector *v = c63check_vector("mandel_1920x1080.c63");
+  GBytes *stream = c63check_read_file(v->stream);
+  gchar *desc = g_strdup_printf("filesrc name=src location=\"%s\" ! c63parse ! "
+                                "fakesink name=sink signal-handoffs=true sync=false",
+                                v->stream);
+  GstElement *pipeline = gst_parse_launch(desc, NULL);
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  GstPad *pad = gst_element_get_static_pad(src, "src");
+  GArray *pts = g_array_new(FALSE, FALSE, sizeof(GstClockTime));
+  guint64 pulled = 0, size = g_bytes_get_size(stream);
+
+  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_PULL | GST_PAD_PROBE_TYPE_BUFFER,
+                    (GstPadProbeCallback)on_pulled, &pulled, NULL);
+  g_signal_connect(sink, "handoff", G_CALLBACK(on_parsed), pts);
+  set_state_wait(pipeline, GST_STATE_PLAYING);
+  wait_eos(pipeline);
+  fail_unless_equals_int(pts->len, 5);
+  fail_unless(pulled >= 2 * size && pulled <= 2 * size + (64 << 10),
+              "%" G_GUINT64_FORMAT " bytes read for a stream of %" G_GUINT64_FORMAT, pulled, size);
+  g_array_unref(pts);
+  gst_object_unref(pad);
+  gst_object_unref(src);
+  gst_object_unref(sink);
+  pipeline_free(pipeline);
+  g_free(desc);
+  g_bytes_unref(stream);
+}
+GST_END_TEST;
+
 /* The timestamps of the buffers reaching a sink, seen before the sink
  * drops those outside the segment. */
 static GstPadProbeReturn on_buffer_to_sink(G_GNUC_UNUSED GstPad *pad, GstPadProbeInfo *info,
@@ -642,6 +685,7 @@ static Suite *c63parse_suite(void)
   tcase_add_test(tc, test_parse_pipeline_duration_seek);
   tcase_add_test(tc, test_parse_decodebin);
   tcase_add_test(tc, test_parse_exact_timestamps);
+  tcase_add_test(tc, test_parse_reads_frames_once);
   tcase_add_test(tc, test_parse_segment_stop);
   tcase_add_test(tc, test_parse_framerate_refused);
   tcase_add_test(tc, test_parse_capssetter_framerate);
