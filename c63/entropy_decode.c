@@ -92,6 +92,15 @@ static ALWAYS_INLINE void fill_to(c63_bitreader *br, int n)
   *br = refill_slow(*br);
 }
 
+/* At least 56 bits in the reader, topped up by eight bytes whenever they
+ * hold no FF whatever the count: a branch on the count, taken about every
+ * other block, would be mispredicted often. */
+static ALWAYS_INLINE void top_up(c63_bitreader *br)
+{
+  if (LIKELY(c63_br_refill_fast(br, &br->acc, &br->nbits)) || br->nbits >= 56) return;
+  *br = refill_slow(*br);
+}
+
 /* At least 32 bits in the reader (a code and its extra bits take at most 27). */
 static ALWAYS_INLINE void fill(c63_bitreader *br)
 {
@@ -253,57 +262,83 @@ static NOINLINE int spill_ac(const decode_ctx *d, int c, int bx, int by, size_t 
   return sparse_set(d, d->f, blk + 1, spill, value); /* the next block in raster order */
 }
 
-/* Both vector flags and codes of a block (docs/format.md 4.5): the codes
- * decoded from one window whatever the flags say, and the taken bits and
- * the vector chosen without a branch, as whether a block reuses its
- * neighbour's vector is unpredictable. mvs is the plane's vectors, all zero
- * before the frame: the reference decodes into a zeroed array, and a reused
- * vector is the one of the block before this one in the plane's raster
- * order whether that block was decoded yet or not (at the left edge of the
- * second luma row of an MCU row it was not: zero), had a vector or not
- * (then zero). */
+/* A vector as c63_mv's four bytes (x, y, use_mv, 0), stored at once. */
+static ALWAYS_INLINE uint32_t mv_word(uint32_t x, uint32_t y, uint32_t use)
+{
+  return (x & 0xff) | (y & 0xff) << 8 | use << 16;
+}
+
+static ALWAYS_INLINE void store_mv(c63_mv *mv, uint32_t w)
+{
+  memcpy(mv, &w, sizeof(w));
+}
+
+/* The two codes of a coded vector at the top of a (after the flags) that
+ * the vector table (huff_lut_cpu.h) does not hold: sizes past 7, whose
+ * values the vector keeps the low eight bits of, as the reference does,
+ * or no code. Returns the vector's word with the bits taken in bits
+ * 24..31, or 0 for no code. */
+static NOINLINE uint32_t long_vector(const c63_huff_lut *mvt, uint64_t a)
+{
+  const uint32_t ex = c63_huff_entry(mvt, (uint32_t)(a >> 32));
+  const int lx = c63_huff_entry_bits(ex);
+  const uint32_t ey = c63_huff_entry(mvt, (uint32_t)((a << lx) >> 32));
+  if ((ex == C63_HUFF_LUT_NONE) | (ey == C63_HUFF_LUT_NONE)) return 0;
+  return mv_word((uint32_t)c63_huff_entry_value(ex), (uint32_t)c63_huff_entry_value(ey), 1) |
+         (uint32_t)(lx + c63_huff_entry_bits(ey)) << 24;
+}
+
+/* Both vector flags and codes of a block (docs/format.md 4.5), with the
+ * block's first fill of the reader: at least 56 bits, of which the vector
+ * takes at most 2 + 2 * 20 (DC table 0's longest code with its value), in
+ * practice 26, and the DC step (decode_block) 11 more. mvs is the plane's
+ * vectors, all zero before the frame: the reference decodes into a zeroed
+ * array, and a reused vector is the one of the block before this one in
+ * the plane's raster order whether that block was decoded yet or not (at
+ * the left edge of the second luma row of an MCU row it was not: zero),
+ * had a vector or not (then zero). */
 static ALWAYS_INLINE int decode_vector(const decode_ctx *d, frame_state *s, int c, int bx, int by,
                                        size_t idx)
 {
-  /* 2 flags and two codes with extra bits: 56; at least 32 after them */
-  fill_to(&s->br, 56);
+  top_up(&s->br);
   const uint64_t a = s->br.acc;
-  const int use = (int)(a >> 63), reuse = (int)(a >> 62) & 1;
+  const uint32_t use = (uint32_t)(a >> 63), reuse = (uint32_t)(a >> 62) & 1;
   c63_mv *mvs = s->mvs[c];
-  c63_mv mv;
-  if (use & !reuse) { /* a coded vector */
-    const c63_huff_lut *mvt = &s->luts[C63_HUFF_MV];
-    const uint32_t ex = c63_huff_entry(mvt, (uint32_t)(a >> 30));
-    const int lx = c63_huff_entry_bits(ex);
-    const uint32_t ey = c63_huff_entry(mvt, (uint32_t)((a << 2 << lx) >> 32));
-    const int ly = c63_huff_entry_bits(ey);
-    if (UNLIKELY((ex == C63_HUFF_LUT_NONE) | (ey == C63_HUFF_LUT_NONE)))
-      FAIL(C63_ERR_BITSTREAM, "invalid motion vector code");
-    skip(&s->br, 2 + lx + ly);
-    fill(&s->br);
-    mv.x = (int8_t)(uint8_t)(c63_huff_entry_value(ex) & 0xff);
-    mv.y = (int8_t)(uint8_t)(c63_huff_entry_value(ey) & 0xff);
-    mv.use_mv = 1;
+  uint32_t mv;
+  if (use & !reuse) { /* a coded vector: both components from the vector table */
+    const uint16_t *mvt = s->steps->mv;
+    const uint32_t ex = mvt[(a << 2) >> (64 - C63_MV_BITS)];
+    const int lx = c63_mv_entry_bits(ex);
+    const uint32_t ey = mvt[(a << 2 << lx) >> (64 - C63_MV_BITS)];
+    int bits = 2 + lx + c63_mv_entry_bits(ey);
+    mv = mv_word(ex, ey, 1);
+    if (UNLIKELY((ex < 0x100u) | (ey < 0x100u))) { /* one the table does not hold */
+      mv = long_vector(&s->luts[C63_HUFF_MV], a << 2);
+      if (!mv) FAIL(C63_ERR_BITSTREAM, "invalid motion vector code");
+      bits = 2 + (int)(mv >> 24);
+      mv &= 0xffffff;
+    }
+    skip(&s->br, bits);
   } else { /* none (1 bit), or the left neighbour's (2 bits) */
     /* The reference reads before the start of its array here. */
     if (UNLIKELY(use & (idx == 0)))
       FAIL(C63_ERR_BITSTREAM, "vector reuse at the first block of plane %d", c);
-    const c63_mv left = mvs[idx - (idx != 0)]; /* unused at idx 0 */
-    skip(&s->br, 1 + use);
-    mv.x = (int8_t)(use ? left.x : 0);
-    mv.y = (int8_t)(use ? left.y : 0);
-    mv.use_mv = (uint8_t)use;
+    uint32_t left;
+    memcpy(&left, &mvs[idx - (idx != 0)], sizeof(left)); /* unused at idx 0 */
+    skip(&s->br, 1 + (int)use);
+    mv = use ? mv_word(left, left >> 8, 1) : 0;
   }
-  mvs[idx] = mv;
+  store_mv(&mvs[idx], mv);
   /* Keyframes are not predicted: their vectors are read and ignored.
    * In a delta frame the reference reads ref[(y + mv_y) * w + x + mv_x]
    * for the block's pixels: a vector past the left or right edge goes on
    * in the neighbouring row, which is fine while the reads stay inside the
    * plane's buffer (c63_mv_reads_inside); beyond it they are not. */
+  const int mx = (int8_t)(uint8_t)mv, my = (int8_t)(uint8_t)(mv >> 8);
   if (UNLIKELY(use & (s->check_rows >> (c ? 2 : by & 1)) & 1) &&
-      !c63_mv_reads_inside(s->pad_w[c], s->pad_h[c], bx, by, mv.x, mv.y))
-    FAIL(C63_ERR_BITSTREAM, "motion vector (%d,%d) of block %d,%d reads outside plane %d", mv.x,
-         mv.y, bx, by, c);
+      !c63_mv_reads_inside(s->pad_w[c], s->pad_h[c], bx, by, mx, my))
+    FAIL(C63_ERR_BITSTREAM, "motion vector (%d,%d) of block %d,%d reads outside plane %d", mx, my,
+         bx, by, c);
   return C63_OK;
 }
 

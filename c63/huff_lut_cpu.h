@@ -59,16 +59,30 @@ static inline int c63_step_dc(uint64_t s)
   return (int)((int64_t)(s << 20) >> 52);
 }
 
+/* The motion-vector code's window: every code of sizes 0..7 (the
+ * reference's vector table, docs/format.md 6.3) fits with its value. */
+#define C63_MV_BITS 12
+
+/* A vector component's entry (uint16_t): bits 0..7: the value (int8_t),
+ * 8..15: the bits of code and value together; 0 where the window holds no
+ * code of size 0..7 with its value (a longer DC code, or no code), which
+ * the decoder then takes with huff_lut.h. */
+static inline int c63_mv_entry_bits(uint32_t e)
+{
+  return (int)(e >> 8);
+}
+
 typedef struct c63_huff_steps {
   uint64_t dc[2][1 << C63_STEP_BITS]; /* luma, chroma: DC, then AC */
   uint64_t ac[2][1 << C63_STEP_BITS];
+  uint16_t mv[1 << C63_MV_BITS];
 } c63_huff_steps;
 
 /* The tables, built once, thread-safely. */
 const c63_huff_steps *c63_huff_steps_get(void);
 
-/* Tables whose every step leaves the fast loop at once (DC steps: none),
- * so that the decoder takes every symbol alone: what the multi-symbol
+/* Tables whose every step leaves the fast loop at once (DC steps and
+ * vector entries: none), so that the decoder takes every symbol alone: what the multi-symbol
  * steps must decode the same as (tests/test_entropy_steps.c). */
 const c63_huff_steps *c63_huff_steps_symbolwise(void);
 
