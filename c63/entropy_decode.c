@@ -41,20 +41,19 @@ typedef struct decode_ctx {
  * would otherwise make every field a reload from memory. */
 typedef struct frame_state {
   c63_bitreader br;
-  size_t n_out; /* entries so far */
+  uint32_t *out; /* the next entry */
   int prev_dc[3];
   /* Bits the reader held when the last AC code began
    * (ends_with_unpaired_ff): a block's last code is an AC code. */
   int last_code_nbits;
   const c63_huff_lut *luts;
   const c63_huff_steps *steps;
-  uint32_t *entries;
-  size_t entries_cap;
-  uint32_t *start;
-  uint8_t *count;
+  uint32_t *entries, *entries_end; /* the array, and entries_cap past it */
+  /* Per plane, at its first block: what the block decoder stores. */
+  uint32_t *start[3];
+  uint8_t *count[3];
   c63_mv *mvs[3];
-  size_t plane_off[3];
-  int blocks_w[3], pad_w[3], pad_h[3];
+  int pad_w[3], pad_h[3];
   /* Whether the vectors of the current MCU row need the check that they
    * read inside their plane: bit 0, 1: the two luma block rows; 2: the
    * chroma rows. */
@@ -342,23 +341,23 @@ static ALWAYS_INLINE int decode_vector(const decode_ctx *d, frame_state *s, int 
   return C63_OK;
 }
 
-/* Block (bx, by) of plane c, appended to the frame's entries. */
-static ALWAYS_INLINE int decode_block(const decode_ctx *d, frame_state *s, int c, int bx, int by)
+/* Block (bx, by) of plane c, idx in the plane's raster order, appended to
+ * the frame's entries. */
+static ALWAYS_INLINE int decode_block(const decode_ctx *d, frame_state *s, int c, int bx, int by,
+                                      size_t idx)
 {
   const int chroma = c != 0;
-  const size_t idx = (size_t)by * s->blocks_w[c] + bx, blk = s->plane_off[c] + idx;
   int spill = -1, spill_value = 0;
   int r = decode_vector(d, s, c, bx, by, idx);
   if (r) return r;
 
   /* A block adds at most 64 entries; c63_sparse_entries_bound sizes the
    * array so that this never fails on a frame of the bound's size. */
-  const size_t room = s->entries_cap - s->n_out;
-  if (UNLIKELY(room < 64))
+  uint32_t *e0 = s->out, *e = e0;
+  if (UNLIKELY(s->entries_end - e0 < 64))
     FAIL(C63_ERR_BITSTREAM, "more coefficients than frame data of this size can code");
   /* decode_ac writes up to two entries past the block's last (sparse.h:
    * C63_SPARSE_SLACK). */
-  uint32_t *e0 = s->entries + s->n_out, *e = e0;
   uint64_t st = s->steps->dc[chroma][s->br.acc >> (64 - C63_STEP_BITS)];
   int diff = c63_step_dc(st);
   if (UNLIKELY(!c63_step_bits(st))) { /* a DC code that the step does not hold */
@@ -381,13 +380,13 @@ static ALWAYS_INLINE int decode_block(const decode_ctx *d, frame_state *s, int c
     FAIL(C63_ERR_BITSTREAM, "invalid AC code (plane %d block %d,%d)", c, bx, by);
   if (UNLIKELY(c63_br_overrun(&s->br)))
     FAIL(C63_ERR_TRUNCATED, "frame data ends inside block %d,%d of plane %d", bx, by, c);
-  s->start[blk] = (uint32_t)s->n_out;
-  s->count[blk] = (uint8_t)(e - e0);
-  s->n_out += (size_t)(e - e0);
+  s->start[c][idx] = (uint32_t)(e0 - s->entries);
+  s->count[c][idx] = (uint8_t)(e - e0);
+  s->out = e;
   if (LIKELY(spill < 0)) return C63_OK;
-  d->f->n_entries = s->n_out;
-  r = spill_ac(d, c, bx, by, blk, spill, spill_value);
-  s->n_out = d->f->n_entries;
+  d->f->n_entries = (size_t)(e - s->entries);
+  r = spill_ac(d, c, bx, by, c63_block_offset(d->g, c) + idx, spill, spill_value);
+  s->out = s->entries + d->f->n_entries;
   return r;
 }
 
@@ -421,13 +420,16 @@ static int row_reads_inside(const c63_geometry *g, int c, int by)
  * inlined with its plane's constants. */
 static ALWAYS_INLINE int decode_mcu(const decode_ctx *d, frame_state *s, int mx, int my)
 {
+  const int bw = d->g->blocks_w[0];
+  const size_t y = (size_t)2 * my * bw + 2 * mx, uv = (size_t)my * d->g->blocks_w[1] + mx;
   int r;
-  if ((r = decode_block(d, s, 0, 2 * mx, 2 * my)) ||
-      (r = decode_block(d, s, 0, 2 * mx + 1, 2 * my)) ||
-      (r = decode_block(d, s, 0, 2 * mx, 2 * my + 1)) ||
-      (r = decode_block(d, s, 0, 2 * mx + 1, 2 * my + 1)) || (r = decode_block(d, s, 1, mx, my)))
+  if ((r = decode_block(d, s, 0, 2 * mx, 2 * my, y)) ||
+      (r = decode_block(d, s, 0, 2 * mx + 1, 2 * my, y + 1)) ||
+      (r = decode_block(d, s, 0, 2 * mx, 2 * my + 1, y + bw)) ||
+      (r = decode_block(d, s, 0, 2 * mx + 1, 2 * my + 1, y + bw + 1)) ||
+      (r = decode_block(d, s, 1, mx, my, uv)))
     return r;
-  return decode_block(d, s, 2, mx, my);
+  return decode_block(d, s, 2, mx, my, uv);
 }
 
 int c63_entropy_decode(const uint8_t *data, size_t size, const c63_geometry *g, int keyframe,
@@ -442,13 +444,11 @@ int c63_entropy_decode_steps(const uint8_t *data, size_t size, const c63_geometr
 {
   const decode_ctx ctx = {.g = g, .f = f, .msg = msg, .msg_size = msg_size};
   const decode_ctx *d = &ctx;
-  frame_state s = {.n_out = 0,
+  frame_state s = {.out = f->entries,
                    .luts = c63_huff_luts(),
                    .steps = steps,
                    .entries = f->entries,
-                   .entries_cap = f->entries_cap,
-                   .start = f->start,
-                   .count = f->count};
+                   .entries_end = f->entries + f->entries_cap};
   int safe_first[3], safe_last[3];
 
   if (f->blocks_cap < c63_frame_blocks(g))
@@ -460,9 +460,10 @@ int c63_entropy_decode_steps(const uint8_t *data, size_t size, const c63_geometr
   f->n_entries = 0;
   memset(f->mvs, 0, c63_frame_blocks(g) * sizeof(c63_mv));
   for (int c = 0; c < 3; c++) {
-    s.plane_off[c] = c63_block_offset(g, c);
-    s.mvs[c] = f->mvs + s.plane_off[c];
-    s.blocks_w[c] = g->blocks_w[c];
+    const size_t first = c63_block_offset(g, c);
+    s.start[c] = f->start + first;
+    s.count[c] = f->count + first;
+    s.mvs[c] = f->mvs + first;
     s.pad_w[c] = g->pad_w[c];
     s.pad_h[c] = g->pad_h[c];
     safe_first[c] = 0;
@@ -483,12 +484,12 @@ int c63_entropy_decode_steps(const uint8_t *data, size_t size, const c63_geometr
     for (int mx = 0; mx < g->mcus_w; mx++) {
       const int r = decode_mcu(d, &s, mx, my);
       if (r) {
-        f->n_entries = s.n_out; /* the blocks decoded before the error */
+        f->n_entries = (size_t)(s.out - s.entries); /* the blocks decoded before the error */
         return r;
       }
     }
   }
-  f->n_entries = s.n_out;
+  f->n_entries = (size_t)(s.out - s.entries);
   if (ends_with_unpaired_ff(&s)) FAIL(C63_ERR_BITSTREAM, "frame data ends with an FF byte");
   return C63_OK;
 }
