@@ -176,7 +176,7 @@ static ALWAYS_INLINE int decode_ac(frame_state *s, int chroma, uint64_t st, uint
   const c63_huff_lut *t = s->luts + C63_HUFF_AC0 + chroma;
   uint32_t at = 1u << 16, *e = *pe;
   for (;;) {
-    const int n = c63_step_coefs(st);
+    const unsigned n = c63_step_coefs(st);
     const uint32_t x1 = at + c63_step_first(st), x2 = at + c63_step_second(st);
     const uint32_t next = at + c63_step_advance(st);
     if (UNLIKELY(next >= end)) { /* STOP, or past coefficient 62 */
@@ -373,7 +373,7 @@ static ALWAYS_INLINE int decode_block(const decode_ctx *d, frame_state *s, int c
   *e = c63_sparse_entry(0, dc);
   e += dc != 0;
 
-  if ((st & (C63_STEP_EOB | 3u << 7)) == C63_STEP_EOB) { /* no AC coefficient */
+  if ((st & (C63_STEP_EOB | C63_STEP_COEFS)) == C63_STEP_EOB) { /* no AC coefficient */
     skip(&s->br, c63_step_bits(st));
     s->last_code_nbits = s->br.nbits + eob_bits(chroma);
   } else if (UNLIKELY(decode_ac(s, chroma, st, &e, &spill, &spill_value)))

@@ -56,7 +56,7 @@ static uint64_t build_step(const c63_huff_lut *dc, const c63_huff_lut *ac, uint3
   if (!dc && pos == 0) s |= C63_STEP_STOP; /* the symbol is decoded alone */
   /* A step that leaves the loop advances past the block's end. */
   if (s & C63_STEP_STOP) adv = 63;
-  return s | (uint64_t)pos | (uint64_t)n << 7 | (uint64_t)adv << 9;
+  return s | (uint64_t)pos | (uint64_t)n << 7 | (uint64_t)adv << 16;
 }
 
 /* The vector component entry of window w (C63_MV_BITS bits). */
@@ -93,7 +93,7 @@ static void build_symbolwise(void)
   for (uint32_t w = 0; w < 1u << C63_STEP_BITS; w++) {
     for (int chroma = 0; chroma < 2; chroma++) {
       symbolwise.dc[chroma][w] = 0;
-      symbolwise.ac[chroma][w] = C63_STEP_STOP | 63u << 9;
+      symbolwise.ac[chroma][w] = C63_STEP_STOP | 63u << 16;
     }
   }
 }
