@@ -91,12 +91,12 @@ static ALWAYS_INLINE void fill_to(c63_bitreader *br, int n)
   *br = refill_slow(*br);
 }
 
-/* At least 56 bits in the reader, topped up by eight bytes whenever they
- * hold no FF whatever the count: a branch on the count, taken about every
- * other block, would be mispredicted often. */
-static ALWAYS_INLINE void top_up(c63_bitreader *br)
+/* At least n (<= 56) bits in the reader, topped up by eight bytes whenever
+ * they hold no FF whatever the count: a branch on the count, taken every
+ * few codes, would be mispredicted often. */
+static ALWAYS_INLINE void top_up(c63_bitreader *br, int n)
 {
-  if (LIKELY(c63_br_refill_fast(br, &br->acc, &br->nbits)) || br->nbits >= 56) return;
+  if (LIKELY(c63_br_refill_fast(br, &br->acc, &br->nbits)) || br->nbits >= n) return;
   *br = refill_slow(*br);
 }
 
@@ -161,51 +161,64 @@ static ALWAYS_INLINE int ac_symbol_alone(frame_state *s, const c63_huff_lut *t, 
   return *at >= end;
 }
 
-/* The AC coefficients of a block from step st (huff_lut_cpu.h) on, appended
- * at *pe, which has room for 66 entries (64 and C63_SPARSE_SLACK). A step is taken whole where its
- * coefficients end before index 63; otherwise, and for what no step holds,
- * the next symbol is decoded alone, so every block decodes as symbol by
- * symbol. Both entries are written whatever the step holds: the only branch
- * that depends on the data is the one that leaves the loop. Returns 0, or
- * -1 for a bit pattern that is no code; *spill as ac_symbol_alone. */
+/* Step st (huff_lut_cpu.h) of a block's AC coefficients at *at (index <<
+ * 16), appended at *pe. A step is taken whole where its coefficients end
+ * before index 63; otherwise, and for what no step holds, the next symbol
+ * is decoded alone, so every block decodes as symbol by symbol. Both
+ * entries are written whatever the step holds: the only branch that
+ * depends on the data is the one that leaves the loop. Returns 0 to go on
+ * (the step took at most C63_STEP_BITS bits), 2 to go on after a symbol
+ * decoded alone (up to 27 bits), or as ac_symbol_alone: 1 when the block
+ * ends, -1 for a bit pattern that is no code. */
+static ALWAYS_INLINE int take_step(frame_state *s, int chroma, uint64_t st, uint32_t *at,
+                                   uint32_t **pe, int *spill, int *spill_value)
+{
+  const uint32_t end = 64u << 16;
+  const unsigned n = c63_step_coefs(st);
+  const uint32_t x1 = *at + c63_step_first(st), x2 = *at + c63_step_second(st);
+  const uint32_t next = *at + c63_step_advance(st);
+  uint32_t *e = *pe;
+  e[0] = x1;
+  e[1] = x2;
+  if (LIKELY(next < end)) {
+    *pe = e + n;
+    *at = next;
+    skip(&s->br, c63_step_bits(st));
+    return 0;
+  }
+  /* STOP, or past coefficient 62 */
+  const uint32_t last = n == 2 ? x2 : x1;
+  if ((st & C63_STEP_EOB) && ((n == 0) | (last < 63u << 16))) {
+    *pe = e + n;
+    skip(&s->br, c63_step_bits(st));
+    s->last_code_nbits = s->br.nbits + eob_bits(chroma);
+    return 1;
+  }
+  const int r = ac_symbol_alone(s, s->luts + C63_HUFF_AC0 + chroma, at, pe, spill, spill_value);
+  return r ? r : 2;
+}
+
+/* The AC coefficients of a block from step st on, appended at *pe, which
+ * has room for 66 entries (64 and C63_SPARSE_SLACK). Steps come in pairs
+ * and the reader is topped up once a pair: at least 32 bits hold two steps
+ * and the next lookup, so that no branch on the reader's count sits
+ * between the steps. st comes with at least 22 bits in the reader. Returns
+ * 0, or -1 for a bit pattern that is no code; *spill as ac_symbol_alone. */
 static ALWAYS_INLINE int decode_ac(frame_state *s, int chroma, uint64_t st, uint32_t **pe,
                                    int *spill, int *spill_value)
 {
-  const uint32_t end = 64u << 16;
   const uint64_t *steps = s->steps->ac[chroma];
-  const c63_huff_lut *t = s->luts + C63_HUFF_AC0 + chroma;
-  uint32_t at = 1u << 16, *e = *pe;
+  uint32_t at = 1u << 16;
   for (;;) {
-    const unsigned n = c63_step_coefs(st);
-    const uint32_t x1 = at + c63_step_first(st), x2 = at + c63_step_second(st);
-    const uint32_t next = at + c63_step_advance(st);
-    if (UNLIKELY(next >= end)) { /* STOP, or past coefficient 62 */
-      const uint32_t last = n == 2 ? x2 : x1;
-      if ((st & C63_STEP_EOB) && (n == 0 || last < 63u << 16)) {
-        e[0] = x1;
-        e[1] = x2;
-        e += n;
-        skip(&s->br, c63_step_bits(st));
-        s->last_code_nbits = s->br.nbits + eob_bits(chroma);
-        break;
-      }
-      const int r = ac_symbol_alone(s, t, &at, &e, spill, spill_value);
-      if (r) {
-        *pe = e;
-        return r < 0 ? -1 : 0;
-      }
-    } else {
-      e[0] = x1;
-      e[1] = x2;
-      e += n;
-      at = next;
-      skip(&s->br, c63_step_bits(st));
+    int r = take_step(s, chroma, st, &at, pe, spill, spill_value);
+    if (!r) {
+      st = steps[s->br.acc >> (64 - C63_STEP_BITS)];
+      r = take_step(s, chroma, st, &at, pe, spill, spill_value);
     }
-    fill(&s->br);
+    if (r == 1 || r < 0) return r < 0 ? -1 : 0;
+    top_up(&s->br, 32);
     st = steps[s->br.acc >> (64 - C63_STEP_BITS)];
   }
-  *pe = e;
-  return 0;
 }
 
 /* Decoding order of block (bx, by) of plane c within the plane: MCUs in
@@ -299,7 +312,7 @@ static NOINLINE uint32_t long_vector(const c63_huff_lut *mvt, uint64_t a)
 static ALWAYS_INLINE int decode_vector(const decode_ctx *d, frame_state *s, int c, int bx, int by,
                                        size_t idx)
 {
-  top_up(&s->br);
+  top_up(&s->br, 56);
   const uint64_t a = s->br.acc;
   const uint32_t use = (uint32_t)(a >> 63), reuse = (uint32_t)(a >> 62) & 1;
   c63_mv *mvs = s->mvs[c];
