@@ -301,9 +301,11 @@ static NOINLINE uint32_t long_vector(const c63_huff_lut *mvt, uint64_t a)
 }
 
 /* Both vector flags and codes of a block (docs/format.md 4.5), with the
- * block's first fill of the reader: at least 56 bits, of which the vector
- * takes at most 2 + 2 * 20 (DC table 0's longest code with its value), in
- * practice 26, and the DC step (decode_block) 11 more. mvs is the plane's
+ * block's first fill of the reader: at least 56 bits, of which a vector
+ * that the vector table holds takes at most 26, leaving 30 for the DC step
+ * (decode_block) and the first AC lookup after it (decode_ac); a longer one
+ * (up to 2 + 2 * 20 bits, DC table 0's longest code with its value) fills
+ * the reader again. mvs is the plane's
  * vectors, all zero before the frame: the reference decodes into a zeroed
  * array, and a reused vector is the one of the block before this one in
  * the plane's raster order whether that block was decoded yet or not (at
@@ -322,15 +324,15 @@ static ALWAYS_INLINE int decode_vector(const decode_ctx *d, frame_state *s, int 
     const uint32_t ex = mvt[(a << 2) >> (64 - C63_MV_BITS)];
     const int lx = c63_mv_entry_bits(ex);
     const uint32_t ey = mvt[(a << 2 << lx) >> (64 - C63_MV_BITS)];
-    int bits = 2 + lx + c63_mv_entry_bits(ey);
     mv = mv_word(ex, ey, 1);
     if (UNLIKELY((ex < 0x100u) | (ey < 0x100u))) { /* one the table does not hold */
       mv = long_vector(&s->luts[C63_HUFF_MV], a << 2);
       if (!mv) FAIL(C63_ERR_BITSTREAM, "invalid motion vector code");
-      bits = 2 + (int)(mv >> 24);
+      skip(&s->br, 2 + (int)(mv >> 24));
+      fill(&s->br); /* up to 42 bits taken: the DC and AC steps count on 30 left */
       mv &= 0xffffff;
-    }
-    skip(&s->br, bits);
+    } else
+      skip(&s->br, 2 + lx + c63_mv_entry_bits(ey));
   } else { /* none (1 bit), or the left neighbour's (2 bits) */
     /* The reference reads before the start of its array here. */
     if (UNLIKELY(use & (idx == 0)))
@@ -378,7 +380,8 @@ static ALWAYS_INLINE int decode_block(const decode_ctx *d, frame_state *s, int c
     if (dc == C63_HUFF_LUT_NONE)
       FAIL(C63_ERR_BITSTREAM, "invalid DC code (plane %d block %d,%d)", c, bx, by);
     diff = c63_huff_entry_value(dc);
-    st = 0; /* an empty step: the AC symbols from the next lookup */
+    st = 0;       /* an empty step: the AC symbols from the next lookup */
+    fill(&s->br); /* which decode_ac makes without a fill */
   }
   /* The reference keeps DC values in int16_t. */
   const int dc = (int16_t)(s->prev_dc[c] + diff);
