@@ -324,15 +324,16 @@ static ALWAYS_INLINE int decode_vector(const decode_ctx *d, frame_state *s, int 
     const uint32_t ex = mvt[(a << 2) >> (64 - C63_MV_BITS)];
     const int lx = c63_mv_entry_bits(ex);
     const uint32_t ey = mvt[(a << 2 << lx) >> (64 - C63_MV_BITS)];
+    const int bits = 2 + lx + c63_mv_entry_bits(ey);
     mv = mv_word(ex, ey, 1);
-    if (UNLIKELY((ex < 0x100u) | (ey < 0x100u))) { /* one the table does not hold */
+    if (UNLIKELY(bits > 2 + 2 * C63_MV_BITS)) { /* one the table does not hold */
       mv = long_vector(&s->luts[C63_HUFF_MV], a << 2);
       if (!mv) FAIL(C63_ERR_BITSTREAM, "invalid motion vector code");
       skip(&s->br, 2 + (int)(mv >> 24));
       fill(&s->br); /* up to 42 bits taken: the DC and AC steps count on 30 left */
       mv &= 0xffffff;
     } else
-      skip(&s->br, 2 + lx + c63_mv_entry_bits(ey));
+      skip(&s->br, bits);
   } else { /* none (1 bit), or the left neighbour's (2 bits) */
     /* The reference reads before the start of its array here. */
     if (UNLIKELY(use & (idx == 0)))

@@ -63,7 +63,7 @@ static uint64_t build_step(const c63_huff_lut *dc, const c63_huff_lut *ac, uint3
 static uint16_t build_mv(const c63_huff_lut *mv, uint32_t w)
 {
   const uint32_t e = entry_within(mv, w << (32 - C63_MV_BITS), C63_MV_BITS);
-  if (!e) return 0;
+  if (!e) return C63_MV_NONE;
   return (uint16_t)(c63_huff_entry_bits(e) << 8 | (uint8_t)c63_huff_entry_value(e));
 }
 
@@ -96,6 +96,8 @@ static void build_symbolwise(void)
       symbolwise.ac[chroma][w] = C63_STEP_STOP | 63u << 16;
     }
   }
+  for (uint32_t w = 0; w < 1u << C63_MV_BITS; w++)
+    symbolwise.mv[w] = C63_MV_NONE;
 }
 
 const c63_huff_steps *c63_huff_steps_symbolwise(void)

@@ -67,9 +67,12 @@ static inline int c63_step_dc(uint64_t s)
 #define C63_MV_BITS 12
 
 /* A vector component's entry (uint16_t): bits 0..7: the value (int8_t),
- * 8..15: the bits of code and value together; 0 where the window holds no
- * code of size 0..7 with its value (a longer DC code, or no code), which
- * the decoder then takes with huff_lut.h. */
+ * 8..15: the bits of code and value together; C63_MV_NONE where the window
+ * holds no code of size 0..7 with its value (a longer DC code, or no code),
+ * which the decoder then takes with huff_lut.h. Its 32 bits make the two
+ * components' sum larger than any the table holds, so that one test finds
+ * either (and the shift by it stays inside 64 bits). */
+#define C63_MV_NONE (32u << 8)
 static inline int c63_mv_entry_bits(uint32_t e)
 {
   return (int)(e >> 8);
@@ -85,7 +88,7 @@ typedef struct c63_huff_steps {
 const c63_huff_steps *c63_huff_steps_get(void);
 
 /* Tables whose every step leaves the fast loop at once (DC steps and
- * vector entries: none), so that the decoder takes every symbol alone: what the multi-symbol
+ * vector entries: C63_MV_NONE), so that the decoder takes every symbol alone: what the multi-symbol
  * steps must decode the same as (tests/test_entropy_steps.c). */
 const c63_huff_steps *c63_huff_steps_symbolwise(void);
 
