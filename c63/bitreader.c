@@ -6,6 +6,7 @@ void c63_br_init(c63_bitreader *br, const uint8_t *data, size_t size)
 {
   br->p = data;
   br->end = data + size;
+  br->fast_end = size >= 8 ? (uintptr_t)(data + size - 8) : 0;
   br->acc = 0;
   br->nbits = 0;
   br->pad_bits = 0;

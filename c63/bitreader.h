@@ -12,8 +12,9 @@
 
 typedef struct c63_bitreader {
   const uint8_t *p, *end;
-  uint64_t acc; /* bits, left-aligned in the top nbits; below them zeros or
-                   the bits that follow (from an eight-byte load) */
+  uintptr_t fast_end; /* the last p with eight bytes left; 0 if none */
+  uint64_t acc;       /* bits, left-aligned in the top nbits; below them zeros or
+                         the bits that follow (from an eight-byte load) */
   int nbits;
   int pad_bits;  /* zero bits appended past the end, at the bottom of acc */
   int bad_stuff; /* the data ended with an FF (the byte it drops is missing) */
@@ -50,13 +51,12 @@ static inline int c63_has_ff(uint64_t w)
  * bits again). Returns 0 where that does not apply: then c63_br_refill. */
 static inline int c63_br_refill_fast(c63_bitreader *br, uint64_t *acc, int *nbits)
 {
-  if (br->end - br->p < 8) return 0;
+  if ((uintptr_t)br->p > br->fast_end) return 0;
   const uint64_t w = c63_load_be64(br->p);
   if (c63_has_ff(w)) return 0;
-  const int bytes = (63 - *nbits) >> 3;
   *acc |= w >> *nbits;
-  br->p += bytes;
-  *nbits += bytes * 8;
+  br->p += 7 - (*nbits >> 3); /* (63 - nbits) / 8 whole bytes */
+  *nbits |= 56;               /* nbits + 8 * those: nbits < 64 */
   return 1;
 }
 

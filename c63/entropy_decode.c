@@ -41,20 +41,19 @@ typedef struct decode_ctx {
  * would otherwise make every field a reload from memory. */
 typedef struct frame_state {
   c63_bitreader br;
-  size_t n_out; /* entries so far */
+  uint32_t *out; /* the next entry */
   int prev_dc[3];
   /* Bits the reader held when the last AC code began
    * (ends_with_unpaired_ff): a block's last code is an AC code. */
   int last_code_nbits;
   const c63_huff_lut *luts;
   const c63_huff_steps *steps;
-  uint32_t *entries;
-  size_t entries_cap;
-  uint32_t *start;
-  uint8_t *count;
+  uint32_t *entries, *entries_end; /* the array, and entries_cap past it */
+  /* Per plane, at its first block: what the block decoder stores. */
+  uint32_t *start[3];
+  uint8_t *count[3];
   c63_mv *mvs[3];
-  size_t plane_off[3];
-  int blocks_w[3], pad_w[3], pad_h[3];
+  int pad_w[3], pad_h[3];
   /* Whether the vectors of the current MCU row need the check that they
    * read inside their plane: bit 0, 1: the two luma block rows; 2: the
    * chroma rows. */
@@ -89,6 +88,15 @@ static NOINLINE c63_bitreader refill_slow(c63_bitreader br)
 static ALWAYS_INLINE void fill_to(c63_bitreader *br, int n)
 {
   if (br->nbits >= n || c63_br_refill_fast(br, &br->acc, &br->nbits)) return;
+  *br = refill_slow(*br);
+}
+
+/* At least n (<= 56) bits in the reader, topped up by eight bytes whenever
+ * they hold no FF whatever the count: a branch on the count, taken every
+ * few codes, would be mispredicted often. */
+static ALWAYS_INLINE void top_up(c63_bitreader *br, int n)
+{
+  if (LIKELY(c63_br_refill_fast(br, &br->acc, &br->nbits)) || br->nbits >= n) return;
   *br = refill_slow(*br);
 }
 
@@ -153,51 +161,64 @@ static ALWAYS_INLINE int ac_symbol_alone(frame_state *s, const c63_huff_lut *t, 
   return *at >= end;
 }
 
-/* The AC coefficients of a block from step st (huff_lut_cpu.h) on, appended
- * at *pe, which has room for 66 entries (64 and C63_SPARSE_SLACK). A step is taken whole where its
- * coefficients end before index 63; otherwise, and for what no step holds,
- * the next symbol is decoded alone, so every block decodes as symbol by
- * symbol. Both entries are written whatever the step holds: the only branch
- * that depends on the data is the one that leaves the loop. Returns 0, or
- * -1 for a bit pattern that is no code; *spill as ac_symbol_alone. */
+/* Step st (huff_lut_cpu.h) of a block's AC coefficients at *at (index <<
+ * 16), appended at *pe. A step is taken whole where its coefficients end
+ * before index 63; otherwise, and for what no step holds, the next symbol
+ * is decoded alone, so every block decodes as symbol by symbol. Both
+ * entries are written whatever the step holds: the only branch that
+ * depends on the data is the one that leaves the loop. Returns 0 to go on
+ * (the step took at most C63_STEP_BITS bits), 2 to go on after a symbol
+ * decoded alone (up to 27 bits), or as ac_symbol_alone: 1 when the block
+ * ends, -1 for a bit pattern that is no code. */
+static ALWAYS_INLINE int take_step(frame_state *s, int chroma, uint64_t st, uint32_t *at,
+                                   uint32_t **pe, int *spill, int *spill_value)
+{
+  const uint32_t end = 64u << 16;
+  const unsigned n = c63_step_coefs(st);
+  const uint32_t x1 = *at + c63_step_first(st), x2 = *at + c63_step_second(st);
+  const uint32_t next = *at + c63_step_advance(st);
+  uint32_t *e = *pe;
+  e[0] = x1;
+  e[1] = x2;
+  if (LIKELY(next < end)) {
+    *pe = e + n;
+    *at = next;
+    skip(&s->br, c63_step_bits(st));
+    return 0;
+  }
+  /* STOP, or past coefficient 62 */
+  const uint32_t last = n == 2 ? x2 : x1;
+  if ((st & C63_STEP_EOB) && ((n == 0) | (last < 63u << 16))) {
+    *pe = e + n;
+    skip(&s->br, c63_step_bits(st));
+    s->last_code_nbits = s->br.nbits + eob_bits(chroma);
+    return 1;
+  }
+  const int r = ac_symbol_alone(s, s->luts + C63_HUFF_AC0 + chroma, at, pe, spill, spill_value);
+  return r ? r : 2;
+}
+
+/* The AC coefficients of a block from step st on, appended at *pe, which
+ * has room for 66 entries (64 and C63_SPARSE_SLACK). Steps come in pairs
+ * and the reader is topped up once a pair: at least 32 bits hold two steps
+ * and the next lookup, so that no branch on the reader's count sits
+ * between the steps. st comes with at least 22 bits in the reader. Returns
+ * 0, or -1 for a bit pattern that is no code; *spill as ac_symbol_alone. */
 static ALWAYS_INLINE int decode_ac(frame_state *s, int chroma, uint64_t st, uint32_t **pe,
                                    int *spill, int *spill_value)
 {
-  const uint32_t end = 64u << 16;
   const uint64_t *steps = s->steps->ac[chroma];
-  const c63_huff_lut *t = s->luts + C63_HUFF_AC0 + chroma;
-  uint32_t at = 1u << 16, *e = *pe;
+  uint32_t at = 1u << 16;
   for (;;) {
-    const int n = c63_step_coefs(st);
-    const uint32_t x1 = at + c63_step_first(st), x2 = at + c63_step_second(st);
-    const uint32_t next = at + c63_step_advance(st);
-    if (UNLIKELY(next >= end)) { /* STOP, or past coefficient 62 */
-      const uint32_t last = n == 2 ? x2 : x1;
-      if ((st & C63_STEP_EOB) && (n == 0 || last < 63u << 16)) {
-        e[0] = x1;
-        e[1] = x2;
-        e += n;
-        skip(&s->br, c63_step_bits(st));
-        s->last_code_nbits = s->br.nbits + eob_bits(chroma);
-        break;
-      }
-      const int r = ac_symbol_alone(s, t, &at, &e, spill, spill_value);
-      if (r) {
-        *pe = e;
-        return r < 0 ? -1 : 0;
-      }
-    } else {
-      e[0] = x1;
-      e[1] = x2;
-      e += n;
-      at = next;
-      skip(&s->br, c63_step_bits(st));
+    int r = take_step(s, chroma, st, &at, pe, spill, spill_value);
+    if (!r) {
+      st = steps[s->br.acc >> (64 - C63_STEP_BITS)];
+      r = take_step(s, chroma, st, &at, pe, spill, spill_value);
     }
-    fill(&s->br);
+    if (r == 1 || r < 0) return r < 0 ? -1 : 0;
+    top_up(&s->br, 32);
     st = steps[s->br.acc >> (64 - C63_STEP_BITS)];
   }
-  *pe = e;
-  return 0;
 }
 
 /* Decoding order of block (bx, by) of plane c within the plane: MCUs in
@@ -253,77 +274,106 @@ static NOINLINE int spill_ac(const decode_ctx *d, int c, int bx, int by, size_t 
   return sparse_set(d, d->f, blk + 1, spill, value); /* the next block in raster order */
 }
 
-/* Both vector flags and codes of a block (docs/format.md 4.5): the codes
- * decoded from one window whatever the flags say, and the taken bits and
- * the vector chosen without a branch, as whether a block reuses its
- * neighbour's vector is unpredictable. mvs is the plane's vectors, all zero
- * before the frame: the reference decodes into a zeroed array, and a reused
- * vector is the one of the block before this one in the plane's raster
- * order whether that block was decoded yet or not (at the left edge of the
- * second luma row of an MCU row it was not: zero), had a vector or not
- * (then zero). */
+/* A vector as c63_mv's four bytes (x, y, use_mv, 0), stored at once. */
+static ALWAYS_INLINE uint32_t mv_word(uint32_t x, uint32_t y, uint32_t use)
+{
+  return (x & 0xff) | (y & 0xff) << 8 | use << 16;
+}
+
+static ALWAYS_INLINE void store_mv(c63_mv *mv, uint32_t w)
+{
+  memcpy(mv, &w, sizeof(w));
+}
+
+/* The two codes of a coded vector at the top of a (after the flags) that
+ * the vector table (huff_lut_cpu.h) does not hold: sizes past 7, whose
+ * values the vector keeps the low eight bits of, as the reference does,
+ * or no code. Returns the vector's word with the bits taken in bits
+ * 24..31, or 0 for no code. */
+static NOINLINE uint32_t long_vector(const c63_huff_lut *mvt, uint64_t a)
+{
+  const uint32_t ex = c63_huff_entry(mvt, (uint32_t)(a >> 32));
+  const int lx = c63_huff_entry_bits(ex);
+  const uint32_t ey = c63_huff_entry(mvt, (uint32_t)((a << lx) >> 32));
+  if ((ex == C63_HUFF_LUT_NONE) | (ey == C63_HUFF_LUT_NONE)) return 0;
+  return mv_word((uint32_t)c63_huff_entry_value(ex), (uint32_t)c63_huff_entry_value(ey), 1) |
+         (uint32_t)(lx + c63_huff_entry_bits(ey)) << 24;
+}
+
+/* Both vector flags and codes of a block (docs/format.md 4.5), with the
+ * block's first fill of the reader: at least 56 bits, of which a vector
+ * that the vector table holds takes at most 26, leaving 30 for the DC step
+ * (decode_block) and the first AC lookup after it (decode_ac); a longer one
+ * (up to 2 + 2 * 20 bits, DC table 0's longest code with its value) fills
+ * the reader again. mvs is the plane's
+ * vectors, all zero before the frame: the reference decodes into a zeroed
+ * array, and a reused vector is the one of the block before this one in
+ * the plane's raster order whether that block was decoded yet or not (at
+ * the left edge of the second luma row of an MCU row it was not: zero),
+ * had a vector or not (then zero). */
 static ALWAYS_INLINE int decode_vector(const decode_ctx *d, frame_state *s, int c, int bx, int by,
                                        size_t idx)
 {
-  /* 2 flags and two codes with extra bits: 56; at least 32 after them */
-  fill_to(&s->br, 56);
+  top_up(&s->br, 56);
   const uint64_t a = s->br.acc;
-  const int use = (int)(a >> 63), reuse = (int)(a >> 62) & 1;
+  const uint32_t use = (uint32_t)(a >> 63), reuse = (uint32_t)(a >> 62) & 1;
   c63_mv *mvs = s->mvs[c];
-  c63_mv mv;
-  if (use & !reuse) { /* a coded vector */
-    const c63_huff_lut *mvt = &s->luts[C63_HUFF_MV];
-    const uint32_t ex = c63_huff_entry(mvt, (uint32_t)(a >> 30));
-    const int lx = c63_huff_entry_bits(ex);
-    const uint32_t ey = c63_huff_entry(mvt, (uint32_t)((a << 2 << lx) >> 32));
-    const int ly = c63_huff_entry_bits(ey);
-    if (UNLIKELY((ex == C63_HUFF_LUT_NONE) | (ey == C63_HUFF_LUT_NONE)))
-      FAIL(C63_ERR_BITSTREAM, "invalid motion vector code");
-    skip(&s->br, 2 + lx + ly);
-    fill(&s->br);
-    mv.x = (int8_t)(uint8_t)(c63_huff_entry_value(ex) & 0xff);
-    mv.y = (int8_t)(uint8_t)(c63_huff_entry_value(ey) & 0xff);
-    mv.use_mv = 1;
+  uint32_t mv;
+  if (use & !reuse) { /* a coded vector: both components from the vector table */
+    const uint16_t *mvt = s->steps->mv;
+    const uint32_t ex = mvt[(a << 2) >> (64 - C63_MV_BITS)];
+    const int lx = c63_mv_entry_bits(ex);
+    const uint32_t ey = mvt[(a << 2 << lx) >> (64 - C63_MV_BITS)];
+    const int bits = 2 + lx + c63_mv_entry_bits(ey);
+    mv = mv_word(ex, ey, 1);
+    if (UNLIKELY(bits > 2 + 2 * C63_MV_BITS)) { /* one the table does not hold */
+      mv = long_vector(&s->luts[C63_HUFF_MV], a << 2);
+      if (!mv) FAIL(C63_ERR_BITSTREAM, "invalid motion vector code");
+      skip(&s->br, 2 + (int)(mv >> 24));
+      fill(&s->br); /* up to 42 bits taken: the DC and AC steps count on 30 left */
+      mv &= 0xffffff;
+    } else
+      skip(&s->br, bits);
   } else { /* none (1 bit), or the left neighbour's (2 bits) */
     /* The reference reads before the start of its array here. */
     if (UNLIKELY(use & (idx == 0)))
       FAIL(C63_ERR_BITSTREAM, "vector reuse at the first block of plane %d", c);
-    const c63_mv left = mvs[idx - (idx != 0)]; /* unused at idx 0 */
-    skip(&s->br, 1 + use);
-    mv.x = (int8_t)(use ? left.x : 0);
-    mv.y = (int8_t)(use ? left.y : 0);
-    mv.use_mv = (uint8_t)use;
+    uint32_t left;
+    memcpy(&left, &mvs[idx - (idx != 0)], sizeof(left)); /* unused at idx 0 */
+    skip(&s->br, 1 + (int)use);
+    mv = use ? mv_word(left, left >> 8, 1) : 0;
   }
-  mvs[idx] = mv;
+  store_mv(&mvs[idx], mv);
   /* Keyframes are not predicted: their vectors are read and ignored.
    * In a delta frame the reference reads ref[(y + mv_y) * w + x + mv_x]
    * for the block's pixels: a vector past the left or right edge goes on
    * in the neighbouring row, which is fine while the reads stay inside the
    * plane's buffer (c63_mv_reads_inside); beyond it they are not. */
+  const int mx = (int8_t)(uint8_t)mv, my = (int8_t)(uint8_t)(mv >> 8);
   if (UNLIKELY(use & (s->check_rows >> (c ? 2 : by & 1)) & 1) &&
-      !c63_mv_reads_inside(s->pad_w[c], s->pad_h[c], bx, by, mv.x, mv.y))
-    FAIL(C63_ERR_BITSTREAM, "motion vector (%d,%d) of block %d,%d reads outside plane %d", mv.x,
-         mv.y, bx, by, c);
+      !c63_mv_reads_inside(s->pad_w[c], s->pad_h[c], bx, by, mx, my))
+    FAIL(C63_ERR_BITSTREAM, "motion vector (%d,%d) of block %d,%d reads outside plane %d", mx, my,
+         bx, by, c);
   return C63_OK;
 }
 
-/* Block (bx, by) of plane c, appended to the frame's entries. */
-static ALWAYS_INLINE int decode_block(const decode_ctx *d, frame_state *s, int c, int bx, int by)
+/* Block (bx, by) of plane c, idx in the plane's raster order, appended to
+ * the frame's entries. */
+static ALWAYS_INLINE int decode_block(const decode_ctx *d, frame_state *s, int c, int bx, int by,
+                                      size_t idx)
 {
   const int chroma = c != 0;
-  const size_t idx = (size_t)by * s->blocks_w[c] + bx, blk = s->plane_off[c] + idx;
   int spill = -1, spill_value = 0;
   int r = decode_vector(d, s, c, bx, by, idx);
   if (r) return r;
 
   /* A block adds at most 64 entries; c63_sparse_entries_bound sizes the
    * array so that this never fails on a frame of the bound's size. */
-  const size_t room = s->entries_cap - s->n_out;
-  if (UNLIKELY(room < 64))
+  uint32_t *e0 = s->out, *e = e0;
+  if (UNLIKELY(s->entries_end - e0 < 64))
     FAIL(C63_ERR_BITSTREAM, "more coefficients than frame data of this size can code");
   /* decode_ac writes up to two entries past the block's last (sparse.h:
    * C63_SPARSE_SLACK). */
-  uint32_t *e0 = s->entries + s->n_out, *e = e0;
   uint64_t st = s->steps->dc[chroma][s->br.acc >> (64 - C63_STEP_BITS)];
   int diff = c63_step_dc(st);
   if (UNLIKELY(!c63_step_bits(st))) { /* a DC code that the step does not hold */
@@ -331,7 +381,8 @@ static ALWAYS_INLINE int decode_block(const decode_ctx *d, frame_state *s, int c
     if (dc == C63_HUFF_LUT_NONE)
       FAIL(C63_ERR_BITSTREAM, "invalid DC code (plane %d block %d,%d)", c, bx, by);
     diff = c63_huff_entry_value(dc);
-    st = 0; /* an empty step: the AC symbols from the next lookup */
+    st = 0;       /* an empty step: the AC symbols from the next lookup */
+    fill(&s->br); /* which decode_ac makes without a fill */
   }
   /* The reference keeps DC values in int16_t. */
   const int dc = (int16_t)(s->prev_dc[c] + diff);
@@ -339,20 +390,20 @@ static ALWAYS_INLINE int decode_block(const decode_ctx *d, frame_state *s, int c
   *e = c63_sparse_entry(0, dc);
   e += dc != 0;
 
-  if ((st & (C63_STEP_EOB | 3u << 7)) == C63_STEP_EOB) { /* no AC coefficient */
+  if ((st & (C63_STEP_EOB | C63_STEP_COEFS)) == C63_STEP_EOB) { /* no AC coefficient */
     skip(&s->br, c63_step_bits(st));
     s->last_code_nbits = s->br.nbits + eob_bits(chroma);
   } else if (UNLIKELY(decode_ac(s, chroma, st, &e, &spill, &spill_value)))
     FAIL(C63_ERR_BITSTREAM, "invalid AC code (plane %d block %d,%d)", c, bx, by);
   if (UNLIKELY(c63_br_overrun(&s->br)))
     FAIL(C63_ERR_TRUNCATED, "frame data ends inside block %d,%d of plane %d", bx, by, c);
-  s->start[blk] = (uint32_t)s->n_out;
-  s->count[blk] = (uint8_t)(e - e0);
-  s->n_out += (size_t)(e - e0);
+  s->start[c][idx] = (uint32_t)(e0 - s->entries);
+  s->count[c][idx] = (uint8_t)(e - e0);
+  s->out = e;
   if (LIKELY(spill < 0)) return C63_OK;
-  d->f->n_entries = s->n_out;
-  r = spill_ac(d, c, bx, by, blk, spill, spill_value);
-  s->n_out = d->f->n_entries;
+  d->f->n_entries = (size_t)(e - s->entries);
+  r = spill_ac(d, c, bx, by, c63_block_offset(d->g, c) + idx, spill, spill_value);
+  s->out = s->entries + d->f->n_entries;
   return r;
 }
 
@@ -386,13 +437,16 @@ static int row_reads_inside(const c63_geometry *g, int c, int by)
  * inlined with its plane's constants. */
 static ALWAYS_INLINE int decode_mcu(const decode_ctx *d, frame_state *s, int mx, int my)
 {
+  const int bw = d->g->blocks_w[0];
+  const size_t y = (size_t)2 * my * bw + 2 * mx, uv = (size_t)my * d->g->blocks_w[1] + mx;
   int r;
-  if ((r = decode_block(d, s, 0, 2 * mx, 2 * my)) ||
-      (r = decode_block(d, s, 0, 2 * mx + 1, 2 * my)) ||
-      (r = decode_block(d, s, 0, 2 * mx, 2 * my + 1)) ||
-      (r = decode_block(d, s, 0, 2 * mx + 1, 2 * my + 1)) || (r = decode_block(d, s, 1, mx, my)))
+  if ((r = decode_block(d, s, 0, 2 * mx, 2 * my, y)) ||
+      (r = decode_block(d, s, 0, 2 * mx + 1, 2 * my, y + 1)) ||
+      (r = decode_block(d, s, 0, 2 * mx, 2 * my + 1, y + bw)) ||
+      (r = decode_block(d, s, 0, 2 * mx + 1, 2 * my + 1, y + bw + 1)) ||
+      (r = decode_block(d, s, 1, mx, my, uv)))
     return r;
-  return decode_block(d, s, 2, mx, my);
+  return decode_block(d, s, 2, mx, my, uv);
 }
 
 int c63_entropy_decode(const uint8_t *data, size_t size, const c63_geometry *g, int keyframe,
@@ -407,13 +461,11 @@ int c63_entropy_decode_steps(const uint8_t *data, size_t size, const c63_geometr
 {
   const decode_ctx ctx = {.g = g, .f = f, .msg = msg, .msg_size = msg_size};
   const decode_ctx *d = &ctx;
-  frame_state s = {.n_out = 0,
+  frame_state s = {.out = f->entries,
                    .luts = c63_huff_luts(),
                    .steps = steps,
                    .entries = f->entries,
-                   .entries_cap = f->entries_cap,
-                   .start = f->start,
-                   .count = f->count};
+                   .entries_end = f->entries + f->entries_cap};
   int safe_first[3], safe_last[3];
 
   if (f->blocks_cap < c63_frame_blocks(g))
@@ -425,9 +477,10 @@ int c63_entropy_decode_steps(const uint8_t *data, size_t size, const c63_geometr
   f->n_entries = 0;
   memset(f->mvs, 0, c63_frame_blocks(g) * sizeof(c63_mv));
   for (int c = 0; c < 3; c++) {
-    s.plane_off[c] = c63_block_offset(g, c);
-    s.mvs[c] = f->mvs + s.plane_off[c];
-    s.blocks_w[c] = g->blocks_w[c];
+    const size_t first = c63_block_offset(g, c);
+    s.start[c] = f->start + first;
+    s.count[c] = f->count + first;
+    s.mvs[c] = f->mvs + first;
     s.pad_w[c] = g->pad_w[c];
     s.pad_h[c] = g->pad_h[c];
     safe_first[c] = 0;
@@ -448,12 +501,12 @@ int c63_entropy_decode_steps(const uint8_t *data, size_t size, const c63_geometr
     for (int mx = 0; mx < g->mcus_w; mx++) {
       const int r = decode_mcu(d, &s, mx, my);
       if (r) {
-        f->n_entries = s.n_out; /* the blocks decoded before the error */
+        f->n_entries = (size_t)(s.out - s.entries); /* the blocks decoded before the error */
         return r;
       }
     }
   }
-  f->n_entries = s.n_out;
+  f->n_entries = (size_t)(s.out - s.entries);
   if (ends_with_unpaired_ff(&s)) FAIL(C63_ERR_BITSTREAM, "frame data ends with an FF byte");
   return C63_OK;
 }

@@ -56,12 +56,22 @@ static uint64_t build_step(const c63_huff_lut *dc, const c63_huff_lut *ac, uint3
   if (!dc && pos == 0) s |= C63_STEP_STOP; /* the symbol is decoded alone */
   /* A step that leaves the loop advances past the block's end. */
   if (s & C63_STEP_STOP) adv = 63;
-  return s | (uint64_t)pos | (uint64_t)n << 7 | (uint64_t)adv << 9;
+  return s | (uint64_t)pos | (uint64_t)n << 7 | (uint64_t)adv << 16;
+}
+
+/* The vector component entry of window w (C63_MV_BITS bits). */
+static uint16_t build_mv(const c63_huff_lut *mv, uint32_t w)
+{
+  const uint32_t e = entry_within(mv, w << (32 - C63_MV_BITS), C63_MV_BITS);
+  if (!e) return C63_MV_NONE;
+  return (uint16_t)(c63_huff_entry_bits(e) << 8 | (uint8_t)c63_huff_entry_value(e));
 }
 
 static void build_all(void)
 {
   const c63_huff_lut *luts = c63_huff_luts();
+  for (uint32_t w = 0; w < 1u << C63_MV_BITS; w++)
+    steps.mv[w] = build_mv(&luts[C63_HUFF_MV], w);
   for (uint32_t w = 0; w < 1u << C63_STEP_BITS; w++) {
     for (int chroma = 0; chroma < 2; chroma++) {
       const c63_huff_lut *dc = &luts[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0];
@@ -83,9 +93,11 @@ static void build_symbolwise(void)
   for (uint32_t w = 0; w < 1u << C63_STEP_BITS; w++) {
     for (int chroma = 0; chroma < 2; chroma++) {
       symbolwise.dc[chroma][w] = 0;
-      symbolwise.ac[chroma][w] = C63_STEP_STOP | 63u << 9;
+      symbolwise.ac[chroma][w] = C63_STEP_STOP | 63u << 16;
     }
   }
+  for (uint32_t w = 0; w < 1u << C63_MV_BITS; w++)
+    symbolwise.mv[w] = C63_MV_NONE;
 }
 
 const c63_huff_steps *c63_huff_steps_symbolwise(void)

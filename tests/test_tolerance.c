@@ -318,24 +318,6 @@ typedef struct vec {
   int dc, n, run[6], val[6], no_eob;
 } vec;
 
-static void put_value(c63_bitwriter *bw, const c63_huff_enc *t, int v)
-{
-  int a = v < 0 ? -v : v, size = 0;
-  while ((1 << size) <= a)
-    size++;
-  c63_bw_put(bw, t->code[size], t->len[size]);
-  if (size) c63_bw_put(bw, (uint32_t)(v >= 0 ? v : v - 1) & ((1u << size) - 1), size);
-}
-
-static void put_ac(c63_bitwriter *bw, const c63_huff_enc *t, int run, int v)
-{
-  int a = v < 0 ? -v : v, size = 0;
-  while ((1 << size) <= a)
-    size++;
-  c63_bw_put(bw, t->code[run << 4 | size], t->len[run << 4 | size]);
-  if (size) c63_bw_put(bw, (uint32_t)(v >= 0 ? v : v - 1) & ((1u << size) - 1), size);
-}
-
 /* A 32x16 frame (two MCUs: 12 blocks in MCU order) with the given block
  * syntax, the keyframe flag, and the quantiser tables of `key` unless
  * `quant` is given. */
@@ -358,14 +340,14 @@ static void make_frame32x16(const uint8_t *key, size_t key_size, const vec v[12]
     if (v[i].use) {
       c63_bw_put(&bw, (uint32_t)v[i].reuse, 1);
       if (!v[i].reuse) {
-        put_value(&bw, &t[C63_HUFF_MV], v[i].x);
-        put_value(&bw, &t[C63_HUFF_MV], v[i].y);
+        tu_put_value(&bw, &t[C63_HUFF_MV], 0, v[i].x);
+        tu_put_value(&bw, &t[C63_HUFF_MV], 0, v[i].y);
       }
     }
-    put_value(&bw, &t[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0], v[i].dc);
+    tu_put_value(&bw, &t[chroma ? C63_HUFF_DC1 : C63_HUFF_DC0], 0, v[i].dc);
     const c63_huff_enc *ac = &t[chroma ? C63_HUFF_AC1 : C63_HUFF_AC0];
     for (int k = 0; k < v[i].n; k++)
-      put_ac(&bw, ac, v[i].run[k], v[i].val[k]);
+      tu_put_value(&bw, ac, v[i].run[k], v[i].val[k]);
     if (!v[i].no_eob) c63_bw_put(&bw, ac->code[0], ac->len[0]); /* EOB */
   }
   c63_bw_flush_bytes(&bw);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c63/bitwriter.h"
+#include "c63/tables.h"
 #include "synth.h"
 
 int tu_failures = 0;
@@ -475,4 +477,13 @@ int tu_encode_synth(int w, int h, int q, int natural, int frames, int keyframe_i
   const int r = tu_encode(&p, yuv, frames, out, msg, msg_size);
   free(yuv);
   return r;
+}
+
+void tu_put_value(c63_bitwriter *bw, const c63_huff_enc *t, int run, int v)
+{
+  int a = v < 0 ? -v : v, size = 0;
+  while ((1 << size) <= a)
+    size++;
+  c63_bw_put(bw, t->code[run << 4 | size], t->len[run << 4 | size]);
+  if (size) c63_bw_put(bw, (uint32_t)(v >= 0 ? v : v - 1) & ((1u << size) - 1), size);
 }

@@ -154,6 +154,13 @@ double tu_psnr(const uint8_t *a, const uint8_t *b, size_t n);
 /* Deterministic PRNG (xorshift64*). */
 uint64_t tu_rand(uint64_t *state);
 
+/* Append value v coded with Huffman table t (docs/format.md 4.3): the code
+ * of run << 4 | size (run 0 for vectors and DC differences), then the
+ * value's extra bits. */
+struct c63_bitwriter;
+struct c63_huff_enc;
+void tu_put_value(struct c63_bitwriter *bw, const struct c63_huff_enc *t, int run, int v);
+
 /* A synthetic clip (tools/synth.h: synth_natural_frame when natural, else
  * synth_frame) of `frames` w x h pictures, encoded at quality q with a
  * keyframe every keyframe_interval frames, appended to out. */
