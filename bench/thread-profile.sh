@@ -29,8 +29,10 @@ if ! command -v "$perf" > /dev/null 2>&1; then
   echo "thread-profile: no perf ($perf); set PERF=path" >&2
   exit 1
 fi
+# perf record exits with the command's status, or fails itself where it
+# has no right to sample.
 if ! "$perf" record -q -F "${FREQ:-1999}" -o "$out/perf.data" -- "$@"; then
-  echo "thread-profile: perf record failed (no right to sample here?)" >&2
+  echo "thread-profile: the command, or perf record (the right to sample?), failed" >&2
   exit 1
 fi
 "$perf" report -i "$out/perf.data" --stdio --no-children --sort comm,dso,sym \

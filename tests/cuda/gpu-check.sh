@@ -11,7 +11,10 @@
 # and gpus, on a machine with two GPUs: the elements on the second GPU and
 # across both (tests/cuda/c63-gpus-check.sh), then one encoder process per GPU
 # against one alone (the library from page-locked memory, and the element
-# from CUDA memory).
+# from CUDA memory), and profile: where the element pipelines' CPU time
+# goes, thread by thread (bench/thread-profile.sh; the GPU machine has no
+# perf: copy /usr/bin/perf into BIN_DIR before ../shared/gpu/make-kit.sh,
+# which packs its libraries, or set PERF).
 #
 # BIN_DIR holds test_cuda_dsp, test_cuda_entropy, test_cuda_encode, test_cuda_decode,
 # c63-cuda-bench and optionally test_cuda_routes, test_cuda_decode_errors, test_cuda_zero_copy,
@@ -181,6 +184,30 @@ fi
 if want pageable; then
   step pageable sh bench/c63-pageable-bench.sh "$bin" "$mandel" "$out/pageable"
   grep -vE "^(round|run) " "$out/pageable.log"
+fi
+# Where the pipelines' CPU time goes, by thread and function: c63dec into
+# CUDA and system memory, and the encoder behind rawvideoparse.
+if want profile && [ -f "$bin/libgstc63.so" ] && command -v gst-launch-1.0 > /dev/null; then
+  export PERF=${PERF:-$bin/perf}
+  c63=$out/mandel-3000.c63
+  python3 - "$C63_TEST_DATA/conformance/mandel_1920x1080.c63" "$c63" <<'PY'
+import sys
+d = open(sys.argv[1], 'rb').read()
+open(sys.argv[2], 'wb').write(d * (3000 // d.count(b'\xff\xd8\xff\xdb')))
+PY
+  profile() { # name pipeline...
+    name=$1; shift
+    GST_PLUGIN_PATH=$bin step "$name" sh bench/thread-profile.sh "$out/$name" gst-launch-1.0 -q "$@"
+    head -n 40 "$out/$name.log"
+  }
+  profile profile-dec-cuda filesrc location="$c63" ! c63parse ! c63dec ! \
+    "video/x-raw(memory:CUDAMemory)" ! fakesink sync=false
+  profile profile-dec-sysmem filesrc location="$c63" ! c63parse ! c63dec ! fakesink sync=false
+  sh bench/repeat-frames.sh "$mandel" 1920 1080 1000 "$out/mandel-1000.yuv"
+  profile profile-enc-rawvideoparse filesrc location="$out/mandel-1000.yuv" \
+    blocksize=3110400 ! rawvideoparse width=1920 height=1080 format=i420 ! queue ! \
+    c63cudaenc ! fakesink sync=false
+  rm -f "$c63" "$out/mandel-1000.yuv"
 fi
 want bench || exit $status
 bench bench-mandel "$bin/c63-cuda-bench" -f 300 -n 5 "$mandel"
