@@ -120,22 +120,17 @@ static void check_stream(const uint8_t *s, size_t len, const char *what, int max
   }
 }
 
+static void check_first_frames(const uint8_t *s, size_t len, const char *name, void *ctx)
+{
+  (void)ctx;
+  check_stream(s, len, name, 4);
+}
+
 /* The streams of the conformance manifest (the peer's and the reference
  * encoder's among them). */
 static void check_conformance(void)
 {
-  static tu_manifest_row rows[32];
-  const int n = tu_read_manifest(rows, 32);
-  TU_CHECK(n > 0, "no conformance manifest");
-  for (int i = 0; i < n; i++) {
-    char path[512];
-    size_t len;
-    tu_data_path(path, sizeof(path), rows[i].stream);
-    uint8_t *s = tu_read_file(path, &len);
-    TU_CHECK(s != NULL, "cannot read %s", path);
-    if (s) check_stream(s, len, rows[i].stream, 4);
-    free(s);
-  }
+  tu_for_each_conformance_stream(check_first_frames, NULL);
 }
 
 /* A synthetic clip at quality q, every fourth frame a keyframe. */

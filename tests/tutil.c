@@ -114,6 +114,24 @@ int tu_read_manifest(tu_manifest_row *rows, int max)
   return n;
 }
 
+void tu_for_each_conformance_stream(void (*check)(const uint8_t *s, size_t len, const char *name,
+                                                  void *ctx),
+                                    void *ctx)
+{
+  static tu_manifest_row rows[32];
+  const int n = tu_read_manifest(rows, 32);
+  TU_CHECK(n > 0, "cannot read the conformance manifest");
+  for (int i = 0; i < n; i++) {
+    char path[1024];
+    size_t len;
+    tu_data_path(path, sizeof path, rows[i].stream);
+    uint8_t *s = tu_read_file(path, &len);
+    TU_CHECK(s != NULL, "cannot read %s", path);
+    if (s) check(s, len, rows[i].stream, ctx);
+    free(s);
+  }
+}
+
 size_t tu_i420_size(int width, int height)
 {
   size_t cw = (size_t)c63_chroma_size(width), ch = (size_t)c63_chroma_size(height);

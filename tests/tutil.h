@@ -67,6 +67,12 @@ typedef struct tu_manifest_row {
 /* Read the manifest; returns the number of rows (at most max), or -1. */
 int tu_read_manifest(tu_manifest_row *rows, int max);
 
+/* Every conformance stream read whole and given to check(bytes, len, name,
+ * ctx); a manifest or stream that cannot be read is a failure. */
+void tu_for_each_conformance_stream(void (*check)(const uint8_t *s, size_t len, const char *name,
+                                                  void *ctx),
+                                    void *ctx);
+
 size_t tu_i420_size(int width, int height);
 
 /* Encode frames contiguous I420 pictures of p's size; appends all packets to

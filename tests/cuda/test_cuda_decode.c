@@ -129,6 +129,12 @@ static void compare(const char *what, const uint8_t *s, size_t len)
   tu_buf_free(&gpu);
 }
 
+static void compare_stream(const uint8_t *s, size_t len, const char *name, void *ctx)
+{
+  (void)ctx;
+  compare(name, s, len);
+}
+
 /* A synthetic clip (tools/synth.h), moving or a still picture; the stream
  * is appended to out. */
 static void encode_clip(int w, int h, int frames, int kfi, int quality, int moving, tu_buf *out)
@@ -210,17 +216,7 @@ int main(void)
     return 77;
   }
   /* the golden streams */
-  tu_manifest_row rows[32];
-  int n = tu_read_manifest(rows, 32);
-  TU_CHECK(n > 0, "cannot read the conformance manifest");
-  for (int i = 0; i < n; i++) {
-    char path[1024];
-    size_t len;
-    tu_data_path(path, sizeof path, rows[i].stream);
-    uint8_t *s = tu_read_file(path, &len);
-    if (s) compare(rows[i].stream, s, len);
-    free(s);
-  }
+  tu_for_each_conformance_stream(compare_stream, NULL);
   /* synthetic streams at odd sizes, and a size change at keyframes */
   static const int sizes[][4] = {{8, 8, 3, 25},     {33, 17, 2, 50},   {100, 75, 5, 10},
                                  {650, 488, 4, 25}, {1282, 722, 3, 1}, {1920, 1080, 100, 25}};

@@ -249,6 +249,12 @@ static void check_stream(const uint8_t *s, size_t len, const char *what)
   printf("%s: %d frames\n", what, n);
 }
 
+static void check_conformance_stream(const uint8_t *s, size_t len, const char *name, void *ctx)
+{
+  (void)ctx;
+  check_stream(s, len, name);
+}
+
 /* A synthetic clip at quality q, every fourth frame a keyframe. */
 static void check_generated(int w, int h, int q, int natural)
 {
@@ -368,18 +374,7 @@ int main(int argc, char **argv)
   } else if (argc > 1 && !strcmp(argv[1], "replay")) {
     replay(argc - 2, argv + 2);
   } else {
-    tu_manifest_row rows[32];
-    const int n = tu_read_manifest(rows, 32);
-    TU_CHECK(n > 0, "cannot read the conformance manifest");
-    for (int i = 0; i < n; i++) {
-      char path[1024];
-      size_t len;
-      tu_data_path(path, sizeof path, rows[i].stream);
-      uint8_t *s = tu_read_file(path, &len);
-      TU_CHECK(s != NULL, "cannot read %s", path);
-      if (s) check_stream(s, len, rows[i].stream);
-      free(s);
-    }
+    tu_for_each_conformance_stream(check_conformance_stream, NULL);
     check_generated(50, 38, 5, 0);
     check_generated(50, 38, 50, 1);
     check_generated(200, 120, 25, 1);

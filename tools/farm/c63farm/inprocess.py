@@ -13,7 +13,8 @@ then hold).
 
 An encoder at constant quality and a decoder are kept in the worker process
 from one task to the next, with their picture memory: the CUDA backend's
-set-up costs about as much as a short chunk's frames. Standard library
+set-up (a context, page-locked memory) would otherwise be paid again for
+every chunk. Standard library
 only: this module travels to the workers by value with the tasks.
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
@@ -342,7 +343,7 @@ class _PictureWriter:
         self.frame_size, ysize, csize = _i420_size(width, height)
         cw, ch = (width + 1) // 2, (height + 1) // 2
         self.planes = ((0, width, height), (ysize, cw, ch), (ysize + csize, cw, ch))
-        self.threads = threads
+        self.threads = max(1, threads)
         self.pool = concurrent.futures.ThreadPoolExecutor(threads) if threads > 1 else None
         self.scratch = None  # a whole picture, for pictures with padded rows
         self.done = 0
@@ -351,13 +352,12 @@ class _PictureWriter:
         """For each thread, its (file offset, src, bytes) share of every
         plane of PIC, when every plane is one run of bytes (rows without
         padding); None otherwise."""
-        threads = self.threads if self.pool else 1
-        shares = [[] for _ in range(threads)]
+        shares = [[] for _ in range(self.threads)]
         for p, (off, w, h) in enumerate(self.planes):
             if pic.stride[p] != w:
                 return None
             size = w * h
-            step = -(-size // threads)
+            step = -(-size // self.threads)
             for t, s in enumerate(range(0, size, step)):
                 shares[t].append((at + off + s, pic.data[p] + s, min(step, size - s)))
         return shares

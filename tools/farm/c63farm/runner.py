@@ -25,9 +25,9 @@ def kill_hook(job_dir, index):
 
 def prepare(opts, farm, worker):
     """Every worker makes its libc63 encoder or decoder (and picture
-    memory) for the job WORKER describes before the job's timing starts:
-    a CUDA context takes a fraction of a second. --stats says how long that
-    took and what the workers will use."""
+    memory) for the job WORKER describes before the job's timing starts,
+    so that a CUDA context's start is not counted as the job's speed.
+    --stats says how long that took and what the workers will use."""
     t = time.monotonic()
     ready = farm.client.run(cluster.by_value(tasks.prepare), worker)
     if opts.stats:
