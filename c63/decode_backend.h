@@ -101,6 +101,15 @@ typedef struct c63_decode_backend_ops {
    * and submits nothing more until all are collected. NULL: a backend that
    * starts every frame at submit. */
   void (*start)(c63_decode_backend *be);
+  /* As copy, but only started: *ticket (counting from 1) names it for
+   * copy_wait. The source picture's memory is not written again before
+   * the copy is done. NULL: copies are complete on return. */
+  int (*copy_async)(c63_decode_backend *be, const uint8_t *const src[3], const int src_stride[3],
+                    uint8_t *const dst[3], const int dst_stride[3], const int w[3], const int h[3],
+                    uint64_t *ticket, char *msg, size_t msg_size);
+  /* Wait for copy ticket and those before it; callable from any thread,
+   * beside the other calls. C63_OK or C63_ERR_BACKEND. */
+  int (*copy_wait)(c63_decode_backend *be, uint64_t ticket);
 } c63_decode_backend_ops;
 
 /* The decoding backends built into libc63 (as c63_backend_lookup). */

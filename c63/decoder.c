@@ -550,8 +550,9 @@ int c63_decoder_set_output(c63_decoder *dec, c63_memory memory)
   return C63_OK;
 }
 
-int c63_decoder_copy_picture(c63_decoder *dec, const c63_decoded_picture *pic,
-                             uint8_t *const dst[3], const int dst_stride[3], c63_memory dst_memory)
+/* Checks common to both copies; the plane sizes into w and h. */
+static int check_copy(c63_decoder *dec, const c63_decoded_picture *pic, uint8_t *const dst[3],
+                      const int dst_stride[3], c63_memory dst_memory, int w[3], int h[3])
 {
   if (!dec) return C63_ERR_INVALID_ARG;
   if (dst_memory == C63_MEMORY_CUDA && !dec->ops->device_output) {
@@ -562,7 +563,6 @@ int c63_decoder_copy_picture(c63_decoder *dec, const c63_decoded_picture *pic,
     snprintf(dec->err, sizeof(dec->err), "no picture or destination");
     return C63_ERR_INVALID_ARG;
   }
-  int w[3], h[3];
   for (int c = 0; c < 3; c++) {
     w[c] = c ? c63_chroma_size(pic->width) : pic->width;
     h[c] = c ? c63_chroma_size(pic->height) : pic->height;
@@ -573,15 +573,57 @@ int c63_decoder_copy_picture(c63_decoder *dec, const c63_decoded_picture *pic,
     }
   }
   dec->err[0] = '\0';
+  return C63_OK;
+}
+
+static void copy_host_planes(const c63_decoded_picture *pic, uint8_t *const dst[3],
+                             const int dst_stride[3], const int w[3], const int h[3])
+{
+  for (int c = 0; c < 3; c++)
+    for (int y = 0; y < h[c]; y++)
+      memcpy(dst[c] + (size_t)y * dst_stride[c], pic->data[c] + (size_t)y * pic->stride[c],
+             (size_t)w[c]);
+}
+
+int c63_decoder_copy_picture(c63_decoder *dec, const c63_decoded_picture *pic,
+                             uint8_t *const dst[3], const int dst_stride[3], c63_memory dst_memory)
+{
+  int w[3], h[3];
+  int r = check_copy(dec, pic, dst, dst_stride, dst_memory, w, h);
+  if (r != C63_OK) return r;
   if (pic->memory == C63_MEMORY_HOST && dst_memory == C63_MEMORY_HOST) {
-    for (int c = 0; c < 3; c++)
-      for (int y = 0; y < h[c]; y++)
-        memcpy(dst[c] + (size_t)y * dst_stride[c], pic->data[c] + (size_t)y * pic->stride[c],
-               (size_t)w[c]);
+    copy_host_planes(pic, dst, dst_stride, w, h);
     return C63_OK;
   }
   return dec->ops->copy(dec->be, pic->data, pic->stride, dst, dst_stride, w, h, dec->err,
                         sizeof(dec->err));
+}
+
+int c63_decoder_copy_picture_async(c63_decoder *dec, const c63_decoded_picture *pic,
+                                   uint8_t *const dst[3], const int dst_stride[3],
+                                   c63_memory dst_memory, uint64_t *ticket)
+{
+  int w[3], h[3];
+  if (!ticket) return C63_ERR_INVALID_ARG;
+  *ticket = 0;
+  int r = check_copy(dec, pic, dst, dst_stride, dst_memory, w, h);
+  if (r != C63_OK) return r;
+  if (pic->memory == C63_MEMORY_HOST && dst_memory == C63_MEMORY_HOST) {
+    copy_host_planes(pic, dst, dst_stride, w, h);
+    return C63_OK;
+  }
+  if (!dec->ops->copy_async)
+    return dec->ops->copy(dec->be, pic->data, pic->stride, dst, dst_stride, w, h, dec->err,
+                          sizeof(dec->err));
+  return dec->ops->copy_async(dec->be, pic->data, pic->stride, dst, dst_stride, w, h, ticket,
+                              dec->err, sizeof(dec->err));
+}
+
+int c63_decoder_copy_wait(c63_decoder *dec, uint64_t ticket)
+{
+  if (!dec) return C63_ERR_INVALID_ARG;
+  if (ticket == 0 || !dec->ops->copy_wait) return C63_OK;
+  return dec->ops->copy_wait(dec->be, ticket);
 }
 
 int c63_decoder_delay(const c63_decoder *dec)

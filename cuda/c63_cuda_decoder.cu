@@ -60,6 +60,7 @@ struct picture {
   uint8_t *host_dev;     /* host as the device sees it (zero-copy: mapped) */
   const uint8_t *device; /* the picture left on the device instead (device_out) */
   cudaEvent_t reconstructed, ready;
+  cudaEvent_t copied; /* the caller's copies out of this place are done (cu_copy_async) */
 };
 
 /* A frame submitted and not collected. */
@@ -82,6 +83,12 @@ struct c63_decode_backend {
   cudaStream_t stream;      /* reconstruction */
   cudaStream_t down_stream; /* pictures to system memory */
   cudaStream_t copy_stream; /* copy: pictures copied out (collected: their work is done) */
+  /* Copies the caller waits for (cu_copy_async), on copy_stream in turn:
+   * ticket t's event is copy_done[t % C63_COPIES_IN_FLIGHT]. done is the
+   * last ticket known complete, read and raised by any thread. */
+  cudaEvent_t copy_done[C63_COPIES_IN_FLIGHT];
+  uint64_t copies_started;
+  uint64_t copies_done; /* atomic (__atomic builtins): the struct is calloc'd */
   c63_geometry g;
   c63_cuda_planes planes;
   size_t frame_bytes, blocks;   /* of the current geometry */
@@ -167,7 +174,10 @@ void destroy_streams(c63_decode_backend *be)
   for (auto &o : be->pic) {
     if (o.reconstructed) cudaEventDestroy(o.reconstructed);
     if (o.ready) cudaEventDestroy(o.ready);
+    if (o.copied) cudaEventDestroy(o.copied);
   }
+  for (cudaEvent_t e : be->copy_done)
+    if (e) cudaEventDestroy(e);
   if (be->fallback_free) cudaEventDestroy(be->fallback_free);
   for (auto &b : be->batch)
     c63_cuda_decode_batch_release(&b);
@@ -190,7 +200,10 @@ cudaError_t create_streams(c63_decode_backend *be)
     if (err == cudaSuccess)
       err = cudaEventCreateWithFlags(&o.reconstructed, cudaEventDisableTiming);
     if (err == cudaSuccess) err = cudaEventCreateWithFlags(&o.ready, cudaEventDisableTiming);
+    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&o.copied, cudaEventDisableTiming);
   }
+  for (cudaEvent_t &e : be->copy_done)
+    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
   if (err == cudaSuccess)
     err = cudaEventCreateWithFlags(&be->fallback_free, cudaEventDisableTiming);
   for (int i = 0; i < be->n_batches && err == cudaSuccess && be->gpu_entropy; i++)
@@ -268,7 +281,7 @@ void sync_all(c63_decode_backend *be)
 {
   for (int i = 0; i < be->n_batches && be->gpu_entropy; i++)
     cudaStreamSynchronize(be->batch[i].stream);
-  for (cudaStream_t s : {be->stream, be->down_stream})
+  for (cudaStream_t s : {be->stream, be->down_stream, be->copy_stream})
     cudaStreamSynchronize(s);
 }
 
@@ -449,8 +462,10 @@ void enqueue_frame(c63_decode_backend *be, long long seq)
   const size_t nb = be->blocks;
   cudaStream_t st = be->stream;
   const char *what = "reconstruction";
-  /* this place's previous picture has come down */
+  /* this place's previous picture has come down, and the caller's copies
+   * of it are done */
   cudaError_t err = cudaStreamWaitEvent(st, o.ready, 0);
+  if (err == cudaSuccess) err = cudaStreamWaitEvent(st, o.copied, 0);
   if (err == cudaSuccess) {
     expand_sparse<<<(unsigned)((nb + kExpandBlocks - 1) / kExpandBlocks), 64 * kExpandBlocks, 0,
                     st>>>(sp.start, sp.count, sp.entries, (int)nb, be->d_coeffs);
@@ -679,9 +694,65 @@ int cu_copy(c63_decode_backend *be, const uint8_t *const src[3], const int src_s
   return C63_OK;
 }
 
+/* The place of the ring whose picture src is, or nullptr. */
+picture *place_of(c63_decode_backend *be, const uint8_t *src)
+{
+  const size_t bytes = be->frame_bytes;
+  for (picture &o : be->pic)
+    for (const uint8_t *base : {(const uint8_t *)o.rec, (const uint8_t *)o.host})
+      if (base && src >= base && src < base + bytes) return &o;
+  return nullptr;
+}
+
+int cu_copy_wait(c63_decode_backend *be, uint64_t ticket)
+{
+  uint64_t done = __atomic_load_n(&be->copies_done, __ATOMIC_ACQUIRE);
+  if (ticket <= done) return C63_OK;
+  c63_cuda_scope scope(be->dev);
+  cudaError_t err = scope.error();
+  /* An event recorded again meanwhile (a later ticket) is waited for
+   * instead: later, never too early. */
+  if (err == cudaSuccess) err = cudaEventSynchronize(be->copy_done[ticket % C63_COPIES_IN_FLIGHT]);
+  if (err != cudaSuccess) return C63_ERR_BACKEND;
+  while (done < ticket && !__atomic_compare_exchange_n(&be->copies_done, &done, ticket, true,
+                                                       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    ;
+  return C63_OK;
+}
+
+/* Copies the caller waits for later: each on the copy stream after the
+ * previous ones, with its ticket's event recorded behind it, and the
+ * picture's place (when it is one) told to wait for it before it is
+ * written again. */
+int cu_copy_async(c63_decode_backend *be, const uint8_t *const src[3], const int src_stride[3],
+                  uint8_t *const dst[3], const int dst_stride[3], const int w[3], const int h[3],
+                  uint64_t *ticket, char *msg, size_t msg_size)
+{
+  const uint64_t t = be->copies_started + 1;
+  if (t > C63_COPIES_IN_FLIGHT && cu_copy_wait(be, t - C63_COPIES_IN_FLIGHT) != C63_OK) {
+    snprintf(msg, msg_size, "the GPU failed an earlier copy of a picture");
+    return C63_ERR_BACKEND;
+  }
+  c63_cuda_scope scope(be->dev);
+  cudaError_t err = scope.error();
+  c63_cuda_host_copy_begin();
+  for (int p = 0; p < 3 && err == cudaSuccess; p++)
+    err = cudaMemcpy2DAsync(dst[p], dst_stride[p], src[p], src_stride[p], w[p], h[p],
+                            cudaMemcpyDefault, be->copy_stream);
+  c63_cuda_host_copy_end();
+  if (err == cudaSuccess)
+    err = cudaEventRecord(be->copy_done[t % C63_COPIES_IN_FLIGHT], be->copy_stream);
+  picture *o = place_of(be, src[0]);
+  if (err == cudaSuccess && o) err = cudaEventRecord(o->copied, be->copy_stream);
+  if (err != cudaSuccess) return c63_cuda_error(err, "copying a picture", msg, msg_size);
+  be->copies_started = t;
+  *ticket = t;
+  return C63_OK;
+}
+
 } // namespace
 
 extern "C" const c63_decode_backend_ops c63_decode_backend_cuda = {
-    "cuda",     1,       cu_create, cu_destroy, cu_resize, cu_submit,
-    cu_collect, cu_drop, cu_copy,   1,          cu_start,
+    "cuda",  1,       cu_create, cu_destroy, cu_resize,     cu_submit,    cu_collect,
+    cu_drop, cu_copy, 1,         cu_start,   cu_copy_async, cu_copy_wait,
 };

@@ -257,6 +257,27 @@ int main(void)
                  C63_ERR_INVALID_ARG,
              "NULL");
     TU_CHECK(c63_decoder_set_output(NULL, C63_MEMORY_HOST) == C63_ERR_INVALID_ARG, "NULL");
+    /* the copy waited for elsewhere: host to host is done on return */
+    uint64_t ticket = 99;
+    memset(y, 0, sizeof y);
+    TU_CHECK(c63_decoder_copy_picture_async(dec, &pic, dst, stride, C63_MEMORY_HOST, &ticket) ==
+                     C63_OK &&
+                 ticket == 0,
+             "async copy: ticket %llu, %s", (unsigned long long)ticket, c63_decoder_error(dec));
+    TU_CHECK(c63_decoder_copy_wait(dec, ticket) == C63_OK, "wait");
+    TU_CHECK(memcmp(y + (H - 1) * stride[0], want[0].pic.data + (H - 1) * W, W) == 0,
+             "async copy differs");
+    TU_CHECK(c63_decoder_copy_picture_async(dec, &pic, dst, stride, C63_MEMORY_HOST, NULL) ==
+                 C63_ERR_INVALID_ARG,
+             "async copy without a ticket");
+    TU_CHECK(c63_decoder_copy_picture_async(dec, &pic, dst, narrow, C63_MEMORY_HOST, &ticket) ==
+                     C63_ERR_INVALID_ARG &&
+                 ticket == 0,
+             "async copy, stride under the width");
+    TU_CHECK(c63_decoder_copy_picture_async(dec, &pic, dst, stride, C63_MEMORY_CUDA, &ticket) ==
+                 C63_ERR_UNSUPPORTED,
+             "async copy to the device on the CPU backend");
+    TU_CHECK(c63_decoder_copy_wait(NULL, 1) == C63_ERR_INVALID_ARG, "wait NULL");
     c63_decoder_free(dec);
     printf("  copy_picture into padded planes                ok\n");
   }

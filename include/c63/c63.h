@@ -520,6 +520,26 @@ int c63_decoder_set_output(c63_decoder *dec, c63_memory memory);
 int c63_decoder_copy_picture(c63_decoder *dec, const c63_decoded_picture *pic,
                              uint8_t *const dst[3], const int dst_stride[3], c63_memory dst_memory);
 
+/* Copies that a caller waits for elsewhere (a pipeline that hands each
+ * picture on from another thread): as c63_decoder_copy_picture, but on the
+ * CUDA backend the copy may still run on return, and the decoder goes on
+ * decoding meanwhile (it keeps the picture's memory until the copy is
+ * done). *ticket names the copy for c63_decoder_copy_wait; a copy complete
+ * on return (host to host, the CPU backend) gets ticket 0. Destinations in
+ * page-locked host memory (c63_picture_memory_alloc) or device memory are
+ * written by DMA; others before return, as the CUDA driver copies them.
+ * At most C63_COPIES_IN_FLIGHT copies are waited for at once: a copy
+ * started while that many are waiting first waits for the oldest. */
+#define C63_COPIES_IN_FLIGHT 64
+int c63_decoder_copy_picture_async(c63_decoder *dec, const c63_decoded_picture *pic,
+                                   uint8_t *const dst[3], const int dst_stride[3],
+                                   c63_memory dst_memory, uint64_t *ticket);
+/* Return once copy ticket (and every copy started before it) is complete:
+ * C63_OK, or C63_ERR_BACKEND when the GPU failed (no message is set). The
+ * one call that may run on another thread than the decoder's others, at
+ * the same time as them; not after c63_decoder_free. */
+int c63_decoder_copy_wait(c63_decoder *dec, uint64_t ticket);
+
 /* Plane sizes of an I420 picture, as this library lays them out. */
 static inline int c63_chroma_size(int luma)
 {

@@ -15,6 +15,7 @@
  *
  * Speed: c63-dec --backend cuda (docs/performance.md); never asserted here.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,148 @@ static int decode_device_out(const uint8_t *s, size_t len, tu_buf *pics, const c
   return n;
 }
 
+/* Copies waited for on another thread, as c63dec does: pictures left on
+ * the device, copied with c63_decoder_copy_picture_async into padded
+ * buffers (page-locked and ordinary in turn), a waiting thread appending
+ * each once its copy is done, kAsyncCopies behind, while the decoder goes
+ * on decoding into the places those pictures came from. */
+enum { kAsyncCopies = 8 };
+
+typedef struct async_copies {
+  c63_decoder *dec;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  uint64_t ticket[kAsyncCopies];
+  uint8_t *buf[kAsyncCopies];
+  int w[kAsyncCopies], h[kAsyncCopies]; /* of each copy's picture */
+  int pad, head, count, done;           /* done: no more copies come */
+  tu_buf *pics;
+  int failed;
+} async_copies;
+
+static void *wait_copies(void *arg)
+{
+  async_copies *a = arg;
+  pthread_mutex_lock(&a->lock);
+  for (;;) {
+    while (a->count == 0 && !a->done)
+      pthread_cond_wait(&a->cond, &a->lock);
+    if (a->count == 0) break;
+    const int k = a->head;
+    pthread_mutex_unlock(&a->lock);
+    if (c63_decoder_copy_wait(a->dec, a->ticket[k]) != C63_OK) a->failed = 1;
+    const int w = a->w[k], h = a->h[k], cw = (w + 1) / 2, ch = (h + 1) / 2;
+    const uint8_t *plane = a->buf[k];
+    for (int c = 0; c < 3; c++) {
+      const int stride = (c ? cw : w) + a->pad, rows = c ? ch : h;
+      for (int y = 0; y < rows; y++)
+        tu_buf_append(a->pics, plane + (size_t)y * stride, (size_t)(c ? cw : w));
+      plane += (size_t)stride * rows;
+    }
+    pthread_mutex_lock(&a->lock);
+    a->head = (a->head + 1) % kAsyncCopies;
+    a->count--;
+    pthread_cond_broadcast(&a->cond);
+  }
+  pthread_mutex_unlock(&a->lock);
+  return NULL;
+}
+
+/* Start the copy of pic into the next buffer, once the waiting thread has
+ * one free. */
+static int copy_out(async_copies *a, const c63_decoded_picture *pic, const char *what)
+{
+  pthread_mutex_lock(&a->lock);
+  while (a->count == kAsyncCopies)
+    pthread_cond_wait(&a->cond, &a->lock);
+  const int k = (a->head + a->count) % kAsyncCopies;
+  pthread_mutex_unlock(&a->lock);
+  const int cw = (pic->width + 1) / 2, ch = (pic->height + 1) / 2;
+  uint8_t *dst[3] = {a->buf[k], a->buf[k] + (size_t)(pic->width + a->pad) * pic->height, NULL};
+  dst[2] = dst[1] + (size_t)(cw + a->pad) * ch;
+  const int stride[3] = {pic->width + a->pad, cw + a->pad, cw + a->pad};
+  uint64_t ticket;
+  int r = c63_decoder_copy_picture_async(a->dec, pic, dst, stride, C63_MEMORY_HOST, &ticket);
+  TU_CHECK(r == C63_OK && ticket > 0, "%s: copy of frame %lld: %d %s", what, (long long)pic->user,
+           r, c63_decoder_error(a->dec));
+  if (r) return r;
+  pthread_mutex_lock(&a->lock);
+  a->w[k] = pic->width;
+  a->h[k] = pic->height;
+  a->ticket[k] = ticket;
+  a->count++;
+  pthread_cond_broadcast(&a->cond);
+  pthread_mutex_unlock(&a->lock);
+  return C63_OK;
+}
+
+static int receive_copies(async_copies *a, int *n, const char *what)
+{
+  for (;;) {
+    c63_decoded_picture pic;
+    int r = c63_decoder_receive_picture(a->dec, &pic);
+    if (r == C63_ERR_AGAIN || r == C63_ERR_EOF) return r;
+    TU_CHECK(r == C63_OK && pic.memory == C63_MEMORY_CUDA && pic.user == *n,
+             "%s: picture %d: %d, memory %d, frame %lld", what, *n, r, (int)pic.memory,
+             (long long)pic.user);
+    if (r) return r;
+    if ((r = copy_out(a, &pic, what))) return r;
+    (*n)++;
+  }
+}
+
+static int decode_async_copies(const uint8_t *s, size_t len, tu_buf *pics, const char *what)
+{
+  c63_dec_params p;
+  async_copies a = {.pad = 7, .pics = pics};
+  c63_frame_header hdr;
+  size_t bytes = 0, pos = 0;
+  c63_dec_params_init(&p);
+  p.backend = C63_BACKEND_CUDA;
+  /* buffers for the largest picture */
+  for (; pos < len && c63_parse_frame_header(s + pos, len - pos, &hdr, NULL, 0) == C63_OK;
+       pos += hdr.frame_size) {
+    const size_t b = (size_t)(hdr.width + a.pad) * hdr.height +
+                     2 * (size_t)((hdr.width + 1) / 2 + a.pad) * ((hdr.height + 1) / 2);
+    if (b > bytes) bytes = b;
+  }
+  if (!bytes || c63_decoder_new(&p, &a.dec, NULL, 0) != C63_OK) return -1;
+  TU_CHECK(c63_decoder_set_output(a.dec, C63_MEMORY_CUDA) == C63_OK, "%s: device output", what);
+  for (int k = 0; k < kAsyncCopies; k++)
+    a.buf[k] = k % 2 ? malloc(bytes) : c63_picture_memory_alloc(bytes);
+  pthread_mutex_init(&a.lock, NULL);
+  pthread_cond_init(&a.cond, NULL);
+  pthread_t waiter;
+  pthread_create(&waiter, NULL, wait_copies, &a);
+  int sent = 0, n = 0, r = C63_OK;
+  pos = 0;
+  while (pos < len && r != C63_ERR_EOF) {
+    if (c63_parse_frame_header(s + pos, len - pos, &hdr, NULL, 0) != C63_OK) break;
+    while ((r = c63_decoder_send_packet(a.dec, s + pos, hdr.frame_size, sent)) == C63_ERR_AGAIN)
+      if ((r = receive_copies(&a, &n, what)) != C63_ERR_AGAIN) break;
+    pos += hdr.frame_size;
+    sent++;
+  }
+  c63_decoder_send_packet(a.dec, NULL, 0, 0);
+  r = receive_copies(&a, &n, what);
+  TU_CHECK(r == C63_ERR_EOF, "%s: no EOF after draining", what);
+  pthread_mutex_lock(&a.lock);
+  a.done = 1;
+  pthread_cond_broadcast(&a.cond);
+  pthread_mutex_unlock(&a.lock);
+  pthread_join(waiter, NULL);
+  TU_CHECK(!a.failed, "%s: a copy failed", what);
+  for (int k = 0; k < kAsyncCopies; k++)
+    if (k % 2)
+      free(a.buf[k]);
+    else
+      c63_picture_memory_free(a.buf[k]);
+  pthread_cond_destroy(&a.cond);
+  pthread_mutex_destroy(&a.lock);
+  c63_decoder_free(a.dec);
+  return n;
+}
+
 /* The CUDA backend through send/receive, set up as setup says, against
  * the CPU's pictures (a frames); returns whether they are the same. */
 static int same_send_receive(const char *what, const tu_cuda_decoding *setup, int a,
@@ -116,15 +259,21 @@ static void compare(const char *what, const uint8_t *s, size_t len)
   TU_CHECK(ok_dev, "%s: pictures left on the device differ from the CPU's (%d / %d frames)", what,
            a, d);
   tu_buf_free(&dev);
+  tu_buf later = {0};
+  int l = decode_async_copies(s, len, &later, what);
+  int ok_later = l == a && cpu.size == later.size && memcmp(cpu.data, later.data, cpu.size) == 0;
+  TU_CHECK(ok_later, "%s: pictures copied out later differ from the CPU's (%d / %d frames)", what,
+           a, l);
+  tu_buf_free(&later);
   TU_CHECK(ok, "%s: CUDA pictures differ from the CPU's (%d / %d frames)", what, a, b);
   TU_CHECK(ok_sr, "%s: CUDA send/receive pictures differ from the CPU's", what);
   TU_CHECK(ok_small, "%s: CUDA send/receive in small batches differs from the CPU's", what);
   TU_CHECK(ok_ce, "%s: CUDA with CPU entropy decoding differs from the CPU's", what);
-  printf("%-44s %4d frames  %s, send/receive %s, small batches %s, on the device %s, CPU entropy "
-         "%s\n",
+  printf("%-44s %4d frames  %s, send/receive %s, small batches %s, on the device %s, copied out "
+         "later %s, CPU entropy %s\n",
          what, a, ok ? "identical" : "DIFFERENT", ok_sr ? "identical" : "DIFFERENT",
          ok_small ? "identical" : "DIFFERENT", ok_dev ? "identical" : "DIFFERENT",
-         ok_ce ? "identical" : "DIFFERENT");
+         ok_later ? "identical" : "DIFFERENT", ok_ce ? "identical" : "DIFFERENT");
   tu_buf_free(&cpu);
   tu_buf_free(&gpu);
 }
