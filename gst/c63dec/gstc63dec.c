@@ -49,6 +49,7 @@
 #include <string.h>
 
 #include "gstc63dec.h"
+#include "common/gstc63pinnedallocator.h"
 #include "common/gstc63videolayout.h"
 #ifdef HAVE_GST_CUDA
 #include "common/gstc63cuda.h"
@@ -208,6 +209,7 @@ static gboolean gst_c63_dec_start(GstVideoDecoder *vdec)
   self->delta_units_in = 0;
   self->error_run = self->failed = FALSE;
   self->last_key_sent = -1;
+  gst_c63_dec_output_start(&self->output);
   return TRUE;
 }
 
@@ -244,12 +246,16 @@ static gboolean gst_c63_dec_downstream_takes_cuda(GstC63Dec *self, const GstVide
 }
 #endif
 
-/* Output in CUDA memory when the GPU backend runs and downstream takes it;
- * libc63 then leaves the pictures on the GPU. */
+/* Output in CUDA memory when the GPU backend runs and downstream takes it.
+ * libc63 leaves the pictures on the GPU when the GPU copies them straight
+ * into the output buffers: CUDA memory, or page-locked system memory of
+ * our pool (decide_allocation); other system memory is filled from
+ * libc63's page-locked pictures by the CPU. */
 static gboolean gst_c63_dec_negotiate(GstVideoDecoder *vdec)
 {
-#ifdef HAVE_GST_CUDA
   GstC63Dec *self = GST_C63_DEC(vdec);
+  gboolean ok;
+#ifdef HAVE_GST_CUDA
   GstVideoCodecState *state = gst_video_decoder_get_output_state(vdec);
   gboolean cuda = FALSE;
 
@@ -262,10 +268,14 @@ static gboolean gst_c63_dec_negotiate(GstVideoDecoder *vdec)
   }
   if (state) gst_video_codec_state_unref(state);
   self->cuda_output = cuda;
-  if (self->dec) c63_decoder_set_output(self->dec, cuda ? C63_MEMORY_CUDA : C63_MEMORY_HOST);
   GST_DEBUG_OBJECT(self, "output in %s memory", cuda ? "CUDA" : "system");
 #endif
-  return GST_VIDEO_DECODER_CLASS(gst_c63_dec_parent_class)->negotiate(vdec);
+  self->pinned_output = FALSE;
+  ok = GST_VIDEO_DECODER_CLASS(gst_c63_dec_parent_class)->negotiate(vdec);
+  if (self->dec)
+    c63_decoder_set_output(self->dec, self->cuda_output || self->pinned_output ? C63_MEMORY_CUDA
+                                                                               : C63_MEMORY_HOST);
+  return ok;
 }
 
 #ifdef HAVE_GST_CUDA
@@ -458,12 +468,13 @@ static gboolean gst_c63_dec_map_output(GstC63Dec *self, const GstVideoInfo *info
   return FALSE;
 }
 
-/* Copy libc63's picture into the output buffer, whatever its layout: on
- * the GPU when the output is CUDA memory (libc63 copies device to device
- * in the shared context), else into system memory. FALSE: an error was
- * posted. */
+/* Start the copy of libc63's picture into the output buffer, whatever its
+ * layout: on the GPU when the output is CUDA memory (libc63 copies device
+ * to device in the shared context), by DMA into page-locked system memory,
+ * else by the CPU. *ticket names the copy for the output task (0: done).
+ * FALSE: an error was posted. */
 static gboolean gst_c63_dec_copy_picture(GstC63Dec *self, const c63_decoded_picture *pic,
-                                         GstVideoCodecFrame *frame)
+                                         GstVideoCodecFrame *frame, guint64 *ticket)
 {
   GstVideoCodecState *out = gst_video_decoder_get_output_state(GST_VIDEO_DECODER(self));
   GstVideoFrame vframe;
@@ -479,7 +490,7 @@ static gboolean gst_c63_dec_copy_picture(GstC63Dec *self, const c63_decoded_pict
     dst[c] = GST_VIDEO_FRAME_COMP_DATA(&vframe, c);
     stride[c] = GST_VIDEO_FRAME_COMP_STRIDE(&vframe, c);
   }
-  status = c63_decoder_copy_picture(self->dec, pic, dst, stride, where);
+  status = c63_decoder_copy_picture_async(self->dec, pic, dst, stride, where, ticket);
   gst_video_frame_unmap(&vframe);
   if (status != C63_OK) {
     GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not copy the picture to the output buffer"),
@@ -541,8 +552,19 @@ static GstFlowReturn gst_c63_dec_drop_corrupt(GstC63Dec *self, GstVideoCodecFram
 static GstFlowReturn gst_c63_dec_allocate_output(GstC63Dec *self, GstVideoCodecFrame *frame)
 {
   GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
-  GstFlowReturn ret = gst_video_decoder_allocate_output_frame(vdec, frame);
+  GstBufferPoolAcquireParams params = {.flags = GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT};
+  GstFlowReturn ret;
   GstVideoCodecState *out;
+
+  /* A pool with a limit may have all its buffers in frames the output task
+   * has yet to push: push them here (the task would need the stream lock
+   * this thread holds while it waits for a buffer), then wait as usual for
+   * downstream to give one back. */
+  while ((ret = gst_video_decoder_allocate_output_frame_with_params(vdec, frame, &params)) ==
+             GST_FLOW_EOS &&
+         gst_c63_dec_output_finish_one(&self->output))
+    ;
+  if (ret == GST_FLOW_EOS) ret = gst_video_decoder_allocate_output_frame(vdec, frame);
 
   if (ret != GST_FLOW_ERROR) return ret;
   out = gst_video_decoder_get_output_state(vdec);
@@ -563,6 +585,8 @@ static GstFlowReturn gst_c63_dec_output(GstC63Dec *self, int status, const c63_d
   GstVideoDecoder *vdec = GST_VIDEO_DECODER(self);
   GstVideoCodecFrame *frame = gst_video_decoder_get_frame(vdec, (int)pic->user);
   GstFlowReturn ret;
+  guint64 ticket;
+  guint32 number;
 
   if (!frame) {
     /* The base class let go of it (it cannot while we hold it in flight). */
@@ -579,6 +603,12 @@ static GstFlowReturn gst_c63_dec_output(GstC63Dec *self, int status, const c63_d
     return GST_FLOW_OK;
   }
   if (status != C63_OK) {
+    /* the pictures before it go first, an error after them */
+    ret = gst_c63_dec_output_drain(&self->output);
+    if (ret != GST_FLOW_OK) {
+      gst_video_decoder_release_frame(vdec, frame);
+      return ret;
+    }
     if (status == C63_ERR_NOMEM) {
       gst_video_decoder_drop_frame(vdec, frame);
       GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT, ("Out of memory decoding a frame"),
@@ -597,14 +627,16 @@ static GstFlowReturn gst_c63_dec_output(GstC63Dec *self, int status, const c63_d
     gst_video_decoder_drop_frame(vdec, frame);
     return ret;
   }
-  if (!gst_c63_dec_copy_picture(self, pic, frame)) {
+  if (!gst_c63_dec_copy_picture(self, pic, frame, &ticket)) {
     gst_video_decoder_drop_frame(vdec, frame);
     self->failed = TRUE;
     return GST_FLOW_ERROR;
   }
   self->frames_out++;
   self->error_run = FALSE;
-  return gst_video_decoder_finish_frame(vdec, frame);
+  number = frame->system_frame_number;
+  gst_video_codec_frame_unref(frame);
+  return gst_c63_dec_output_queue(&self->output, self->dec, number, ticket);
 }
 
 /* Receive what libc63 has ready (everything, when draining). */
@@ -661,7 +693,9 @@ static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCod
     return GST_FLOW_ERROR;
   }
   gst_video_codec_frame_unref(frame);
-  return gst_c63_dec_receive(self);
+  ret = gst_c63_dec_receive(self);
+  /* a push that failed since, on the output task */
+  return ret == GST_FLOW_OK ? gst_c63_dec_output_flow(&self->output) : ret;
 }
 
 /* Send nothing more: every frame in flight comes out. */
@@ -669,9 +703,14 @@ static GstFlowReturn gst_c63_dec_drain(GstVideoDecoder *vdec)
 {
   GstC63Dec *self = GST_C63_DEC(vdec);
 
+  GstFlowReturn ret;
+
   if (!self->dec) return GST_FLOW_OK;
   c63_decoder_send_packet(self->dec, NULL, 0, 0);
-  return gst_c63_dec_receive(self);
+  ret = gst_c63_dec_receive(self);
+  if (ret != GST_FLOW_OK) return ret;
+  /* every picture pushed before the caller goes on (EOS after them) */
+  return gst_c63_dec_output_drain(&self->output);
 }
 
 /* At EOS: input that gave no picture at all is an error, not an empty
@@ -722,6 +761,7 @@ static gboolean gst_c63_dec_flush(GstVideoDecoder *vdec)
   /* After a seek the next frame may be anything: drop the frames in
    * flight (the base class drops its own records of them) and wait for a
    * keyframe. */
+  gst_c63_dec_output_flush(&self->output);
   c63_decoder_flush(self->dec);
   gst_c63_framer_reset(&self->framer);
   self->error_run = FALSE; /* a corrupt frame after the seek is news */
@@ -747,17 +787,19 @@ static gboolean gst_c63_dec_src_event(GstVideoDecoder *vdec, GstEvent *event)
 
 /* Use GstVideoMeta downstream when it is supported, so the output pool may
  * pick padded strides; and let a plain video pool of system memory (ours
- * when downstream offers none) allocate through try_mem, so running out of
- * memory is an error rather than an abort. Other pools and allocators
- * (downstream's GL, DMA, ...) are left alone. */
+ * when downstream offers none) allocate page-locked memory on the GPU
+ * backend, which the GPU fills by DMA while it decodes on, or else through
+ * try_mem: either way running out of memory is an error rather than an
+ * abort. Other pools and allocators (downstream's GL, DMA, ...) are left
+ * alone. */
 static gboolean gst_c63_dec_decide_allocation(GstVideoDecoder *vdec, GstQuery *query)
 {
   GstC63Dec *self = GST_C63_DEC(vdec);
   GstBufferPool *pool = NULL;
   GstStructure *config;
-  GstAllocator *allocator = NULL;
+  GstAllocator *allocator = NULL, *ours;
   GstAllocationParams params;
-  gboolean changed = FALSE;
+  gboolean changed = FALSE, gpu;
 
 #ifdef HAVE_GST_CUDA
   if (self->cuda_output) return gst_c63_dec_decide_cuda_allocation(self, query);
@@ -772,18 +814,37 @@ static gboolean gst_c63_dec_decide_allocation(GstVideoDecoder *vdec, GstQuery *q
     gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
     changed = TRUE;
   }
+  gpu = self->dec && strcmp(c63_decoder_backend_name(self->dec), "cpu") != 0;
   if (G_OBJECT_TYPE(pool) == GST_TYPE_VIDEO_BUFFER_POOL &&
       gst_buffer_pool_config_get_allocator(config, &allocator, &params) &&
       (!allocator || g_strcmp0(allocator->mem_type, GST_ALLOCATOR_SYSMEM) == 0)) {
-    gst_buffer_pool_config_set_allocator(config, self->try_mem, &params);
+    ours = gpu ? gst_c63_pinned_allocator_get() : gst_object_ref(self->try_mem);
+    gst_buffer_pool_config_set_allocator(config, ours, &params);
+    gst_object_unref(ours);
     changed = TRUE;
+    self->pinned_output = gpu;
   }
-  if (changed && !gst_buffer_pool_set_config(pool, config))
+  if (changed && !gst_buffer_pool_set_config(pool, config)) {
     GST_WARNING_OBJECT(self, "the output pool refused video meta or our allocator");
-  else if (!changed)
+    self->pinned_output = FALSE;
+  } else if (!changed) {
     gst_structure_free(config);
+  }
+  GST_DEBUG_OBJECT(self, "output in %s system memory",
+                   self->pinned_output ? "page-locked" : "ordinary");
   gst_object_unref(pool);
   return TRUE;
+}
+
+/* The output task waits for frames, and its pushes hold the stream lock:
+ * it is stopped before the base class lets the pads go (which waits for
+ * streaming to end) and stops libc63. */
+static GstStateChangeReturn gst_c63_dec_change_state(GstElement *element, GstStateChange transition)
+{
+  GstC63Dec *self = GST_C63_DEC(element);
+
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) gst_c63_dec_output_stop(&self->output);
+  return GST_ELEMENT_CLASS(gst_c63_dec_parent_class)->change_state(element, transition);
 }
 
 static void gst_c63_dec_finalize(GObject *object)
@@ -794,6 +855,7 @@ static void gst_c63_dec_finalize(GObject *object)
   g_clear_pointer(&self->input_state, gst_video_codec_state_unref);
   gst_c63_framer_clear(&self->framer);
   gst_clear_object(&self->try_mem);
+  gst_c63_dec_output_clear(&self->output);
   G_OBJECT_CLASS(gst_c63_dec_parent_class)->finalize(object);
 }
 
@@ -883,6 +945,7 @@ static void gst_c63_dec_class_init(GstC63DecClass *klass)
       "Decodes Codec63 (IN5050) video, packetized or as a byte stream, to I420",
       "gst-c63 contributors");
 
+  element_class->change_state = GST_DEBUG_FUNCPTR(gst_c63_dec_change_state);
   vdec_class->start = GST_DEBUG_FUNCPTR(gst_c63_dec_start);
   vdec_class->stop = GST_DEBUG_FUNCPTR(gst_c63_dec_stop);
   vdec_class->set_format = GST_DEBUG_FUNCPTR(gst_c63_dec_set_format);
@@ -925,6 +988,7 @@ static void gst_c63_dec_init(GstC63Dec *self)
   self->backend = DEFAULT_BACKEND;
   self->device_id = DEFAULT_DEVICE_ID;
   gst_c63_framer_init(&self->framer);
+  gst_c63_dec_output_init(&self->output, vdec);
   self->try_mem = gst_object_ref_sink(g_object_new(gst_c63_try_allocator_get_type(), NULL));
   gst_video_decoder_set_packetized(vdec, FALSE);
   gst_video_decoder_set_use_default_pad_acceptcaps(vdec, TRUE);

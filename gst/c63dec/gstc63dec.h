@@ -10,6 +10,7 @@
 #include <gst/video/video.h>
 
 #include "c63/c63.h"
+#include "gstc63decoutput.h"
 #include "gstc63framer.h"
 
 G_BEGIN_DECLS
@@ -32,6 +33,11 @@ struct _GstC63Dec {
    * (negotiated with downstream); set between start and stop. */
   GstObject *cuda_ctx;
   gboolean cuda_output;
+  /* Output in page-locked system memory of our pool, which the GPU
+   * writes by DMA (decide_allocation). */
+  gboolean pinned_output;
+  /* Pictures pushed from the source pad's task. */
+  GstC63DecOutput output;
 
   /* Streaming thread only; reset by start. What the stream gave so far,
    * for the end-of-stream check and its message. */

@@ -70,7 +70,7 @@
 
 #include "gstc63encbase.h"
 #include "gstc63memoryregistry.h"
-#include "gstc63pinnedallocator.h"
+#include "common/gstc63pinnedallocator.h"
 #include "common/gstc63videolayout.h"
 #ifdef HAVE_GST_CUDA
 #include "common/gstc63cuda.h"

@@ -38,11 +38,13 @@ extra=
 case $target in
 gst)
   elements="$src/gst/c63dec/gstc63dec.c $src/gst/c63dec/gstc63framer.c
-    $src/gst/c63parse/gstc63parse.c $src/gst/c63parse/gstc63index.c
-    $src/gst/common/gstc63videolayout.c" ;;
+    $src/gst/c63dec/gstc63decoutput.c $src/gst/c63parse/gstc63parse.c
+    $src/gst/c63parse/gstc63index.c $src/gst/common/gstc63videolayout.c
+    $src/gst/common/gstc63pinnedallocator.c" ;;
 gstelements)
-  elements="$src/gst/c63enc/gstc63encbase.c $src/gst/c63enc/gstc63pinnedallocator.c $src/gst/c63enc/gstc63memoryregistry.c
-    $src/gst/c63dec/gstc63dec.c $src/gst/c63dec/gstc63framer.c $src/gst/common/gstc63videolayout.c" ;;
+  elements="$src/gst/c63enc/gstc63encbase.c $src/gst/common/gstc63pinnedallocator.c $src/gst/c63enc/gstc63memoryregistry.c
+    $src/gst/c63dec/gstc63dec.c $src/gst/c63dec/gstc63framer.c $src/gst/c63dec/gstc63decoutput.c
+    $src/gst/common/gstc63videolayout.c" ;;
 *) elements= ;;
 esac
 if [ -n "$elements" ]; then

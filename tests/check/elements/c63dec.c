@@ -487,9 +487,10 @@ GST_START_TEST(test_dec_cuda_memory_output)
 }
 GST_END_TEST;
 
-/* Pictures leave the decoder c63_decoder_delay() frames after their input,
- * and the latency query says so (25 fps caps: 40 ms a frame); the threads
- * property sets how many are in flight. */
+/* Pictures leave the decoder c63_decoder_delay() frames after their input
+ * (pushed from the element's own thread, so a picture is waited for, and
+ * none comes earlier), and the latency query says so (25 fps caps: 40 ms a
+ * frame); the threads property sets how many are in flight. */
 GST_START_TEST(test_dec_latency)
 {
   GPtrArray *frames = load_frames(K7_STREAM);
@@ -511,7 +512,9 @@ GST_START_TEST(test_dec_latency)
 
   for (n = 0; n < (guint)delay + 3 && n < frames->len; n++) {
     fail_unless_equals_int(push_frame(hh, g_bytes_ref(frames->pdata[n]), n), GST_FLOW_OK);
-    /* frame n comes out when frame n + delay goes in */
+    /* frame n comes out when frame n + delay goes in, not before */
+    if (n + 1 > (guint)delay) gst_buffer_unref(gst_harness_pull(hh));
+    fail_unless(gst_harness_try_pull(hh) == NULL, "a picture before its time, at frame %u", n);
     fail_unless_equals_int(gst_harness_buffers_received(hh),
                            n + 1 > (guint)delay ? n + 1 - delay : 0);
   }

@@ -1,5 +1,5 @@
-/* A GstAllocator of picture memory that the CUDA backend uploads by DMA
- * without a staging copy (libc63's c63_picture_memory_alloc).
+/* A GstAllocator of picture memory that the CUDA backend reads and writes
+ * by DMA without a staging copy (libc63's c63_picture_memory_alloc).
  *
  * Copyright (C) 2026 gst-c63 contributors
  * SPDX-License-Identifier: LGPL-2.1-or-later

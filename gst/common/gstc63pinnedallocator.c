@@ -1,9 +1,12 @@
-/* GstC63PinnedAllocator: page-locked picture memory from libc63, so buffers
- * upstream fills are uploaded to the GPU straight from where they are.
+/* GstC63PinnedAllocator: page-locked picture memory from libc63, so the
+ * GPU reads and writes buffers by DMA where they are: c63cudaenc's input
+ * that upstream fills, c63dec's pictures for system memory.
  *
  * Copyright (C) 2026 gst-c63 contributors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include <string.h>
+
 #include "gstc63pinnedallocator.h"
 
 #include "c63/c63.h"
@@ -38,6 +41,11 @@ static GstMemory *gst_c63_pinned_alloc(GstAllocator *allocator, gsize size,
   }
   gst_memory_init(GST_MEMORY_CAST(m), params->flags, allocator, NULL, maxsize, params->align & 63,
                   params->prefix, size);
+  /* as GStreamer's system allocator: the block may be one freed before */
+  if (params->prefix && (params->flags & GST_MEMORY_FLAG_ZERO_PREFIXED))
+    memset(m->data, 0, params->prefix);
+  if (params->padding && (params->flags & GST_MEMORY_FLAG_ZERO_PADDED))
+    memset(m->data + params->prefix + size, 0, params->padding);
   return GST_MEMORY_CAST(m);
 }
 
@@ -82,7 +90,7 @@ static void gst_c63_pinned_allocator_class_init(GstC63PinnedAllocatorClass *klas
   alloc_class->alloc = gst_c63_pinned_alloc;
   alloc_class->free = gst_c63_pinned_free;
   GST_DEBUG_CATEGORY_INIT(gst_c63_pinned_allocator_debug, "c63pinnedallocator", 0,
-                          "page-locked picture memory for c63cudaenc");
+                          "page-locked picture memory for c63cudaenc and c63dec");
 }
 
 static void gst_c63_pinned_allocator_init(GstC63PinnedAllocator *self)
