@@ -33,7 +33,8 @@ gsize gst_c63_index_scan(GstC63Index *index, const guint8 *data, gsize len, gboo
 
     if (res.size > len - p) break; /* never past the bytes given */
     if (r == C63_SCAN_FRAME) {
-      GstC63IndexEntry e = {index->pos + p, res.complete && res.hdr.keyframe};
+      GstC63IndexEntry e = {index->pos + p, res.complete && res.hdr.keyframe,
+                            res.complete ? res.size : 0};
       g_array_append_val(index->entries, e);
     } else if (r != C63_SCAN_SKIP || res.size == 0) {
       break; /* more bytes needed (or none left at the end) */
@@ -78,6 +79,15 @@ guint64 gst_c63_index_frame_size_at_offset(const GstC63Index *index, guint64 off
     return gst_c63_index_entry(index, (guint)n + 1)->offset - offset;
   /* the last frame: up to where the scan stopped (its end, or junk after) */
   return index->pos > offset ? index->pos - offset : 0;
+}
+
+/* The size of the complete frame that starts exactly at offset, or 0. */
+guint64 gst_c63_index_complete_frame_at_offset(const GstC63Index *index, guint64 offset)
+{
+  gint64 n = gst_c63_index_frame_at_offset(index, offset);
+  const GstC63IndexEntry *e = n < 0 ? NULL : gst_c63_index_entry(index, (guint)n);
+
+  return e && e->offset == offset ? e->size : 0;
 }
 
 gint64 gst_c63_index_keyframe_before(const GstC63Index *index, guint n)

@@ -17,6 +17,7 @@ G_BEGIN_DECLS
 typedef struct {
   guint64 offset;    /* of the frame's first byte in the stream */
   gboolean keyframe; /* complete and a keyframe */
+  guint64 size;      /* SOI..EOI of a complete frame; 0 for a broken one */
 } GstC63IndexEntry;
 
 typedef struct {
@@ -43,6 +44,7 @@ const GstC63IndexEntry *gst_c63_index_entry(const GstC63Index *index, guint n);
 /* The bytes from the frame starting at offset to the next frame (the last
  * frame: to the scan position), or 0 when no frame starts there. */
 guint64 gst_c63_index_frame_size_at_offset(const GstC63Index *index, guint64 offset);
+guint64 gst_c63_index_complete_frame_at_offset(const GstC63Index *index, guint64 offset);
 /* The last keyframe at or before frame n, or -1 if none. */
 gint64 gst_c63_index_keyframe_before(const GstC63Index *index, guint n);
 /* The first keyframe at or after frame n, or -1 if none. */

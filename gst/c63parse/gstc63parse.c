@@ -40,6 +40,8 @@
 #include "config.h"
 #endif
 
+#include <string.h>
+
 #include "gstc63parse.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_c63_parse_debug);
@@ -346,6 +348,24 @@ static guint gst_c63_parse_next_min_size(GstC63Parse *self, guint64 offset,
   return next > MIN_FRAME_BYTES && next < G_MAXUINT / 2 ? (guint)next : MIN_FRAME_BYTES;
 }
 
+/* A frame the index scanned complete needs no second scan: its headers
+ * are read again (the bytes may have changed since), and it is taken when
+ * it still starts and ends as a frame; FALSE: scan it. */
+static gboolean gst_c63_parse_indexed_frame(GstC63Parse *self, guint64 offset,
+                                            const GstMapInfo *map, c63_frame_scan_result *res)
+{
+  guint64 size = self->indexed ? gst_c63_index_complete_frame_at_offset(&self->index, offset) : 0;
+
+  if (size < 4 || size > map->size) return FALSE;
+  if (map->data[size - 2] != 0xff || map->data[size - 1] != 0xd9) return FALSE;
+  memset(res, 0, sizeof(*res));
+  if (c63_parse_frame_headers_only(map->data, (size_t)size, &res->hdr, NULL, 0) != C63_OK)
+    return FALSE;
+  res->size = (size_t)size;
+  res->complete = 1;
+  return TRUE;
+}
+
 static GstFlowReturn gst_c63_parse_handle_frame(GstBaseParse *parse, GstBaseParseFrame *frame,
                                                 gint *skipsize)
 {
@@ -376,7 +396,12 @@ static GstFlowReturn gst_c63_parse_handle_frame(GstBaseParse *parse, GstBasePars
     GST_ELEMENT_ERROR(self, RESOURCE, READ, (NULL), ("cannot map the input"));
     return GST_FLOW_ERROR;
   }
-  r = c63_frame_scan(&self->scanner, map.data, map.size, at_end, &res);
+  if (!gst_c63_parse_indexed_frame(self, frame->offset, &map, &res)) {
+    r = c63_frame_scan(&self->scanner, map.data, map.size, at_end, &res);
+  } else {
+    r = C63_SCAN_FRAME;
+    c63_frame_scanner_init(&self->scanner);
+  }
   gst_buffer_unmap(frame->buffer, &map);
 
   /* Until the frame is complete, GstBaseParse hands over all bytes again,
