@@ -39,7 +39,7 @@
 
 enum { SLOT_SENT, SLOT_DECODED, SLOT_SUBMITTED, SLOT_FAILED };
 
-/* One frame on its way: its bytes (copied for send, borrowed for decode),
+/* One frame on its way: its bytes (copied, or borrowed from the caller),
  * then its header, coefficients and vectors, or the failure. */
 typedef struct dec_slot {
   const uint8_t *data;
@@ -439,7 +439,8 @@ static int finish_head(c63_decoder *dec, c63_decoded_picture *out)
 }
 
 /* Queue one frame: its bytes copied into the slot, or borrowed when the
- * caller waits for the frame before its bytes may change (decode). */
+ * caller keeps them until the frame is received (decode, and
+ * c63_decoder_send_packet_borrowed). */
 static int send_frame(c63_decoder *dec, const uint8_t *data, size_t size, int64_t user, int borrow)
 {
   dec_slot *sl = &dec->slots[(dec->head + dec->count) % dec->depth];
@@ -471,7 +472,7 @@ static int send_frame(c63_decoder *dec, const uint8_t *data, size_t size, int64_
   return C63_OK;
 }
 
-int c63_decoder_send_packet(c63_decoder *dec, const uint8_t *data, size_t size, int64_t user)
+static int send_packet(c63_decoder *dec, const uint8_t *data, size_t size, int64_t user, int borrow)
 {
   if (!dec) return C63_ERR_INVALID_ARG;
   if (!data) {
@@ -479,7 +480,18 @@ int c63_decoder_send_packet(c63_decoder *dec, const uint8_t *data, size_t size, 
     return C63_OK;
   }
   if (dec->draining || dec->count == dec->depth) return C63_ERR_AGAIN;
-  return send_frame(dec, data, size, user, 0);
+  return send_frame(dec, data, size, user, borrow);
+}
+
+int c63_decoder_send_packet(c63_decoder *dec, const uint8_t *data, size_t size, int64_t user)
+{
+  return send_packet(dec, data, size, user, 0);
+}
+
+int c63_decoder_send_packet_borrowed(c63_decoder *dec, const uint8_t *data, size_t size,
+                                     int64_t user)
+{
+  return send_packet(dec, data, size, user, 1);
 }
 
 int c63_decoder_decode(c63_decoder *dec, const uint8_t *data, size_t size, c63_decoded_picture *out)

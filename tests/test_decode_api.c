@@ -101,7 +101,11 @@ static void send_receive(const tu_buf *s, const size_t *off, const size_t *size,
   for (int i = 0; i < n; i++) {
     if (i == reset_at) c63_decoder_reset(dec);
     int r;
-    while ((r = c63_decoder_send_packet(dec, s->data + off[i], size[i], i)) == C63_ERR_AGAIN) {
+    /* every other frame's bytes borrowed (s lives through the decoding),
+     * the corrupt one among them */
+    int (*send)(c63_decoder *, const uint8_t *, size_t, int64_t) =
+        i % 2 == 0 ? c63_decoder_send_packet_borrowed : c63_decoder_send_packet;
+    while ((r = send(dec, s->data + off[i], size[i], i)) == C63_ERR_AGAIN) {
       again++;
       receive_all(dec, got, &received);
     }

@@ -653,34 +653,53 @@ static GstFlowReturn gst_c63_dec_receive(GstC63Dec *self)
   }
 }
 
+/* A frame's input mapped for as long as the frame lives: libc63 reads the
+ * bytes where they are until the frame's picture is received, and the
+ * base class holds the frame (and its input buffer) until then. */
+typedef struct {
+  GstBuffer *buffer;
+  GstMapInfo map;
+} GstC63DecInput;
+
+static void gst_c63_dec_input_free(gpointer data)
+{
+  GstC63DecInput *in = data;
+
+  gst_buffer_unmap(in->buffer, &in->map);
+  gst_buffer_unref(in->buffer);
+  g_free(in);
+}
+
 static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCodecFrame *frame)
 {
   GstC63Dec *self = GST_C63_DEC(vdec);
   GstFlowReturn ret = GST_FLOW_OK;
-  GstMapInfo map;
+  GstC63DecInput *in = g_new0(GstC63DecInput, 1);
   int status;
 
   self->frames_in++;
   self->bytes_in += gst_buffer_get_size(frame->input_buffer);
-  if (!gst_buffer_map(frame->input_buffer, &map, GST_MAP_READ)) {
+  if (!gst_buffer_map(frame->input_buffer, &in->map, GST_MAP_READ)) {
+    g_free(in);
     gst_video_decoder_drop_frame(vdec, frame);
     GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Could not map the input buffer"), (NULL));
     self->failed = TRUE;
     return GST_FLOW_ERROR;
   }
+  in->buffer = gst_buffer_ref(frame->input_buffer);
+  gst_video_codec_frame_set_user_data(frame, in, gst_c63_dec_input_free);
   if (GST_VIDEO_CODEC_FRAME_IS_SYNC_POINT(frame)) self->last_key_sent = frame->system_frame_number;
-  gst_c63_dec_negotiate_early(self, map.data, map.size);
-  /* libc63 copies the bytes; the base class keeps the frame in its list
-   * until the picture comes back tagged with its number. */
-  while ((status = c63_decoder_send_packet(self->dec, map.data, map.size,
-                                           frame->system_frame_number)) == C63_ERR_AGAIN &&
+  gst_c63_dec_negotiate_early(self, in->map.data, in->map.size);
+  /* libc63 reads the bytes in place; the base class keeps the frame in its
+   * list until the picture comes back tagged with its number. */
+  while ((status = c63_decoder_send_packet_borrowed(self->dec, in->map.data, in->map.size,
+                                                    frame->system_frame_number)) == C63_ERR_AGAIN &&
          ret == GST_FLOW_OK) {
     c63_decoded_picture pic;
     status = c63_decoder_receive_picture(self->dec, &pic);
     if (status != C63_ERR_AGAIN && status != C63_ERR_EOF)
       ret = gst_c63_dec_output(self, status, &pic);
   }
-  gst_buffer_unmap(frame->input_buffer, &map);
   if (ret != GST_FLOW_OK) {
     gst_video_decoder_release_frame(vdec, frame);
     return ret;

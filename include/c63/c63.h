@@ -491,6 +491,12 @@ const char *c63_decoder_error(const c63_decoder *dec);
  * keyframe); C63_ERR_AGAIN when more frames must be sent; C63_ERR_EOF once
  * drained (the decoder then accepts frames again). */
 int c63_decoder_send_packet(c63_decoder *dec, const uint8_t *data, size_t size, int64_t user);
+/* The same without copying the bytes, for a caller that keeps them (a
+ * GStreamer element holds each frame's input buffer until its picture is
+ * out): they are read until the frame's picture or failure is received,
+ * or the decoder is flushed or freed, and must stay unchanged until then. */
+int c63_decoder_send_packet_borrowed(c63_decoder *dec, const uint8_t *data, size_t size,
+                                     int64_t user);
 int c63_decoder_receive_picture(c63_decoder *dec, c63_decoded_picture *pic);
 /* Frames the decoder holds before the first picture comes out (one per
  * thread on the CPU backend; its batches in flight on the CUDA backend). */

@@ -204,7 +204,8 @@ static int decode_async_copies(const uint8_t *s, size_t len, tu_buf *pics, const
   pos = 0;
   while (pos < len && r != C63_ERR_EOF) {
     if (c63_parse_frame_header(s + pos, len - pos, &hdr, NULL, 0) != C63_OK) break;
-    while ((r = c63_decoder_send_packet(a.dec, s + pos, hdr.frame_size, sent)) == C63_ERR_AGAIN)
+    while ((r = c63_decoder_send_packet_borrowed(a.dec, s + pos, hdr.frame_size, sent)) ==
+           C63_ERR_AGAIN)
       if ((r = receive_copies(&a, &n, what)) != C63_ERR_AGAIN) break;
     pos += hdr.frame_size;
     sent++;
