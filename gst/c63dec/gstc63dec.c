@@ -209,7 +209,7 @@ static gboolean gst_c63_dec_start(GstVideoDecoder *vdec)
   self->delta_units_in = 0;
   self->error_run = self->failed = FALSE;
   self->last_key_sent = -1;
-  gst_c63_dec_output_start(&self->output);
+  gst_c63_dec_output_start(&self->output, self->dec);
   return TRUE;
 }
 
@@ -586,7 +586,6 @@ static GstFlowReturn gst_c63_dec_output(GstC63Dec *self, int status, const c63_d
   GstVideoCodecFrame *frame = gst_video_decoder_get_frame(vdec, (int)pic->user);
   GstFlowReturn ret;
   guint64 ticket;
-  guint32 number;
 
   if (!frame) {
     /* The base class let go of it (it cannot while we hold it in flight). */
@@ -634,9 +633,7 @@ static GstFlowReturn gst_c63_dec_output(GstC63Dec *self, int status, const c63_d
   }
   self->frames_out++;
   self->error_run = FALSE;
-  number = frame->system_frame_number;
-  gst_video_codec_frame_unref(frame);
-  return gst_c63_dec_output_queue(&self->output, self->dec, number, ticket);
+  return gst_c63_dec_output_queue(&self->output, frame, ticket);
 }
 
 /* Receive what libc63 has ready (everything, when draining). */

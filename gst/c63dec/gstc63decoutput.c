@@ -24,10 +24,18 @@ GST_DEBUG_CATEGORY_STATIC(gst_c63_dec_output_debug);
 #define MAX_PENDING 16
 
 typedef struct {
-  guint64 number; /* in the order queued */
-  guint32 frame_number;
+  GstVideoCodecFrame *frame; /* a reference */
   guint64 ticket;
+  guint64 number; /* in the order queued */
 } GstC63DecPending;
+
+static void gst_c63_dec_pending_free(gpointer data)
+{
+  GstC63DecPending *p = data;
+
+  if (p->frame) gst_video_codec_frame_unref(p->frame);
+  g_free(p);
+}
 
 void gst_c63_dec_output_init(GstC63DecOutput *out, GstVideoDecoder *vdec)
 {
@@ -43,7 +51,6 @@ void gst_c63_dec_output_init(GstC63DecOutput *out, GstVideoDecoder *vdec)
   g_mutex_init(&out->lock);
   g_cond_init(&out->cond);
   g_queue_init(&out->pending);
-  out->max_pending = MAX_PENDING;
   out->flushing = TRUE; /* until the element starts */
   out->flow = GST_FLOW_OK;
   out->last_ticket = 0;
@@ -52,14 +59,15 @@ void gst_c63_dec_output_init(GstC63DecOutput *out, GstVideoDecoder *vdec)
 
 void gst_c63_dec_output_clear(GstC63DecOutput *out)
 {
-  g_queue_clear_full(&out->pending, g_free);
+  g_queue_clear_full(&out->pending, gst_c63_dec_pending_free);
   g_cond_clear(&out->cond);
   g_mutex_clear(&out->lock);
 }
 
-void gst_c63_dec_output_start(GstC63DecOutput *out)
+void gst_c63_dec_output_start(GstC63DecOutput *out, c63_decoder *dec)
 {
   g_mutex_lock(&out->lock);
+  out->dec = dec;
   out->flushing = FALSE;
   out->flow = GST_FLOW_OK;
   g_mutex_unlock(&out->lock);
@@ -75,22 +83,19 @@ static GstFlowReturn gst_c63_dec_output_flow_locked(GstC63DecOutput *out)
 static GstFlowReturn gst_c63_dec_output_finish(GstC63DecOutput *out, GstC63DecPending *p,
                                                gboolean copied)
 {
-  GstFlowReturn ret = GST_FLOW_OK;
-  GstVideoCodecFrame *frame = gst_video_decoder_get_frame(out->vdec, (int)p->frame_number);
+  GstFlowReturn ret;
 
-  if (!copied) {
+  if (copied) {
+    ret = gst_video_decoder_finish_frame(out->vdec, p->frame);
+  } else {
     GST_ELEMENT_ERROR(out->vdec, RESOURCE, WRITE,
                       ("The GPU failed to copy a decoded picture into its output buffer"),
                       ("c63_decoder_copy_wait, ticket %" G_GUINT64_FORMAT, p->ticket));
+    gst_video_decoder_release_frame(out->vdec, p->frame);
     ret = GST_FLOW_ERROR;
   }
-  if (frame && ret == GST_FLOW_OK)
-    ret = gst_video_decoder_finish_frame(out->vdec, frame);
-  else if (frame)
-    gst_video_decoder_release_frame(out->vdec, frame);
-  else
-    GST_WARNING_OBJECT(out->vdec, "frame %u is gone", p->frame_number);
-  g_free(p);
+  p->frame = NULL; /* taken by the base class */
+  gst_c63_dec_pending_free(p);
 
   g_mutex_lock(&out->lock);
   if (ret != GST_FLOW_OK && out->flow == GST_FLOW_OK) {
@@ -111,7 +116,6 @@ static void gst_c63_dec_output_loop(gpointer data)
   GstC63DecPending *p;
   guint64 number, ticket;
   gboolean copied;
-  c63_decoder *dec;
 
   g_mutex_lock(&out->lock);
   while (g_queue_is_empty(&out->pending) && !out->flushing && out->flow == GST_FLOW_OK)
@@ -125,10 +129,12 @@ static void gst_c63_dec_output_loop(gpointer data)
   p = g_queue_peek_head(&out->pending);
   number = p->number;
   ticket = p->ticket;
-  dec = out->dec;
   g_mutex_unlock(&out->lock);
 
-  copied = c63_decoder_copy_wait(dec, ticket) == C63_OK;
+  /* the entry stays while the stream lock is not held (the streaming
+   * thread may finish it meanwhile; a flush forgets it), so it is taken
+   * below only if it is still the oldest */
+  copied = c63_decoder_copy_wait(out->dec, ticket) == C63_OK;
 
   GST_VIDEO_DECODER_STREAM_LOCK(out->vdec);
   g_mutex_lock(&out->lock);
@@ -136,36 +142,39 @@ static void gst_c63_dec_output_loop(gpointer data)
   if (!out->flushing && p && p->number == number)
     g_queue_pop_head(&out->pending);
   else
-    p = NULL; /* finished by the streaming thread, or flushed */
+    p = NULL;
   g_mutex_unlock(&out->lock);
   if (p && gst_c63_dec_output_finish(out, p, copied) != GST_FLOW_OK) gst_pad_pause_task(srcpad);
   GST_VIDEO_DECODER_STREAM_UNLOCK(out->vdec);
 }
 
-GstFlowReturn gst_c63_dec_output_queue(GstC63DecOutput *out, c63_decoder *dec, guint32 frame_number,
+GstFlowReturn gst_c63_dec_output_queue(GstC63DecOutput *out, GstVideoCodecFrame *frame,
                                        guint64 ticket)
 {
   GstPad *srcpad = GST_VIDEO_DECODER_SRC_PAD(out->vdec);
-  GstFlowReturn ret;
   GstC63DecPending *p;
-  guint length;
+  GstFlowReturn ret;
 
   for (;;) {
+    gboolean full;
+
     g_mutex_lock(&out->lock);
-    length = out->pending.length;
     ret = gst_c63_dec_output_flow_locked(out);
+    full = out->pending.length >= MAX_PENDING;
     g_mutex_unlock(&out->lock);
-    if (ret != GST_FLOW_OK || length < out->max_pending) break;
+    if (ret != GST_FLOW_OK || !full) break;
     gst_c63_dec_output_finish_one(out);
   }
-  if (ret != GST_FLOW_OK) return ret;
+  if (ret != GST_FLOW_OK) {
+    gst_video_decoder_release_frame(out->vdec, frame);
+    return ret;
+  }
   p = g_new(GstC63DecPending, 1);
-  p->frame_number = frame_number;
+  p->frame = frame;
   p->ticket = ticket;
   g_mutex_lock(&out->lock);
   p->number = out->queued++;
   g_queue_push_tail(&out->pending, p);
-  out->dec = dec;
   if (ticket) out->last_ticket = ticket;
   g_cond_broadcast(&out->cond);
   g_mutex_unlock(&out->lock);
@@ -180,14 +189,12 @@ GstFlowReturn gst_c63_dec_output_queue(GstC63DecOutput *out, c63_decoder *dec, g
 gboolean gst_c63_dec_output_finish_one(GstC63DecOutput *out)
 {
   GstC63DecPending *p = NULL;
-  c63_decoder *dec;
 
   g_mutex_lock(&out->lock);
   if (gst_c63_dec_output_flow_locked(out) == GST_FLOW_OK) p = g_queue_pop_head(&out->pending);
-  dec = out->dec;
   g_mutex_unlock(&out->lock);
   if (!p) return FALSE;
-  return gst_c63_dec_output_finish(out, p, c63_decoder_copy_wait(dec, p->ticket) == C63_OK) ==
+  return gst_c63_dec_output_finish(out, p, c63_decoder_copy_wait(out->dec, p->ticket) == C63_OK) ==
          GST_FLOW_OK;
 }
 
@@ -208,29 +215,22 @@ GstFlowReturn gst_c63_dec_output_flow(GstC63DecOutput *out)
   return ret;
 }
 
-/* Forget the queued frames, their copies done; with the stream lock held
- * (no frame is being finished) or the task stopped. */
-static void gst_c63_dec_output_forget(GstC63DecOutput *out)
+void gst_c63_dec_output_flush(GstC63DecOutput *out)
 {
-  c63_decoder *dec;
+  GQueue forgotten = G_QUEUE_INIT;
   guint64 ticket;
 
   g_mutex_lock(&out->lock);
   GST_DEBUG_OBJECT(out->vdec, "forgetting %u frames", out->pending.length);
-  dec = out->dec;
   ticket = out->last_ticket;
-  g_queue_clear_full(&out->pending, g_free);
+  forgotten = out->pending;
+  g_queue_init(&out->pending);
   out->last_ticket = 0;
   out->flow = GST_FLOW_OK;
   g_mutex_unlock(&out->lock);
-  /* the buffers of the frames forgotten are let go once nothing writes
-   * into them */
-  if (dec && ticket) c63_decoder_copy_wait(dec, ticket);
-}
-
-void gst_c63_dec_output_flush(GstC63DecOutput *out)
-{
-  gst_c63_dec_output_forget(out);
+  /* the frames' buffers are let go once nothing writes into them */
+  if (out->dec && ticket) c63_decoder_copy_wait(out->dec, ticket);
+  g_queue_clear_full(&forgotten, gst_c63_dec_pending_free);
 }
 
 void gst_c63_dec_output_stop(GstC63DecOutput *out)
@@ -241,8 +241,6 @@ void gst_c63_dec_output_stop(GstC63DecOutput *out)
   g_cond_broadcast(&out->cond);
   g_mutex_unlock(&out->lock);
   gst_pad_stop_task(GST_VIDEO_DECODER_SRC_PAD(out->vdec));
-  gst_c63_dec_output_forget(out);
-  g_mutex_lock(&out->lock);
-  out->dec = NULL;
-  g_mutex_unlock(&out->lock);
+  gst_c63_dec_output_flush(out);
+  out->dec = NULL; /* freed next */
 }

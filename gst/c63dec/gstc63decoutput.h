@@ -20,11 +20,10 @@ G_BEGIN_DECLS
 
 typedef struct {
   GstVideoDecoder *vdec; /* the element; not a reference */
-  c63_decoder *dec;      /* whose copies are waited for; set by queue */
+  c63_decoder *dec;      /* whose copies are waited for, from start to stop */
   GMutex lock;
-  GCond cond;     /* an entry came, or the task is stopped */
-  GQueue pending; /* frames whose copies run, oldest first */
-  guint max_pending;
+  GCond cond;          /* an entry came, or the task is stopped */
+  GQueue pending;      /* frames (a reference each) whose copies run, oldest first */
   gboolean flushing;   /* stopped (READY): nothing is queued */
   GstFlowReturn flow;  /* the first push that failed, returned upstream */
   guint64 last_ticket; /* of the last copy queued */
@@ -34,17 +33,17 @@ typedef struct {
 void gst_c63_dec_output_init(GstC63DecOutput *out, GstVideoDecoder *vdec);
 void gst_c63_dec_output_clear(GstC63DecOutput *out);
 
-/* Ready to take frames (the element starts). */
-void gst_c63_dec_output_start(GstC63DecOutput *out);
+/* Ready to take frames whose pictures dec copies (the element starts). */
+void gst_c63_dec_output_start(GstC63DecOutput *out, c63_decoder *dec);
 
 /* The calls below are made with the stream lock held, which the task
  * takes to finish a frame: they never wait for the task, but finish
  * frames themselves where they must wait. */
 
-/* Queue frame frame_number, whose picture's copy has ticket, for the task
- * to finish; finishes the oldest frames first while max_pending are
- * queued. Returns the flow of the pushes so far. */
-GstFlowReturn gst_c63_dec_output_queue(GstC63DecOutput *out, c63_decoder *dec, guint32 frame_number,
+/* Queue frame (taken), whose picture's copy into its output buffer has
+ * ticket, for the task to finish; finishes the oldest frames first while
+ * the queue is full. Returns the flow of the pushes so far. */
+GstFlowReturn gst_c63_dec_output_queue(GstC63DecOutput *out, GstVideoCodecFrame *frame,
                                        guint64 ticket);
 
 /* Finish the oldest queued frame here (its buffer may be what a pool with
@@ -60,7 +59,7 @@ GstFlowReturn gst_c63_dec_output_flow(GstC63DecOutput *out);
 /* Forget the queued frames once their copies are done (the base class
  * then lets their buffers go), and a failed push's flow: a flush, from
  * FLUSH_STOP or the base class's own (reverse playback, at each
- * discontinuity). */
+ * discontinuity), with the stream lock held, or once the task stopped. */
 void gst_c63_dec_output_flush(GstC63DecOutput *out);
 
 /* Stop the task, without the stream lock (going to READY), and forget the

@@ -230,6 +230,15 @@ static int decode_async_copies(const uint8_t *s, size_t len, tu_buf *pics, const
   return n;
 }
 
+/* Whether n pictures are the CPU's a pictures; pics is freed. */
+static int same_as_cpu(int a, const tu_buf *cpu, int n, tu_buf *pics)
+{
+  const int same =
+      a == n && cpu->size == pics->size && memcmp(cpu->data, pics->data, cpu->size) == 0;
+  tu_buf_free(pics);
+  return same;
+}
+
 /* The CUDA backend through send/receive, set up as setup says, against
  * the CPU's pictures (a frames); returns whether they are the same. */
 static int same_send_receive(const char *what, const tu_cuda_decoding *setup, int a,
@@ -237,9 +246,7 @@ static int same_send_receive(const char *what, const tu_cuda_decoding *setup, in
 {
   tu_buf pics = {0};
   const int n = decode_with(C63_BACKEND_CUDA, 1, setup, s, len, &pics, what);
-  const int same = a == n && cpu->size == pics.size && memcmp(cpu->data, pics.data, cpu->size) == 0;
-  tu_buf_free(&pics);
-  return same;
+  return same_as_cpu(a, cpu, n, &pics);
 }
 
 static void compare(const char *what, const uint8_t *s, size_t len)
@@ -248,7 +255,7 @@ static void compare(const char *what, const uint8_t *s, size_t len)
   tu_buf cpu = {0}, gpu = {0};
   int a = decode_with(C63_BACKEND_CPU, 0, NULL, s, len, &cpu, what);
   int b = decode_with(C63_BACKEND_CUDA, 0, NULL, s, len, &gpu, what);
-  int ok = a > 0 && a == b && cpu.size == gpu.size && memcmp(cpu.data, gpu.data, cpu.size) == 0;
+  int ok = same_as_cpu(a, &cpu, b, &gpu) && a > 0;
   /* frames in flight: batches entropy-decoded on the GPU while earlier
    * frames are reconstructed */
   int ok_sr = same_send_receive(what, NULL, a, &cpu, s, len);
@@ -256,16 +263,14 @@ static void compare(const char *what, const uint8_t *s, size_t len)
   int ok_ce = same_send_receive(what, &cpu_entropy, a, &cpu, s, len);
   tu_buf dev = {0};
   int d = decode_device_out(s, len, &dev, what);
-  int ok_dev = a == d && cpu.size == dev.size && memcmp(cpu.data, dev.data, cpu.size) == 0;
+  int ok_dev = same_as_cpu(a, &cpu, d, &dev);
   TU_CHECK(ok_dev, "%s: pictures left on the device differ from the CPU's (%d / %d frames)", what,
            a, d);
-  tu_buf_free(&dev);
   tu_buf later = {0};
   int l = decode_async_copies(s, len, &later, what);
-  int ok_later = l == a && cpu.size == later.size && memcmp(cpu.data, later.data, cpu.size) == 0;
+  int ok_later = same_as_cpu(a, &cpu, l, &later);
   TU_CHECK(ok_later, "%s: pictures copied out later differ from the CPU's (%d / %d frames)", what,
            a, l);
-  tu_buf_free(&later);
   TU_CHECK(ok, "%s: CUDA pictures differ from the CPU's (%d / %d frames)", what, a, b);
   TU_CHECK(ok_sr, "%s: CUDA send/receive pictures differ from the CPU's", what);
   TU_CHECK(ok_small, "%s: CUDA send/receive in small batches differs from the CPU's", what);
@@ -276,7 +281,6 @@ static void compare(const char *what, const uint8_t *s, size_t len)
          ok_small ? "identical" : "DIFFERENT", ok_dev ? "identical" : "DIFFERENT",
          ok_later ? "identical" : "DIFFERENT", ok_ce ? "identical" : "DIFFERENT");
   tu_buf_free(&cpu);
-  tu_buf_free(&gpu);
 }
 
 static void compare_stream(const uint8_t *s, size_t len, const char *name, void *ctx)
