@@ -29,7 +29,27 @@ __global__ void copy_plane(const uint8_t *__restrict__ src, size_t src_pitch, in
   dst[(size_t)y * dst_pitch + x] = src[(size_t)y * src_pitch + x];
 }
 
+/* Block row y of the grid is row y of the planes one after another. */
+__global__ void copy_planes(const c63_cuda_planes_copy c)
+{
+  int y = blockIdx.y, p = 0;
+  while (p < 2 && y >= c.h[p])
+    y -= c.h[p++];
+  for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < c.w[p]; x += gridDim.x * blockDim.x)
+    c.dst[p][(size_t)y * c.dst_pitch[p] + x] = c.src[p][(size_t)y * c.src_pitch[p] + x];
+}
+
 } // namespace
+
+cudaError_t c63_cuda_copy_planes(const c63_cuda_planes_copy &c, cudaStream_t s)
+{
+  constexpr int kThreads = c63_cuda_backend_policy::kSplitThreads;
+  const int rows = c.h[0] + c.h[1] + c.h[2];
+  if (rows <= 0) return cudaSuccess;
+  const dim3 block(kThreads), grid((unsigned)((c.w[0] + kThreads - 1) / kThreads), (unsigned)rows);
+  copy_planes<<<grid, block, 0, s>>>(c);
+  return cudaGetLastError();
+}
 
 cudaError_t c63_cuda_split_uv(const uint8_t *uv, size_t pitch, int w, int h, uint8_t *u, uint8_t *v,
                               int dst_pitch, cudaStream_t s)

@@ -16,13 +16,22 @@ size_t grown(size_t n)
   return n + n / 2 + 65536;
 }
 
+void copy_staged(void *arg)
+{
+  const c63_cuda_decode_batch::staged_copy *c =
+      static_cast<const c63_cuda_decode_batch::staged_copy *>(arg);
+  memcpy(c->dst, c->src, c->size);
+}
+
 } // namespace
 
-cudaError_t c63_cuda_decode_batch_init(c63_cuda_decode_batch *b, int capacity)
+cudaError_t c63_cuda_decode_batch_init(c63_cuda_decode_batch *b, int capacity,
+                                       c63_threadpool *pool)
 {
   memset(b, 0, sizeof *b);
   b->state = c63_batch_state::empty;
   b->capacity = capacity;
+  b->pool = pool;
   cudaError_t err = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking);
   if (err == cudaSuccess) err = cudaEventCreateWithFlags(&b->decoded, cudaEventDisableTiming);
   if (err == cudaSuccess) err = cudaEventCreateWithFlags(&b->consumed, cudaEventDisableTiming);
@@ -36,8 +45,15 @@ cudaError_t c63_cuda_decode_batch_init(c63_cuda_decode_batch *b, int capacity)
   return err;
 }
 
+void c63_cuda_decode_batch_wait_copies(c63_cuda_decode_batch *b)
+{
+  for (int i = 0; i < b->n; i++)
+    c63_task_wait(b->pool, &b->copying[i]);
+}
+
 void c63_cuda_decode_batch_release(c63_cuda_decode_batch *b)
 {
+  if (b->pool) c63_cuda_decode_batch_wait_copies(b);
   c63_cuda_huff_free(b->huff);
   cudaFreeHost(b->host);
   cudaFree(b->dev);
@@ -61,7 +77,9 @@ int c63_cuda_decode_batch_add(c63_cuda_decode_batch *b, const uint8_t *data, siz
 {
   if (b->n == b->capacity || size > SIZE_MAX / 2 - b->used - 65536) return -1;
   if (b->used + size > b->host_cap) {
-    /* The batch's bytes so far move with it (nothing reads them yet). */
+    /* The batch's bytes so far move with it (nothing reads them yet), once
+     * they are all there. */
+    c63_cuda_decode_batch_wait_copies(b);
     uint8_t *p = nullptr;
     const size_t want = grown(b->used + size);
     if (cudaHostAlloc(&p, want, cudaHostAllocDefault) != cudaSuccess) {
@@ -73,8 +91,9 @@ int c63_cuda_decode_batch_add(c63_cuda_decode_batch *b, const uint8_t *data, siz
     b->host = p;
     b->host_cap = want;
   }
-  memcpy(b->host + b->used, data, size);
   const int i = b->n++;
+  b->copy[i] = {b->host + b->used, data, size};
+  c63_threadpool_submit(b->pool, &b->copying[i], copy_staged, &b->copy[i]);
   b->offset[i] = b->used;
   b->frames[i] = {nullptr, size, keyframe, entries_cap};
   b->used += size;
@@ -84,6 +103,7 @@ int c63_cuda_decode_batch_add(c63_cuda_decode_batch *b, const uint8_t *data, siz
 void c63_cuda_decode_batch_launch(c63_cuda_decode_batch *b, const c63_geometry *g)
 {
   cudaStream_t s = b->stream;
+  c63_cuda_decode_batch_wait_copies(b);
   b->state = c63_batch_state::launched;
   b->readers_end = b->first + b->n;
   /* The previous launch's sparse frames are read until then; where that

@@ -2,7 +2,8 @@
  * decoding backend's unit of entropy decoding (C++ only): the frames'
  * entropy-coded bytes are staged in page-locked memory as they are
  * submitted, uploaded in one copy and decoded by one enqueue on the batch's
- * own stream; once the stage has run, each frame's verdict and sparse frame
+ * own stream (the copies into staging run on the decoder's thread pool,
+ * so the caller's thread goes on at once); once the stage has run, each frame's verdict and sparse frame
  * in device memory are read. The backend keeps several, used in turn: the
  * stages of some run while the oldest one's sparse frames are
  * reconstructed, and a batch's results stay valid until its next launch.
@@ -15,6 +16,7 @@
 #include <stdint.h>
 
 #include "c63/geometry.h"
+#include "c63/threadpool.h"
 #include "cuda/c63_cuda_huff.h"
 #include "cuda/c63_cuda_policy.cuh"
 
@@ -45,6 +47,13 @@ struct c63_cuda_decode_batch {
   int n;           /* frames */
   long long first; /* the backend's sequence number of the first frame */
   size_t offset[C63_CUDA_HUFF_MAX_BATCH];
+  c63_threadpool *pool; /* runs the copies into staging */
+  struct staged_copy {
+    uint8_t *dst;
+    const uint8_t *src;
+    size_t size;
+  } copy[C63_CUDA_HUFF_MAX_BATCH];
+  c63_task copying[C63_CUDA_HUFF_MAX_BATCH]; /* frame i's copy */
   c63_cuda_huff_frame frames[C63_CUDA_HUFF_MAX_BATCH];
   bool failed;         /* the stage could not be enqueued: every frame to the CPU */
   cudaEvent_t decoded; /* recorded on its stream after the stage */
@@ -62,18 +71,25 @@ struct c63_cuda_decode_batch {
 };
 
 /* In the current CUDA context; a batch of capacity frames (1 to
- * C63_CUDA_HUFF_MAX_BATCH). */
-cudaError_t c63_cuda_decode_batch_init(c63_cuda_decode_batch *b, int capacity);
+ * C63_CUDA_HUFF_MAX_BATCH) whose copies into staging pool runs. */
+cudaError_t c63_cuda_decode_batch_init(c63_cuda_decode_batch *b, int capacity,
+                                       c63_threadpool *pool);
 void c63_cuda_decode_batch_release(c63_cuda_decode_batch *b);
 
 /* Start a new batch at sequence number first (the batch is empty or
  * resolved: its earlier frames' uploads are done). */
 void c63_cuda_decode_batch_begin(c63_cuda_decode_batch *b, long long first);
 
-/* Stage one frame's bytes (copied); returns its index in the batch, or -1
- * when page-locked memory runs out. */
+/* Stage one frame's bytes: copied by the pool, so data is read until the
+ * batch is launched, dropped (c63_cuda_decode_batch_wait_copies) or
+ * released. Returns the frame's index in the batch, or -1 when page-locked
+ * memory runs out. */
 int c63_cuda_decode_batch_add(c63_cuda_decode_batch *b, const uint8_t *data, size_t size,
                               int keyframe, size_t entries_cap);
+
+/* Wait until every frame added has been copied into staging (the callers'
+ * bytes are then no longer read). */
+void c63_cuda_decode_batch_wait_copies(c63_cuda_decode_batch *b);
 
 /* Upload the staged bytes and enqueue the stage on the batch's stream,
  * after the work the consumed event marks: only once the backend has

@@ -110,6 +110,7 @@ struct c63_decode_backend {
    * frame of one of them was collected); one closed early at a drain
    * (cu_start) may not, and waits as due. */
   c63_cuda_decode_batch batch[kMaxBatches];
+  c63_threadpool *pool;        /* the decoder's: copies frames into the batches */
   int n_batches, batch_frames; /* the policy's, or the environment's */
   int filling;                 /* the batch that takes submitted frames */
   frame_rec *frames;           /* ring of `ring` (at least depth) */
@@ -207,7 +208,7 @@ cudaError_t create_streams(c63_decode_backend *be)
   if (err == cudaSuccess)
     err = cudaEventCreateWithFlags(&be->fallback_free, cudaEventDisableTiming);
   for (int i = 0; i < be->n_batches && err == cudaSuccess && be->gpu_entropy; i++)
-    err = c63_cuda_decode_batch_init(&be->batch[i], be->batch_frames);
+    err = c63_cuda_decode_batch_init(&be->batch[i], be->batch_frames, be->pool);
   return err;
 }
 
@@ -244,7 +245,7 @@ bool plan_frames(c63_decode_backend *be)
   return be->frames != nullptr;
 }
 
-int cu_create(const c63_device *dev, c63_threadpool *, c63_decode_backend **out,
+int cu_create(const c63_device *dev, c63_threadpool *pool, c63_decode_backend **out,
               c63_decode_backend_info *info, char *msg, size_t msg_size)
 {
   *out = nullptr;
@@ -257,6 +258,7 @@ int cu_create(const c63_device *dev, c63_threadpool *, c63_decode_backend **out,
     return C63_ERR_NOMEM;
   }
   be->dev = *dev;
+  be->pool = pool;
   const int device = c63_cuda_context_device(*dev);
   be->zero_copy = device >= 0 && c63_cuda_zero_copy(device);
   if (!plan_frames(be)) {
@@ -668,6 +670,7 @@ void cu_drop(c63_decode_backend *be)
   c63_cuda_scope scope(be->dev);
   sync_all(be);
   for (int i = 0; i < be->n_batches; i++) {
+    c63_cuda_decode_batch_wait_copies(&be->batch[i]);
     be->batch[i].state = c63_batch_state::empty;
     be->batch[i].readers_end = 0;
     be->batch[i].unordered = false;
@@ -720,6 +723,21 @@ int cu_copy_wait(c63_decode_backend *be, uint64_t ticket)
   return C63_OK;
 }
 
+/* Whether every plane is in device memory, where one kernel copies all
+ * three (the copy engine serves every other pair). */
+bool in_device_memory(const uint8_t *const planes[3])
+{
+  for (int p = 0; p < 3; p++) {
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, planes[p]) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    if (a.type != cudaMemoryTypeDevice) return false;
+  }
+  return true;
+}
+
 /* Copies the caller waits for later: each on the copy stream after the
  * previous ones, with its ticket's event recorded behind it, and the
  * picture's place (when it is one) told to wait for it before it is
@@ -735,11 +753,24 @@ int cu_copy_async(c63_decode_backend *be, const uint8_t *const src[3], const int
   }
   c63_cuda_scope scope(be->dev);
   cudaError_t err = scope.error();
-  c63_cuda_host_copy_begin();
-  for (int p = 0; p < 3 && err == cudaSuccess; p++)
-    err = cudaMemcpy2DAsync(dst[p], dst_stride[p], src[p], src_stride[p], w[p], h[p],
-                            cudaMemcpyDefault, be->copy_stream);
-  c63_cuda_host_copy_end();
+  if (err == cudaSuccess && in_device_memory(src) && in_device_memory(dst)) {
+    c63_cuda_planes_copy c;
+    for (int p = 0; p < 3; p++) {
+      c.src[p] = src[p];
+      c.dst[p] = dst[p];
+      c.src_pitch[p] = src_stride[p];
+      c.dst_pitch[p] = dst_stride[p];
+      c.w[p] = w[p];
+      c.h[p] = h[p];
+    }
+    err = c63_cuda_copy_planes(c, be->copy_stream);
+  } else {
+    c63_cuda_host_copy_begin();
+    for (int p = 0; p < 3 && err == cudaSuccess; p++)
+      err = cudaMemcpy2DAsync(dst[p], dst_stride[p], src[p], src_stride[p], w[p], h[p],
+                              cudaMemcpyDefault, be->copy_stream);
+    c63_cuda_host_copy_end();
+  }
   if (err == cudaSuccess)
     err = cudaEventRecord(be->copy_done[t % C63_COPIES_IN_FLIGHT], be->copy_stream);
   picture *o = place_of(be, src[0]);

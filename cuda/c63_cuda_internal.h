@@ -158,6 +158,17 @@ void c63_cuda_host_copy_end();
 cudaError_t c63_cuda_copy_plane(const uint8_t *src, size_t src_pitch, uint8_t *dst,
                                 size_t dst_pitch, int w, int h, cudaStream_t s);
 
+/* The three planes of a picture, each w x h bytes from src (rows
+ * src_pitch apart) to dst (rows dst_pitch apart), by one kernel: one launch
+ * where three 2D copies would cost the host three driver calls. Both sides
+ * in memory kernels can address. */
+struct c63_cuda_planes_copy {
+  const uint8_t *src[3];
+  uint8_t *dst[3];
+  int src_pitch[3], dst_pitch[3], w[3], h[3];
+};
+cudaError_t c63_cuda_copy_planes(const c63_cuda_planes_copy &c, cudaStream_t s);
+
 /* NV12 chroma: the w x h UV pairs at uv (rows pitch bytes apart) into the
  * planes u and v (rows dst_pitch apart). */
 cudaError_t c63_cuda_split_uv(const uint8_t *uv, size_t pitch, int w, int h, uint8_t *u, uint8_t *v,

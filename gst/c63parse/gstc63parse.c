@@ -44,7 +44,7 @@
 
 #include "gstc63parse.h"
 
-GST_DEBUG_CATEGORY_STATIC(gst_c63_parse_debug);
+GST_DEBUG_CATEGORY(gst_c63_parse_debug);
 #define GST_CAT_DEFAULT gst_c63_parse_debug
 
 /* The smallest frame: SOI, SOF0 (20 bytes), an empty SOS (4) and EOI. */
@@ -127,16 +127,16 @@ static gboolean gst_c63_parse_start(GstBaseParse *parse)
 {
   GstC63Parse *self = GST_C63_PARSE(parse);
 
+  gst_c63_indexer_reset(&self->indexer);
   c63_frame_scanner_init(&self->scanner);
   self->width = self->height = 0;
   GST_OBJECT_LOCK(self);
   self->fps_n = self->prop_fps_n;
   self->fps_d = self->prop_fps_d;
-  gst_c63_index_reset(&self->index);
-  self->indexed = FALSE;
   GST_OBJECT_UNLOCK(self);
   if (!gst_c63_parse_framerate_ok(self, self->fps_n, self->fps_d)) return FALSE;
   self->upstream_fps = FALSE;
+  self->pulled_caps = FALSE;
   g_array_set_size(self->keyframes, 0);
   self->upstream_size = -1;
   self->duration = GST_CLOCK_TIME_NONE;
@@ -145,6 +145,14 @@ static gboolean gst_c63_parse_start(GstBaseParse *parse)
   gst_base_parse_set_syncable(parse, TRUE);
   gst_base_parse_set_has_timing_info(parse, FALSE);
   gst_c63_parse_apply_framerate(self, 0);
+  return TRUE;
+}
+
+/* Deactivated: the pad flushes, so the indexer's read in progress fails
+ * and its thread ends. */
+static gboolean gst_c63_parse_stop(GstBaseParse *parse)
+{
+  gst_c63_indexer_reset(&GST_C63_PARSE(parse)->indexer);
   return TRUE;
 }
 
@@ -199,90 +207,55 @@ static gboolean gst_c63_parse_pull_caps(GstC63Parse *self)
   return ok;
 }
 
-/* Bytes read at a time when indexing; a longer frame gets a larger read. */
-#define INDEX_READ_BYTES (1u << 20)
-
-/* The index scanned: the exact duration, and every keyframe in
- * GstBaseParse's index (for its seeks); FALSE when the frames cannot be
- * timestamped. */
-static gboolean gst_c63_parse_publish_index(GstC63Parse *self)
+/* The index whole (on the indexer's thread): the exact duration, and every
+ * keyframe in GstBaseParse's index (for its seeks); FALSE when the frames
+ * cannot be timestamped. */
+static gboolean gst_c63_parse_publish_index(const GstC63Index *index, gpointer user_data)
 {
+  GstC63Parse *self = user_data;
   guint i, keyframes = 0;
   GstClockTime duration;
 
-  duration = gst_c63_parse_frame_time(self, gst_c63_index_n_frames(&self->index));
+  duration = gst_c63_parse_frame_time(self, gst_c63_index_n_frames(index));
   if (!GST_CLOCK_TIME_IS_VALID(duration)) {
     GST_ELEMENT_ERROR(self, STREAM, FORMAT,
                       ("The stream's %u frames cannot be timestamped at %d/%d frames per "
                        "second: they end past the range of GStreamer's clock (292 years). Set "
                        "a higher framerate (upstream caps or the c63parse framerate property).",
-                       gst_c63_index_n_frames(&self->index), self->fps_n, self->fps_d),
+                       gst_c63_index_n_frames(index), self->fps_n, self->fps_d),
                       (NULL));
     return FALSE;
   }
-  for (i = 0; i < gst_c63_index_n_frames(&self->index); i++) {
-    const GstC63IndexEntry *e = gst_c63_index_entry(&self->index, i);
+  for (i = 0; i < gst_c63_index_n_frames(index); i++) {
+    const GstC63IndexEntry *e = gst_c63_index_entry(index, i);
     if (!e->keyframe) continue;
     gst_base_parse_add_index_entry(GST_BASE_PARSE(self), e->offset,
                                    gst_c63_parse_frame_time(self, i), TRUE, TRUE);
     keyframes++;
   }
   GST_INFO_OBJECT(self, "indexed %u frames (%u keyframes), %" GST_TIME_FORMAT,
-                  gst_c63_index_n_frames(&self->index), keyframes, GST_TIME_ARGS(duration));
+                  gst_c63_index_n_frames(index), keyframes, GST_TIME_ARGS(duration));
   gst_base_parse_set_duration(GST_BASE_PARSE(self), GST_FORMAT_TIME, duration, 0);
   self->duration = duration;
   return TRUE;
 }
 
-/* Index the size bytes at the scan position; *at_end when the stream ends
- * there, *used the bytes consumed. */
-static GstFlowReturn gst_c63_parse_scan_range(GstC63Parse *self, guint size, gboolean *at_end,
-                                              gsize *used)
+/* Pull mode: frames go by the index (timestamps from their place in it,
+ * each read whole in one pull). */
+static gboolean gst_c63_parse_pulls(GstC63Parse *self)
 {
-  GstBuffer *buf = NULL;
-  GstFlowReturn ret =
-      gst_pad_pull_range(GST_BASE_PARSE_SINK_PAD(self), self->index.pos, size, &buf);
-  GstMapInfo map;
-
-  *used = 0;
-  if (ret == GST_FLOW_EOS) { /* the stream ended with the last frame */
-    *at_end = TRUE;
-    return GST_FLOW_OK;
-  }
-  if (ret != GST_FLOW_OK) return ret;
-  if (gst_buffer_map(buf, &map, GST_MAP_READ)) {
-    *at_end = map.size < size;
-    *used = gst_c63_index_scan(&self->index, map.data, map.size, *at_end);
-    gst_buffer_unmap(buf, &map);
-  } else {
-    GST_ELEMENT_ERROR(self, RESOURCE, READ, (NULL), ("cannot map the input"));
-    ret = GST_FLOW_ERROR;
-  }
-  gst_buffer_unref(buf);
-  return ret;
+  return GST_PAD_MODE(GST_BASE_PARSE_SINK_PAD(self)) == GST_PAD_MODE_PULL;
 }
 
-/* Pull mode: every frame's offset and keyframe flag, read once before the
- * first frame is pushed, for an exact duration and seeks by keyframe. */
-static GstFlowReturn gst_c63_parse_build_index(GstC63Parse *self)
+/* Pull mode: the frame at offset indexed (the indexer started with the
+ * first frame, upstream's framerate known before). */
+static GstFlowReturn gst_c63_parse_wait_index(GstC63Parse *self, guint64 offset)
 {
-  guint size = INDEX_READ_BYTES;
-  GstFlowReturn ret = GST_FLOW_OK;
-  gboolean at_end = FALSE;
-  gsize used;
-
-  if (!self->upstream_fps && !gst_c63_parse_pull_caps(self)) return GST_FLOW_NOT_NEGOTIATED;
-  gst_c63_index_reset(&self->index);
-  while (ret == GST_FLOW_OK && !at_end) {
-    ret = gst_c63_parse_scan_range(self, size, &at_end, &used);
-    if (used == 0 && !at_end) size = MIN(size, G_MAXUINT / 4) * 2; /* a longer frame */
+  if (!self->pulled_caps) {
+    if (!self->upstream_fps && !gst_c63_parse_pull_caps(self)) return GST_FLOW_NOT_NEGOTIATED;
+    self->pulled_caps = TRUE;
   }
-  if (ret != GST_FLOW_OK) return ret;
-  if (!gst_c63_parse_publish_index(self)) return GST_FLOW_ERROR;
-  GST_OBJECT_LOCK(self);
-  self->indexed = TRUE;
-  GST_OBJECT_UNLOCK(self);
-  return GST_FLOW_OK;
+  return gst_c63_indexer_wait_past(&self->indexer, offset);
 }
 
 /* A keyframe at ts: remembered for snapping key-unit seeks (in stream order). */
@@ -327,14 +300,12 @@ static void gst_c63_parse_update_duration(GstC63Parse *self, guint64 end_offset,
   gst_base_parse_set_duration(GST_BASE_PARSE(self), GST_FORMAT_TIME, est, 0);
 }
 
-/* Pull mode: frame timestamps from the frame's place in the index. */
-static gboolean gst_c63_parse_timestamp(GstC63Parse *self, GstBaseParseFrame *frame)
+/* Pull mode: frame timestamps from the frame's place in the index (in
+ * push mode: in pre_push_frame). */
+static gboolean gst_c63_parse_timestamp(GstC63Parse *self, GstBaseParseFrame *frame,
+                                        const GstC63IndexedFrame *indexed)
 {
-  gint64 n;
-
-  if (!self->indexed) return TRUE; /* push mode: in pre_push_frame */
-  n = gst_c63_index_frame_at_offset(&self->index, frame->offset);
-  return n < 0 || gst_c63_parse_stamp(self, frame->buffer, (guint64)n);
+  return indexed->number < 0 || gst_c63_parse_stamp(self, frame->buffer, (guint64)indexed->number);
 }
 
 /* The bytes to ask for after a scan that found a frame (or bytes to skip)
@@ -342,19 +313,20 @@ static gboolean gst_c63_parse_timestamp(GstC63Parse *self, GstBaseParseFrame *fr
 static guint gst_c63_parse_next_min_size(GstC63Parse *self, guint64 offset,
                                          const c63_frame_scan_result *res)
 {
-  guint64 next =
-      self->indexed ? gst_c63_index_frame_size_at_offset(&self->index, offset + res->size) : 0;
+  GstC63IndexedFrame next = {-1, 0, 0};
 
-  return next > MIN_FRAME_BYTES && next < G_MAXUINT / 2 ? (guint)next : MIN_FRAME_BYTES;
+  if (gst_c63_parse_pulls(self)) gst_c63_indexer_frame(&self->indexer, offset + res->size, &next);
+  return next.size > MIN_FRAME_BYTES && next.size < G_MAXUINT / 2 ? (guint)next.size
+                                                                  : MIN_FRAME_BYTES;
 }
 
 /* A frame the index scanned complete needs no second scan: its headers
  * are read again (the bytes may have changed since), and it is taken when
  * it still starts and ends as a frame; FALSE: scan it. */
-static gboolean gst_c63_parse_indexed_frame(GstC63Parse *self, guint64 offset,
+static gboolean gst_c63_parse_indexed_frame(const GstC63IndexedFrame *indexed,
                                             const GstMapInfo *map, c63_frame_scan_result *res)
 {
-  guint64 size = self->indexed ? gst_c63_index_complete_frame_at_offset(&self->index, offset) : 0;
+  guint64 size = indexed->complete;
 
   if (size < 4 || size > map->size) return FALSE;
   if (map->data[size - 2] != 0xff || map->data[size - 1] != 0xd9) return FALSE;
@@ -371,24 +343,23 @@ static GstFlowReturn gst_c63_parse_handle_frame(GstBaseParse *parse, GstBasePars
 {
   GstC63Parse *self = GST_C63_PARSE(parse);
   gboolean at_end = GST_BASE_PARSE_DRAINING(parse);
-  guint64 indexed_size;
+  GstC63IndexedFrame indexed = {-1, 0, 0};
   c63_frame_scan_result res;
   GstMapInfo map;
   int r;
 
-  if (!self->indexed && GST_PAD_MODE(GST_BASE_PARSE_SINK_PAD(parse)) == GST_PAD_MODE_PULL) {
-    GstFlowReturn ret = gst_c63_parse_build_index(self);
+  if (gst_c63_parse_pulls(self)) {
+    GstFlowReturn ret = gst_c63_parse_wait_index(self, frame->offset);
     if (ret != GST_FLOW_OK) return ret;
   }
   /* Called again with more bytes at the same offset, or at a new one. */
   if (frame->flags & GST_BASE_PARSE_FRAME_FLAG_NEW_FRAME) c63_frame_scanner_init(&self->scanner);
   /* Indexed, the frame's size is known: asked for whole, it is pulled in
    * one read instead of growing reads of the same bytes. */
-  indexed_size =
-      self->indexed ? gst_c63_index_frame_size_at_offset(&self->index, frame->offset) : 0;
-  if (indexed_size > gst_buffer_get_size(frame->buffer) && indexed_size < G_MAXUINT / 2 &&
+  if (gst_c63_parse_pulls(self)) gst_c63_indexer_frame(&self->indexer, frame->offset, &indexed);
+  if (indexed.size > gst_buffer_get_size(frame->buffer) && indexed.size < G_MAXUINT / 2 &&
       !at_end) {
-    gst_base_parse_set_min_frame_size(parse, (guint)indexed_size);
+    gst_base_parse_set_min_frame_size(parse, (guint)indexed.size);
     *skipsize = 0;
     return GST_FLOW_OK;
   }
@@ -396,7 +367,7 @@ static GstFlowReturn gst_c63_parse_handle_frame(GstBaseParse *parse, GstBasePars
     GST_ELEMENT_ERROR(self, RESOURCE, READ, (NULL), ("cannot map the input"));
     return GST_FLOW_ERROR;
   }
-  if (!gst_c63_parse_indexed_frame(self, frame->offset, &map, &res)) {
+  if (!gst_c63_parse_indexed_frame(&indexed, &map, &res)) {
     r = c63_frame_scan(&self->scanner, map.data, map.size, at_end, &res);
   } else {
     r = C63_SCAN_FRAME;
@@ -430,7 +401,7 @@ static GstFlowReturn gst_c63_parse_handle_frame(GstBaseParse *parse, GstBasePars
       *skipsize = (gint)MIN(res.size, (gsize)G_MAXINT);
       return GST_FLOW_OK;
     }
-    if (!gst_c63_parse_timestamp(self, frame)) return GST_FLOW_ERROR;
+    if (!gst_c63_parse_timestamp(self, frame, &indexed)) return GST_FLOW_ERROR;
     return gst_base_parse_finish_frame(parse, frame, res.size);
   }
   if (res.hdr.width != self->width || res.hdr.height != self->height ||
@@ -445,7 +416,7 @@ static GstFlowReturn gst_c63_parse_handle_frame(GstBaseParse *parse, GstBasePars
   else
     GST_BUFFER_FLAG_SET(frame->buffer, GST_BUFFER_FLAG_DELTA_UNIT);
   GST_BUFFER_FLAG_UNSET(frame->buffer, GST_BUFFER_FLAG_CORRUPTED);
-  if (!gst_c63_parse_timestamp(self, frame)) return GST_FLOW_ERROR;
+  if (!gst_c63_parse_timestamp(self, frame, &indexed)) return GST_FLOW_ERROR;
   return gst_base_parse_finish_frame(parse, frame, res.size);
 }
 
@@ -482,8 +453,8 @@ static GstFlowReturn gst_c63_parse_pre_push_frame(GstBaseParse *parse, GstBasePa
   GstC63Parse *self = GST_C63_PARSE(parse);
   GstBuffer *buf = frame->buffer;
 
-  if (!self->indexed && !gst_c63_parse_count(self, buf)) return GST_FLOW_ERROR;
-  if (!self->indexed && GST_BUFFER_PTS_IS_VALID(buf)) {
+  if (!gst_c63_parse_pulls(self) && !gst_c63_parse_count(self, buf)) return GST_FLOW_ERROR;
+  if (!gst_c63_parse_pulls(self) && GST_BUFFER_PTS_IS_VALID(buf)) {
     if (!GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DELTA_UNIT))
       gst_c63_parse_note_keyframe(self, frame->offset, GST_BUFFER_PTS(buf));
     if (GST_BUFFER_DURATION_IS_VALID(buf))
@@ -542,14 +513,15 @@ static GstEvent *gst_c63_parse_seek_event(GstEvent *old, gdouble rate, GstSeekFl
  * (GstBaseParse finds it in its index, with that many frames of lead-in)
  * and the decoder shows the pictures from the start on. A reverse seek
  * with no stop runs from the end of the stream. */
-static GstEvent *gst_c63_parse_indexed_seek(GstC63Parse *self, GstEvent *event)
+static GstEvent *gst_c63_parse_indexed_seek(GstC63Parse *self, const GstC63Index *index,
+                                            GstEvent *event)
 {
   gdouble rate;
   GstFormat format;
   GstSeekFlags flags;
   GstSeekType start_type, stop_type;
   gint64 start, stop;
-  guint n_frames = gst_c63_index_n_frames(&self->index);
+  guint n_frames = gst_c63_index_n_frames(index);
   GstClockTime duration = gst_c63_parse_frame_time(self, n_frames);
   guint64 n;
   gint64 k;
@@ -567,9 +539,9 @@ static GstEvent *gst_c63_parse_indexed_seek(GstC63Parse *self, GstEvent *event)
   }
   n = MIN(gst_c63_parse_frame_number(self, start), n_frames - 1);
   if ((flags & GST_SEEK_FLAG_KEY_UNIT) && rate > 0 && (GstClockTime)start < duration) {
-    gint64 before = gst_c63_index_keyframe_before(&self->index, n);
+    gint64 before = gst_c63_index_keyframe_before(index, n);
     gint64 after = gst_c63_index_keyframe_after(
-        &self->index, gst_c63_parse_frame_time(self, n) == (GstClockTime)start ? n : n + 1);
+        index, gst_c63_parse_frame_time(self, n) == (GstClockTime)start ? n : n + 1);
     GstClockTime snapped = gst_c63_parse_snap(
         flags, start, before >= 0 ? gst_c63_parse_frame_time(self, before) : GST_CLOCK_TIME_NONE,
         after >= 0 ? gst_c63_parse_frame_time(self, after) : GST_CLOCK_TIME_NONE);
@@ -581,7 +553,7 @@ static GstEvent *gst_c63_parse_indexed_seek(GstC63Parse *self, GstEvent *event)
       n = gst_c63_parse_frame_number(self, start);
     }
   }
-  k = gst_c63_index_keyframe_before(&self->index, n);
+  k = gst_c63_index_keyframe_before(index, n);
   gst_c63_parse_apply_framerate(self, k >= 0 ? (guint)(n - (guint64)k) : 0);
   return gst_c63_parse_seek_event(event, rate, flags | GST_SEEK_FLAG_ACCURATE, start, stop_type,
                                   stop);
@@ -632,17 +604,29 @@ static gboolean gst_c63_parse_src_event(GstBaseParse *parse, GstEvent *event)
 
   if (GST_EVENT_TYPE(event) == GST_EVENT_SEEK) {
     GstFormat format;
-    gboolean indexed;
+    const GstC63Index *index = NULL;
 
     gst_event_parse_seek(event, NULL, &format, NULL, NULL, NULL, NULL, NULL);
-    GST_OBJECT_LOCK(self);
-    indexed = self->indexed;
-    GST_OBJECT_UNLOCK(self);
+    /* Pull mode: the seek waits for the whole index (read far faster than
+     * frames are decoded), so that it knows every keyframe. */
+    if (gst_c63_indexer_wait_whole(&self->indexer))
+      index = gst_c63_indexer_whole_index(&self->indexer);
     if (format == GST_FORMAT_TIME)
-      event = indexed ? gst_c63_parse_indexed_seek(self, event)
-                      : gst_c63_parse_snapped_seek(self, event);
+      event = index ? gst_c63_parse_indexed_seek(self, index, event)
+                    : gst_c63_parse_snapped_seek(self, event);
   }
   return GST_BASE_PARSE_CLASS(gst_c63_parse_parent_class)->src_event(parse, event);
+}
+
+/* Pull mode: the duration and whether (and how far) the stream can be
+ * sought are answered once the index is whole, exactly, not estimated. */
+static gboolean gst_c63_parse_src_query(GstBaseParse *parse, GstQuery *query)
+{
+  GstC63Parse *self = GST_C63_PARSE(parse);
+
+  if (GST_QUERY_TYPE(query) == GST_QUERY_DURATION || GST_QUERY_TYPE(query) == GST_QUERY_SEEKING)
+    gst_c63_indexer_wait_whole(&self->indexer);
+  return GST_BASE_PARSE_CLASS(gst_c63_parse_parent_class)->src_query(parse, query);
 }
 
 /* Pull mode reads upstream's bytes directly, so no caps event comes (a
@@ -715,7 +699,7 @@ static void gst_c63_parse_finalize(GObject *object)
   GstC63Parse *self = GST_C63_PARSE(object);
 
   g_array_unref(self->keyframes);
-  gst_c63_index_clear(&self->index);
+  gst_c63_indexer_clear(&self->indexer);
   G_OBJECT_CLASS(gst_c63_parse_parent_class)->finalize(object);
 }
 
@@ -757,6 +741,8 @@ static void gst_c63_parse_class_init(GstC63ParseClass *klass)
   parse_class->set_sink_caps = GST_DEBUG_FUNCPTR(gst_c63_parse_set_sink_caps);
   parse_class->handle_frame = GST_DEBUG_FUNCPTR(gst_c63_parse_handle_frame);
   parse_class->src_event = GST_DEBUG_FUNCPTR(gst_c63_parse_src_event);
+  parse_class->src_query = GST_DEBUG_FUNCPTR(gst_c63_parse_src_query);
+  parse_class->stop = GST_DEBUG_FUNCPTR(gst_c63_parse_stop);
   parse_class->sink_event = GST_DEBUG_FUNCPTR(gst_c63_parse_sink_event);
   parse_class->pre_push_frame = GST_DEBUG_FUNCPTR(gst_c63_parse_pre_push_frame);
 }
@@ -767,7 +753,8 @@ static void gst_c63_parse_init(GstC63Parse *self)
   self->prop_fps_d = self->fps_d = C63_DEFAULT_FPS_DEN;
   self->keyframes = g_array_new(FALSE, FALSE, sizeof(GstClockTime));
   c63_frame_scanner_init(&self->scanner);
-  gst_c63_index_init(&self->index);
+  gst_c63_indexer_init(&self->indexer, GST_ELEMENT(self), GST_BASE_PARSE_SINK_PAD(self),
+                       gst_c63_parse_publish_index, self);
   self->parent_sink_activate = GST_PAD_ACTIVATEFUNC(GST_BASE_PARSE_SINK_PAD(self));
   gst_pad_set_activate_function(GST_BASE_PARSE_SINK_PAD(self),
                                 GST_DEBUG_FUNCPTR(gst_c63_parse_sink_activate));

@@ -10,7 +10,7 @@
 #include <gst/gst.h>
 
 #include "c63/c63.h"
-#include "gstc63index.h"
+#include "gstc63indexer.h"
 
 G_BEGIN_DECLS
 
@@ -29,11 +29,11 @@ struct _GstC63Parse {
   GstClockTime duration; /* last duration set (estimated in push mode) */
   GArray *keyframes;     /* push mode: times of the keyframes seen, ascending (object lock) */
 
-  /* Pull mode: every frame of the stream, scanned before the first one is
-   * pushed; seeks and timestamps go by it. Written by the streaming thread
-   * only while indexed is FALSE (indexed: object lock). */
-  GstC63Index index;
-  gboolean indexed;
+  /* Pull mode: every frame of the stream, indexed ahead of the frames
+   * pushed by a thread of its own; timestamps, frame sizes and seeks go by
+   * it. */
+  GstC63Indexer indexer;
+  gboolean pulled_caps; /* pull mode: upstream's caps were asked for */
   /* Push mode: the number of the next frame, -1 when it is to be taken
    * from the time GstBaseParse gives it (after a segment: a seek). */
   gint64 next_frame;

@@ -39,7 +39,8 @@ case $target in
 gst)
   elements="$src/gst/c63dec/gstc63dec.c $src/gst/c63dec/gstc63framer.c
     $src/gst/c63dec/gstc63decoutput.c $src/gst/c63parse/gstc63parse.c
-    $src/gst/c63parse/gstc63index.c $src/gst/common/gstc63videolayout.c
+    $src/gst/c63parse/gstc63index.c $src/gst/c63parse/gstc63indexer.c
+    $src/gst/common/gstc63videolayout.c
     $src/gst/common/gstc63pinnedallocator.c" ;;
 gstelements)
   elements="$src/gst/c63enc/gstc63encbase.c $src/gst/common/gstc63pinnedallocator.c $src/gst/c63enc/gstc63memoryregistry.c

@@ -385,8 +385,8 @@ static gboolean have_elements(const gchar *const *names)
   return TRUE;
 }
 
-/* The stream four times over (120 frames) in a file of its own. */
-static gchar *write_long_stream(gchar **dir)
+/* The stream times times over (30 frames each) in a file of its own. */
+static gchar *write_long_stream(gchar **dir, guint times)
 {
   GBytes *stream = c63check_read_file(c63check_vector(K7_STREAM)->stream);
   GError *err = NULL;
@@ -399,7 +399,7 @@ static gchar *write_long_stream(gchar **dir)
   *dir = g_dir_make_tmp("c63parse-XXXXXX", &err);
   fail_unless(*dir != NULL);
   path = g_build_filename(*dir, "long.c63", NULL);
-  for (i = 0; i < 4; i++)
+  for (i = 0; i < times; i++)
     g_string_append_len(all, d, (gssize)n);
   fail_unless(g_file_set_contents(path, all->str, (gssize)all->len, &err));
   g_string_free(all, TRUE);
@@ -428,7 +428,7 @@ static void on_parsed(G_GNUC_UNUSED GstElement *sink, GstBuffer *buf, G_GNUC_UNU
 GST_START_TEST(test_parse_exact_timestamps)
 {
   static const gchar *const middles[] = {"", "queue !"};
-  gchar *dir, *path = write_long_stream(&dir);
+  gchar *dir, *path = write_long_stream(&dir, 4);
   guint m, i;
 
   for (m = 0; m < G_N_ELEMENTS(middles); m++) {
@@ -496,6 +496,81 @@ GST_START_TEST(test_parse_reads_frames_once)
   pipeline_free(pipeline);
   g_free(desc);
   g_bytes_unref(stream);
+}
+GST_END_TEST;
+
+/* The index's reads (1 MiB each, where frames here are read 64 KiB at a
+ * time) past its first are held until the sink has had a frame, or for
+ * 20 s at most. */
+typedef struct {
+  GMutex lock;
+  GCond cond;
+  guint frames;            /* at the sink */
+  guint frames_at_release; /* when the index's second read went on */
+  gboolean released;
+} HeldIndex;
+
+static GstPadProbeReturn on_index_read(G_GNUC_UNUSED GstPad *pad, GstPadProbeInfo *info,
+                                       HeldIndex *h)
+{
+  gint64 until = g_get_monotonic_time() + 20 * G_TIME_SPAN_SECOND;
+
+  if (info->offset == 0 || gst_buffer_get_size(GST_PAD_PROBE_INFO_BUFFER(info)) < (1u << 20))
+    return GST_PAD_PROBE_OK;
+  g_mutex_lock(&h->lock);
+  while (!h->released && h->frames == 0 && g_cond_wait_until(&h->cond, &h->lock, until))
+    ;
+  if (!h->released) h->frames_at_release = h->frames;
+  h->released = TRUE;
+  g_mutex_unlock(&h->lock);
+  return GST_PAD_PROBE_OK;
+}
+
+static void on_frame_held(G_GNUC_UNUSED GstElement *sink, G_GNUC_UNUSED GstBuffer *buf,
+                          G_GNUC_UNUSED GstPad *pad, HeldIndex *h)
+{
+  g_mutex_lock(&h->lock);
+  h->frames++;
+  g_cond_broadcast(&h->cond);
+  g_mutex_unlock(&h->lock);
+}
+
+/* Pull mode: frames go out while the stream is still being indexed (the
+ * index of a long file is not read before the first frame), and the
+ * duration is exact all the same. */
+GST_START_TEST(test_parse_frames_before_whole_index)
+{
+  gchar *dir, *path = write_long_stream(&dir, 8);
+  gchar *desc = g_strdup_printf("filesrc name=src location=\"%s\" ! c63parse ! "
+                                "fakesink name=sink signal-handoffs=true sync=false",
+                                path);
+  GstElement *pipeline = gst_parse_launch(desc, NULL);
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  GstPad *pad = gst_element_get_static_pad(src, "src");
+  HeldIndex h = {0};
+  gint64 duration = -1;
+
+  g_mutex_init(&h.lock);
+  g_cond_init(&h.cond);
+  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_PULL | GST_PAD_PROBE_TYPE_BUFFER,
+                    (GstPadProbeCallback)on_index_read, &h, NULL);
+  g_signal_connect(sink, "handoff", G_CALLBACK(on_frame_held), &h);
+  set_state_wait(pipeline, GST_STATE_PLAYING);
+  fail_unless(gst_element_query_duration(pipeline, GST_FORMAT_TIME, &duration));
+  fail_unless_equals_uint64(duration, 8 * 30 * FRAME_DURATION);
+  wait_eos(pipeline);
+  fail_unless(h.released, "the index read only its first MiB");
+  fail_unless(h.frames_at_release > 0, "no frame went out before the index was whole");
+  fail_unless_equals_int(h.frames, 8 * 30);
+  gst_object_unref(pad);
+  gst_object_unref(src);
+  gst_object_unref(sink);
+  pipeline_free(pipeline);
+  g_mutex_clear(&h.lock);
+  g_cond_clear(&h.cond);
+  g_free(desc);
+  remove_file(path, dir);
 }
 GST_END_TEST;
 
@@ -686,6 +761,7 @@ static Suite *c63parse_suite(void)
   tcase_add_test(tc, test_parse_decodebin);
   tcase_add_test(tc, test_parse_exact_timestamps);
   tcase_add_test(tc, test_parse_reads_frames_once);
+  tcase_add_test(tc, test_parse_frames_before_whole_index);
   tcase_add_test(tc, test_parse_segment_stop);
   tcase_add_test(tc, test_parse_framerate_refused);
   tcase_add_test(tc, test_parse_capssetter_framerate);

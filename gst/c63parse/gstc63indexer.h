@@ -1,0 +1,81 @@
+/* GstC63Indexer: c63parse's frame index in pull mode, built on a thread of
+ * its own that reads the stream ahead of the frames being pushed. The
+ * streaming thread waits only until the index has passed the frame it
+ * handles (the indexer reads and scans far faster than frames are
+ * decoded), seeks and duration queries until the index is whole; so the
+ * first frame goes out at once and the index costs the streaming thread
+ * no time, where reading the whole stream first would cost it a second
+ * read and a scan of every byte.
+ *
+ * Copyright (C) 2026 gst-c63 contributors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#ifndef GST_C63_INDEXER_H
+#define GST_C63_INDEXER_H
+
+#include <gst/gst.h>
+
+#include "gstc63index.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  GST_C63_INDEXER_IDLE,    /* not started (or reset) */
+  GST_C63_INDEXER_RUNNING, /* the thread reads and scans */
+  GST_C63_INDEXER_WHOLE,   /* every frame of the stream is indexed */
+  GST_C63_INDEXER_STOPPED, /* ended early: flow says why */
+} GstC63IndexerState;
+
+/* Called on the indexer's thread once the index is whole, before waiters
+ * learn it: FALSE fails the index (an error the callback posted). */
+typedef gboolean (*GstC63IndexerWholeFunc)(const GstC63Index *index, gpointer user_data);
+
+typedef struct {
+  GstPad *pad;         /* the sink pad it pulls through; not a reference */
+  GstElement *element; /* whose errors it posts; not a reference */
+  GstC63IndexerWholeFunc whole;
+  gpointer user_data;
+
+  GMutex lock;
+  GCond cond;        /* the index grew, or the thread ended */
+  GstC63Index index; /* published so far: read under lock */
+  GstC63IndexerState state;
+  GstFlowReturn flow; /* STOPPED: why */
+  gboolean quit;      /* the thread is to end at its next read */
+  GThread *thread;
+
+  GstC63Index scanned; /* the thread's own, published after each read */
+} GstC63Indexer;
+
+void gst_c63_indexer_init(GstC63Indexer *ix, GstElement *element, GstPad *pad,
+                          GstC63IndexerWholeFunc whole, gpointer user_data);
+/* Stops the thread and frees the index. */
+void gst_c63_indexer_clear(GstC63Indexer *ix);
+
+/* Ends the thread (its pulls fail once the pad is flushing, as it is when
+ * deactivated) and forgets the index, to start again from offset 0. */
+void gst_c63_indexer_reset(GstC63Indexer *ix);
+
+/* Waits until the frame at offset (if one starts there) is indexed,
+ * starting the thread if it is not running (again, after a flush stopped
+ * it). GST_FLOW_OK, or why the index stopped short of it. */
+GstFlowReturn gst_c63_indexer_wait_past(GstC63Indexer *ix, guint64 offset);
+
+/* Waits for a running thread to end; TRUE when the index is whole. */
+gboolean gst_c63_indexer_wait_whole(GstC63Indexer *ix);
+
+/* The index once whole (it stays so until a reset), else NULL. */
+const GstC63Index *gst_c63_indexer_whole_index(GstC63Indexer *ix);
+
+/* The frame starting at offset, as the index published so far knows it. */
+typedef struct {
+  gint64 number;    /* -1: no frame starts there */
+  guint64 size;     /* to the next frame (or the scan position); 0: none */
+  guint64 complete; /* SOI..EOI of a complete frame; 0: broken, or none */
+} GstC63IndexedFrame;
+
+void gst_c63_indexer_frame(GstC63Indexer *ix, guint64 offset, GstC63IndexedFrame *frame);
+
+G_END_DECLS
+
+#endif /* GST_C63_INDEXER_H */
