@@ -15,6 +15,7 @@
  *
  * Speed: c63-dec --backend cuda (docs/performance.md); never asserted here.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <cuda_runtime.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,7 +90,9 @@ static int decode_device_out(const uint8_t *s, size_t len, tu_buf *pics, const c
 
 /* Copies waited for on another thread, as c63dec does: pictures left on
  * the device, copied with c63_decoder_copy_picture_async into padded
- * buffers (page-locked and ordinary in turn), a waiting thread appending
+ * buffers (page-locked, ordinary and device memory in turn: the copy
+ * engine, and the kernel that copies between device buffers), a waiting
+ * thread appending
  * each once its copy is done, kAsyncCopies behind, while the decoder goes
  * on decoding into the places those pictures came from. */
 enum { kAsyncCopies = 8 };
@@ -100,11 +103,19 @@ typedef struct async_copies {
   pthread_cond_t cond;
   uint64_t ticket[kAsyncCopies];
   uint8_t *buf[kAsyncCopies];
+  uint8_t *host;                        /* a device buffer's copy, read back */
+  size_t bytes;                         /* of each buffer */
   int w[kAsyncCopies], h[kAsyncCopies]; /* of each copy's picture */
   int pad, head, count, done;           /* done: no more copies come */
   tu_buf *pics;
   int failed;
 } async_copies;
+
+/* Buffer k's memory: page-locked, ordinary, device. */
+static int async_on_device(int k)
+{
+  return k % 3 == 2;
+}
 
 static void *wait_copies(void *arg)
 {
@@ -119,6 +130,11 @@ static void *wait_copies(void *arg)
     if (c63_decoder_copy_wait(a->dec, a->ticket[k]) != C63_OK) a->failed = 1;
     const int w = a->w[k], h = a->h[k], cw = (w + 1) / 2, ch = (h + 1) / 2;
     const uint8_t *plane = a->buf[k];
+    if (async_on_device(k)) {
+      if (cudaMemcpy(a->host, a->buf[k], a->bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
+        a->failed = 1;
+      plane = a->host;
+    }
     for (int c = 0; c < 3; c++) {
       const int stride = (c ? cw : w) + a->pad, rows = c ? ch : h;
       for (int y = 0; y < rows; y++)
@@ -148,7 +164,8 @@ static int copy_out(async_copies *a, const c63_decoded_picture *pic, const char 
   dst[2] = dst[1] + (size_t)(cw + a->pad) * ch;
   const int stride[3] = {pic->width + a->pad, cw + a->pad, cw + a->pad};
   uint64_t ticket;
-  int r = c63_decoder_copy_picture_async(a->dec, pic, dst, stride, C63_MEMORY_HOST, &ticket);
+  int r = c63_decoder_copy_picture_async(
+      a->dec, pic, dst, stride, async_on_device(k) ? C63_MEMORY_CUDA : C63_MEMORY_HOST, &ticket);
   TU_CHECK(r == C63_OK && ticket > 0, "%s: copy of frame %lld: %d %s", what, (long long)pic->user,
            r, c63_decoder_error(a->dec));
   if (r) return r;
@@ -194,8 +211,17 @@ static int decode_async_copies(const uint8_t *s, size_t len, tu_buf *pics, const
   }
   if (!bytes || c63_decoder_new(&p, &a.dec, NULL, 0) != C63_OK) return -1;
   TU_CHECK(c63_decoder_set_output(a.dec, C63_MEMORY_CUDA) == C63_OK, "%s: device output", what);
-  for (int k = 0; k < kAsyncCopies; k++)
-    a.buf[k] = k % 2 ? malloc(bytes) : c63_picture_memory_alloc(bytes);
+  a.bytes = bytes;
+  a.host = malloc(bytes);
+  for (int k = 0; k < kAsyncCopies; k++) {
+    a.buf[k] = NULL;
+    if (async_on_device(k)) {
+      if (cudaMalloc((void **)&a.buf[k], bytes) != cudaSuccess) a.buf[k] = NULL;
+    } else {
+      a.buf[k] = k % 3 ? malloc(bytes) : c63_picture_memory_alloc(bytes);
+    }
+    TU_CHECK(a.buf[k] != NULL, "%s: buffer %d", what, k);
+  }
   pthread_mutex_init(&a.lock, NULL);
   pthread_cond_init(&a.cond, NULL);
   pthread_t waiter;
@@ -220,10 +246,13 @@ static int decode_async_copies(const uint8_t *s, size_t len, tu_buf *pics, const
   pthread_join(waiter, NULL);
   TU_CHECK(!a.failed, "%s: a copy failed", what);
   for (int k = 0; k < kAsyncCopies; k++)
-    if (k % 2)
+    if (async_on_device(k))
+      cudaFree(a.buf[k]);
+    else if (k % 3)
       free(a.buf[k]);
     else
       c63_picture_memory_free(a.buf[k]);
+  free(a.host);
   pthread_cond_destroy(&a.cond);
   pthread_mutex_destroy(&a.lock);
   c63_decoder_free(a.dec);
