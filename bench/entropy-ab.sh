@@ -5,9 +5,11 @@
 # core, and the medians printed. Speed is measured, never asserted.
 #
 # usage: bench/entropy-ab.sh OLD [NEW] [ROUNDS]   (NEW: HEAD; ROUNDS: 5)
-# Streams: tests/data/conformance/mandel_1920x1080.c63 and a natural 1080p
+# Streams: tests/data/conformance/mandel_1920x1080.c63, a natural 1080p
 # clip (tools/c63-synth --scene natural, 20 frames, c63-enc quality 25,
-# a keyframe every 10), made with NEW's tools.
+# a keyframe every 10), and where bench/real-footage.sh can make it (Debian's
+# forensics-samples-files and an H.264 decoder installed) 82 pictures of
+# real footage coded by c63-enc at quality 25; made with NEW's tools.
 # Settings (environment): CPU=1 the core to pin to; WORK=DIR keeps the
 # builds and the clip there (default: a scratch folder, removed).
 # bench_entropy counts the decoding thread's CPU time, so that other load
@@ -52,13 +54,20 @@ if [ ! -f "$nat" ]; then
   rm -f "$work/nat.yuv"
 fi
 
+real=$work/real_1920x1080_q25.c63
+if [ ! -f "$real" ] && sh "$src/bench/real-footage.sh" "$work/real.yuv" 82 > /dev/null 2>&1; then
+  "$work/$new/build/tools/c63-enc" -w 1920 -h 1080 -q 25 --quiet -o "$real" "$work/real.yuv"
+fi
+rm -f "$work/real.yuv"
+[ -f "$real" ] || real=
+
 # The median fps of commit $1 in $work/fps.
 median() {
   awk -v c="$1" '$1 == c { print $2 }' "$work/fps" | sort -n |
     awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
-for stream in "$src/tests/data/conformance/mandel_1920x1080.c63" "$nat"; do
+for stream in "$src/tests/data/conformance/mandel_1920x1080.c63" "$nat" $real; do
   : > "$work/fps"
   r=0
   while [ "$r" -lt "$rounds" ]; do
