@@ -8,11 +8,17 @@
  * unless --cpu-entropy (C63_CUDA_CPU_ENTROPY=1) leaves that to the CPU
  * threads; --batch and --batches set the size and number in flight of its
  * batches (C63_CUDA_DECODE_BATCH, C63_CUDA_DECODE_BATCHES), to tune them.
+ * --copy-out does what c63dec does with each picture: it is copied with
+ * c63_decoder_copy_picture_async into one of 16 page-locked buffers (as
+ * c63dec's pool), and a second thread waits for each copy in turn
+ * (c63_decoder_copy_wait, as c63dec's output task), so the library's part
+ * of the element is timed without GStreamer.
  * A first run, not timed, prints a checksum of the pictures
  * (system memory only), which must be the same on every backend. Speed is
  * measured, never asserted.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +42,8 @@ static void usage(FILE *out)
           "      --backend cpu|cuda decoding backend (default cuda)\n"
           "      --cpu-entropy      CUDA backend: entropy decoding on the CPU threads\n"
           "      --device-out       CUDA backend: pictures left in CUDA memory\n"
+          "      --copy-out         each picture copied out without waiting, into one of\n"
+          "                         16 page-locked buffers, waited for on a second thread\n"
           "      --batch N          CUDA backend: frames per GPU entropy batch (1-64)\n"
           "      --batches N        CUDA backend: batches in flight (1-8)\n"
           "  -t, --threads N        CPU threads (default 0: one per core, up to 16)\n"
@@ -68,8 +76,103 @@ static uint64_t picture_sum(uint64_t h, const c63_decoded_picture *pic)
   return h;
 }
 
-/* Receive what is ready; returns -1 on a failed frame. */
-static int receive(c63_decoder *dec, int checksum, uint64_t *sum, int *got)
+/* --copy-out: pictures copied into a ring of page-locked buffers, each
+ * copy waited for in turn by a second thread. */
+enum { kCopies = 16 };
+
+typedef struct copy_out {
+  c63_decoder *dec;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  pthread_t waiter;
+  uint8_t *buf[kCopies];
+  uint64_t ticket[kCopies];
+  int head, count, done, failed;
+} copy_out;
+
+static void *wait_copies(void *arg)
+{
+  copy_out *c = arg;
+  pthread_mutex_lock(&c->lock);
+  for (;;) {
+    while (c->count == 0 && !c->done)
+      pthread_cond_wait(&c->cond, &c->lock);
+    if (c->count == 0) break;
+    const uint64_t ticket = c->ticket[c->head];
+    pthread_mutex_unlock(&c->lock);
+    const int r = c63_decoder_copy_wait(c->dec, ticket);
+    pthread_mutex_lock(&c->lock);
+    if (r != C63_OK) c->failed = 1;
+    c->head = (c->head + 1) % kCopies;
+    c->count--;
+    pthread_cond_broadcast(&c->cond);
+  }
+  pthread_mutex_unlock(&c->lock);
+  return NULL;
+}
+
+static int copy_out_start(copy_out *c, c63_decoder *dec, const stream *s)
+{
+  const size_t luma = (size_t)s->width * s->height;
+  const size_t chroma = (size_t)c63_chroma_size(s->width) * c63_chroma_size(s->height);
+  memset(c, 0, sizeof *c);
+  c->dec = dec;
+  for (int k = 0; k < kCopies; k++)
+    if (!(c->buf[k] = c63_picture_memory_alloc(luma + 2 * chroma))) return -1;
+  pthread_mutex_init(&c->lock, NULL);
+  pthread_cond_init(&c->cond, NULL);
+  return pthread_create(&c->waiter, NULL, wait_copies, c) ? -1 : 0;
+}
+
+/* Whether every copy was done without failure; frees the buffers. */
+static int copy_out_finish(copy_out *c)
+{
+  pthread_mutex_lock(&c->lock);
+  c->done = 1;
+  pthread_cond_broadcast(&c->cond);
+  pthread_mutex_unlock(&c->lock);
+  pthread_join(c->waiter, NULL);
+  pthread_cond_destroy(&c->cond);
+  pthread_mutex_destroy(&c->lock);
+  for (int k = 0; k < kCopies; k++)
+    c63_picture_memory_free(c->buf[k]);
+  return !c->failed;
+}
+
+/* The copy of pic into the next free buffer, started. */
+static int copy_picture(copy_out *c, const c63_decoded_picture *pic, const stream *s)
+{
+  if (pic->width != s->width || pic->height != s->height) {
+    fprintf(stderr, "%s: --copy-out needs pictures of one size\n", prog);
+    return -1;
+  }
+  pthread_mutex_lock(&c->lock);
+  while (c->count == kCopies)
+    pthread_cond_wait(&c->cond, &c->lock);
+  const int k = (c->head + c->count) % kCopies;
+  pthread_mutex_unlock(&c->lock);
+  const int cw = c63_chroma_size(pic->width), ch = c63_chroma_size(pic->height);
+  uint8_t *dst[3] = {c->buf[k], c->buf[k] + (size_t)pic->width * pic->height, NULL};
+  dst[2] = dst[1] + (size_t)cw * ch;
+  const int stride[3] = {pic->width, cw, cw};
+  uint64_t ticket;
+  if (c63_decoder_copy_picture_async(c->dec, pic, dst, stride, C63_MEMORY_HOST, &ticket) !=
+      C63_OK) {
+    fprintf(stderr, "%s: %s\n", prog, c63_decoder_error(c->dec));
+    return -1;
+  }
+  pthread_mutex_lock(&c->lock);
+  c->ticket[k] = ticket;
+  c->count++;
+  pthread_cond_broadcast(&c->cond);
+  pthread_mutex_unlock(&c->lock);
+  return 0;
+}
+
+/* Receive what is ready (each picture copied out with --copy-out);
+ * returns -1 on a failed frame. */
+static int receive(c63_decoder *dec, copy_out *copies, const stream *s, int checksum, uint64_t *sum,
+                   int *got)
 {
   for (;;) {
     c63_decoded_picture pic;
@@ -80,15 +183,17 @@ static int receive(c63_decoder *dec, int checksum, uint64_t *sum, int *got)
       return -1;
     }
     if (checksum) *sum = picture_sum(*sum, &pic);
+    if (copies && copy_picture(copies, &pic, s)) return -1;
     (*got)++;
   }
 }
 
 /* One run of `frames` frames; seconds from the first send to the last
  * picture, or a negative value on failure. */
-static double run(const c63_dec_params *p, int device_out, const stream *s, int frames,
+static double run(const c63_dec_params *p, int device_out, int copy, const stream *s, int frames,
                   int checksum, uint64_t *sum)
 {
+  copy_out copies;
   c63_decoder *dec;
   char msg[256];
   if (c63_decoder_new(p, &dec, msg, sizeof msg) != C63_OK) {
@@ -100,6 +205,12 @@ static double run(const c63_dec_params *p, int device_out, const stream *s, int 
     c63_decoder_free(dec);
     return -1;
   }
+  if (copy && copy_out_start(&copies, dec, s)) {
+    fprintf(stderr, "%s: out of page-locked memory for the copies\n", prog);
+    c63_decoder_free(dec);
+    return -1;
+  }
+  copy_out *c = copy ? &copies : NULL;
   int got = 0, bad = 0;
   *sum = 0xcbf29ce484222325ull;
   const double t0 = cli_now();
@@ -107,11 +218,15 @@ static double run(const c63_dec_params *p, int device_out, const stream *s, int 
     const int k = i % s->n;
     int r;
     while ((r = c63_decoder_send_packet(dec, s->frame[k], s->size[k], i)) == C63_ERR_AGAIN)
-      if (receive(dec, checksum, sum, &got)) bad = 1;
+      if (receive(dec, c, s, checksum, sum, &got)) bad = 1;
     if (r != C63_OK) bad = 1;
   }
   c63_decoder_send_packet(dec, NULL, 0, 0);
-  if (!bad && receive(dec, checksum, sum, &got)) bad = 1;
+  if (!bad && receive(dec, c, s, checksum, sum, &got)) bad = 1;
+  if (c && !copy_out_finish(c)) {
+    fprintf(stderr, "%s: a copy out failed\n", prog);
+    bad = 1;
+  }
   const double t = cli_now() - t0;
   c63_decoder_free(dec);
   if (bad || got != frames) {
@@ -168,7 +283,15 @@ static int load(const char *path, uint8_t **data, stream *s)
 
 int main(int argc, char **argv)
 {
-  enum { OPT_BACKEND = 256, OPT_CPU_ENTROPY, OPT_DEVICE_OUT, OPT_BATCH, OPT_BATCHES, OPT_HELP };
+  enum {
+    OPT_BACKEND = 256,
+    OPT_CPU_ENTROPY,
+    OPT_DEVICE_OUT,
+    OPT_COPY_OUT,
+    OPT_BATCH,
+    OPT_BATCHES,
+    OPT_HELP
+  };
   static const struct option long_opts[] = {
       {"frames", required_argument, NULL, 'f'},
       {"runs", required_argument, NULL, 'n'},
@@ -176,13 +299,14 @@ int main(int argc, char **argv)
       {"backend", required_argument, NULL, OPT_BACKEND},
       {"cpu-entropy", no_argument, NULL, OPT_CPU_ENTROPY},
       {"device-out", no_argument, NULL, OPT_DEVICE_OUT},
+      {"copy-out", no_argument, NULL, OPT_COPY_OUT},
       {"batch", required_argument, NULL, OPT_BATCH},
       {"batches", required_argument, NULL, OPT_BATCHES},
       {"help", no_argument, NULL, OPT_HELP},
       {NULL, 0, NULL, 0},
   };
   c63_dec_params p;
-  int frames = 3000, runs = 5, device_out = 0, cpu_entropy = 0, opt;
+  int frames = 3000, runs = 5, device_out = 0, copy = 0, cpu_entropy = 0, opt;
   c63_dec_params_init(&p);
   p.backend = C63_BACKEND_CUDA;
   if (cli_version(prog, argc, argv)) return 0;
@@ -208,6 +332,9 @@ int main(int argc, char **argv)
       break;
     case OPT_DEVICE_OUT:
       device_out = 1;
+      break;
+    case OPT_COPY_OUT:
+      copy = 1;
       break;
     case OPT_BATCH:
     case OPT_BATCHES: {
@@ -236,22 +363,23 @@ int main(int argc, char **argv)
   static stream s;
   uint8_t *data = NULL;
   if (load(argv[optind], &data, &s)) return 1;
-  printf("%s: %d frames (%dx%d), repeated to %d; backend %s%s, pictures into %s\n", argv[optind],
+  printf("%s: %d frames (%dx%d), repeated to %d; backend %s%s, pictures into %s%s\n", argv[optind],
          s.n, s.width, s.height, frames, p.backend == C63_BACKEND_CUDA ? "cuda" : "cpu",
          p.backend == C63_BACKEND_CUDA ? (cpu_entropy ? " (CPU entropy)" : " (GPU entropy)") : "",
-         device_out ? "CUDA memory" : "system memory");
+         device_out ? "CUDA memory" : "system memory",
+         copy ? ", each copied out into page-locked memory, waited for on a second thread" : "");
   const char *batch = getenv("C63_CUDA_DECODE_BATCH"), *batches = getenv("C63_CUDA_DECODE_BATCHES");
   if (p.backend == C63_BACKEND_CUDA && !cpu_entropy && (batch || batches))
     printf("tuning: C63_CUDA_DECODE_BATCH=%s C63_CUDA_DECODE_BATCHES=%s\n",
            batch ? batch : "(policy)", batches ? batches : "(policy)");
   uint64_t sum;
   int status = 1;
-  if (run(&p, device_out, &s, frames < 100 ? frames : 100, !device_out, &sum) < 0) goto done;
+  if (run(&p, device_out, copy, &s, frames < 100 ? frames : 100, !device_out, &sum) < 0) goto done;
   if (!device_out)
     printf("pictures checksum (first 100 frames) %016llx\n", (unsigned long long)sum);
   double fps[MAX_RUNS];
   for (int i = 0; i < runs; i++) {
-    const double t = run(&p, device_out, &s, frames, 0, &sum);
+    const double t = run(&p, device_out, copy, &s, frames, 0, &sum);
     if (t <= 0) goto done;
     fps[i] = frames / t;
     printf("run %d: %.3f s, %.1f fps\n", i + 1, t, fps[i]);
