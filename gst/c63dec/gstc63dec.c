@@ -718,7 +718,6 @@ static GstFlowReturn gst_c63_dec_handle_frame(GstVideoDecoder *vdec, GstVideoCod
 static GstFlowReturn gst_c63_dec_drain(GstVideoDecoder *vdec)
 {
   GstC63Dec *self = GST_C63_DEC(vdec);
-
   GstFlowReturn ret;
 
   if (!self->dec) return GST_FLOW_OK;

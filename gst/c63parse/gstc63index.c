@@ -70,24 +70,18 @@ gint64 gst_c63_index_frame_at_offset(const GstC63Index *index, guint64 offset)
   return -1;
 }
 
-guint64 gst_c63_index_frame_size_at_offset(const GstC63Index *index, guint64 offset)
+void gst_c63_index_lookup(const GstC63Index *index, guint64 offset, GstC63IndexedFrame *frame)
 {
-  gint64 n = gst_c63_index_frame_at_offset(index, offset);
+  const gint64 n = gst_c63_index_frame_at_offset(index, offset);
 
-  if (n < 0) return 0;
+  frame->number = n;
+  frame->size = frame->complete = 0;
+  if (n < 0) return;
+  frame->complete = gst_c63_index_entry(index, (guint)n)->size;
   if ((guint64)n + 1 < index->entries->len)
-    return gst_c63_index_entry(index, (guint)n + 1)->offset - offset;
-  /* the last frame: up to where the scan stopped (its end, or junk after) */
-  return index->pos > offset ? index->pos - offset : 0;
-}
-
-/* The size of the complete frame that starts exactly at offset, or 0. */
-guint64 gst_c63_index_complete_frame_at_offset(const GstC63Index *index, guint64 offset)
-{
-  gint64 n = gst_c63_index_frame_at_offset(index, offset);
-  const GstC63IndexEntry *e = n < 0 ? NULL : gst_c63_index_entry(index, (guint)n);
-
-  return e && e->offset == offset ? e->size : 0;
+    frame->size = gst_c63_index_entry(index, (guint)n + 1)->offset - offset;
+  else if (index->pos > offset)
+    frame->size = index->pos - offset; /* the last frame, and any junk the scan passed after it */
 }
 
 gint64 gst_c63_index_keyframe_before(const GstC63Index *index, guint n)

@@ -41,10 +41,14 @@ guint gst_c63_index_n_frames(const GstC63Index *index);
 /* The number of the frame starting at offset, or -1. */
 gint64 gst_c63_index_frame_at_offset(const GstC63Index *index, guint64 offset);
 const GstC63IndexEntry *gst_c63_index_entry(const GstC63Index *index, guint n);
-/* The bytes from the frame starting at offset to the next frame (the last
- * frame: to the scan position), or 0 when no frame starts there. */
-guint64 gst_c63_index_frame_size_at_offset(const GstC63Index *index, guint64 offset);
-guint64 gst_c63_index_complete_frame_at_offset(const GstC63Index *index, guint64 offset);
+/* The frame starting at offset, as the index knows it. */
+typedef struct {
+  gint64 number;    /* -1: no frame starts there */
+  guint64 size;     /* to the next frame (the last frame: to the scan position); 0: none */
+  guint64 complete; /* SOI..EOI of a complete frame; 0: broken, or none */
+} GstC63IndexedFrame;
+
+void gst_c63_index_lookup(const GstC63Index *index, guint64 offset, GstC63IndexedFrame *frame);
 /* The last keyframe at or before frame n, or -1 if none. */
 gint64 gst_c63_index_keyframe_before(const GstC63Index *index, guint n);
 /* The first keyframe at or after frame n, or -1 if none. */

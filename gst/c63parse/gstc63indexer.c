@@ -158,7 +158,8 @@ static GstFlowReturn gst_c63_indexer_start(GstC63Indexer *ix)
   return GST_FLOW_ERROR;
 }
 
-GstFlowReturn gst_c63_indexer_wait_past(GstC63Indexer *ix, guint64 offset)
+GstFlowReturn gst_c63_indexer_wait_past(GstC63Indexer *ix, guint64 offset,
+                                        GstC63IndexedFrame *frame)
 {
   GstFlowReturn ret = GST_FLOW_OK;
   gboolean restarted = FALSE;
@@ -181,11 +182,12 @@ GstFlowReturn gst_c63_indexer_wait_past(GstC63Indexer *ix, guint64 offset)
     ret = gst_c63_indexer_start(ix);
     if (ret != GST_FLOW_OK) break;
   }
+  gst_c63_index_lookup(&ix->index, offset, frame);
   g_mutex_unlock(&ix->lock);
   return ret;
 }
 
-gboolean gst_c63_indexer_wait_whole(GstC63Indexer *ix)
+const GstC63Index *gst_c63_indexer_wait_whole(GstC63Indexer *ix)
 {
   gboolean whole;
 
@@ -194,24 +196,12 @@ gboolean gst_c63_indexer_wait_whole(GstC63Indexer *ix)
     g_cond_wait(&ix->cond, &ix->lock);
   whole = ix->state == GST_C63_INDEXER_WHOLE;
   g_mutex_unlock(&ix->lock);
-  return whole;
-}
-
-const GstC63Index *gst_c63_indexer_whole_index(GstC63Indexer *ix)
-{
-  gboolean whole;
-
-  g_mutex_lock(&ix->lock);
-  whole = ix->state == GST_C63_INDEXER_WHOLE;
-  g_mutex_unlock(&ix->lock);
   return whole ? &ix->index : NULL;
 }
 
 void gst_c63_indexer_frame(GstC63Indexer *ix, guint64 offset, GstC63IndexedFrame *frame)
 {
   g_mutex_lock(&ix->lock);
-  frame->number = gst_c63_index_frame_at_offset(&ix->index, offset);
-  frame->size = gst_c63_index_frame_size_at_offset(&ix->index, offset);
-  frame->complete = gst_c63_index_complete_frame_at_offset(&ix->index, offset);
+  gst_c63_index_lookup(&ix->index, offset, frame);
   g_mutex_unlock(&ix->lock);
 }

@@ -58,22 +58,16 @@ void gst_c63_indexer_reset(GstC63Indexer *ix);
 
 /* Waits until the frame at offset (if one starts there) is indexed,
  * starting the thread if it is not running (again, after a flush stopped
- * it). GST_FLOW_OK, or why the index stopped short of it. */
-GstFlowReturn gst_c63_indexer_wait_past(GstC63Indexer *ix, guint64 offset);
+ * it), and sets *frame to what the index knows of it. GST_FLOW_OK, or why
+ * the index stopped short of it. */
+GstFlowReturn gst_c63_indexer_wait_past(GstC63Indexer *ix, guint64 offset,
+                                        GstC63IndexedFrame *frame);
 
-/* Waits for a running thread to end; TRUE when the index is whole. */
-gboolean gst_c63_indexer_wait_whole(GstC63Indexer *ix);
+/* Waits for a running thread to end: the index once whole (it stays so
+ * until a reset), else NULL. */
+const GstC63Index *gst_c63_indexer_wait_whole(GstC63Indexer *ix);
 
-/* The index once whole (it stays so until a reset), else NULL. */
-const GstC63Index *gst_c63_indexer_whole_index(GstC63Indexer *ix);
-
-/* The frame starting at offset, as the index published so far knows it. */
-typedef struct {
-  gint64 number;    /* -1: no frame starts there */
-  guint64 size;     /* to the next frame (or the scan position); 0: none */
-  guint64 complete; /* SOI..EOI of a complete frame; 0: broken, or none */
-} GstC63IndexedFrame;
-
+/* What the index published so far knows of the frame at offset. */
 void gst_c63_indexer_frame(GstC63Indexer *ix, guint64 offset, GstC63IndexedFrame *frame);
 
 G_END_DECLS

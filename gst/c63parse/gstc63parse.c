@@ -247,15 +247,17 @@ static gboolean gst_c63_parse_pulls(GstC63Parse *self)
   return GST_PAD_MODE(GST_BASE_PARSE_SINK_PAD(self)) == GST_PAD_MODE_PULL;
 }
 
-/* Pull mode: the frame at offset indexed (the indexer started with the
- * first frame, upstream's framerate known before). */
-static GstFlowReturn gst_c63_parse_wait_index(GstC63Parse *self, guint64 offset)
+/* Pull mode: the frame at offset indexed, and what the index knows of it
+ * (the indexer started with the first frame, upstream's framerate known
+ * before). */
+static GstFlowReturn gst_c63_parse_wait_index(GstC63Parse *self, guint64 offset,
+                                              GstC63IndexedFrame *indexed)
 {
   if (!self->pulled_caps) {
     if (!self->upstream_fps && !gst_c63_parse_pull_caps(self)) return GST_FLOW_NOT_NEGOTIATED;
     self->pulled_caps = TRUE;
   }
-  return gst_c63_indexer_wait_past(&self->indexer, offset);
+  return gst_c63_indexer_wait_past(&self->indexer, offset, indexed);
 }
 
 /* A keyframe at ts: remembered for snapping key-unit seeks (in stream order). */
@@ -349,14 +351,13 @@ static GstFlowReturn gst_c63_parse_handle_frame(GstBaseParse *parse, GstBasePars
   int r;
 
   if (gst_c63_parse_pulls(self)) {
-    GstFlowReturn ret = gst_c63_parse_wait_index(self, frame->offset);
+    GstFlowReturn ret = gst_c63_parse_wait_index(self, frame->offset, &indexed);
     if (ret != GST_FLOW_OK) return ret;
   }
   /* Called again with more bytes at the same offset, or at a new one. */
   if (frame->flags & GST_BASE_PARSE_FRAME_FLAG_NEW_FRAME) c63_frame_scanner_init(&self->scanner);
   /* Indexed, the frame's size is known: asked for whole, it is pulled in
    * one read instead of growing reads of the same bytes. */
-  if (gst_c63_parse_pulls(self)) gst_c63_indexer_frame(&self->indexer, frame->offset, &indexed);
   if (indexed.size > gst_buffer_get_size(frame->buffer) && indexed.size < G_MAXUINT / 2 &&
       !at_end) {
     gst_base_parse_set_min_frame_size(parse, (guint)indexed.size);
@@ -604,13 +605,12 @@ static gboolean gst_c63_parse_src_event(GstBaseParse *parse, GstEvent *event)
 
   if (GST_EVENT_TYPE(event) == GST_EVENT_SEEK) {
     GstFormat format;
-    const GstC63Index *index = NULL;
+    const GstC63Index *index;
 
     gst_event_parse_seek(event, NULL, &format, NULL, NULL, NULL, NULL, NULL);
     /* Pull mode: the seek waits for the whole index (read far faster than
      * frames are decoded), so that it knows every keyframe. */
-    if (gst_c63_indexer_wait_whole(&self->indexer))
-      index = gst_c63_indexer_whole_index(&self->indexer);
+    index = gst_c63_indexer_wait_whole(&self->indexer);
     if (format == GST_FORMAT_TIME)
       event = index ? gst_c63_parse_indexed_seek(self, index, event)
                     : gst_c63_parse_snapped_seek(self, event);

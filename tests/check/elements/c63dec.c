@@ -489,8 +489,9 @@ GST_END_TEST;
 
 /* Pictures leave the decoder c63_decoder_delay() frames after their input
  * (pushed from the element's own thread, so a picture is waited for, and
- * none comes earlier), and the latency query says so (25 fps caps: 40 ms a
- * frame); the threads property sets how many are in flight. */
+ * none comes earlier), and the latency query says so (that many frame
+ * durations of the caps); the threads property sets how many are in
+ * flight. */
 GST_START_TEST(test_dec_latency)
 {
   GPtrArray *frames = load_frames(K7_STREAM);
