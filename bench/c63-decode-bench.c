@@ -10,9 +10,10 @@
  * batches (C63_CUDA_DECODE_BATCH, C63_CUDA_DECODE_BATCHES), to tune them.
  * --copy-out does what c63dec does with each picture: it is copied with
  * c63_decoder_copy_picture_async into one of 16 page-locked buffers (as
- * c63dec's pool), and a second thread waits for each copy in turn
- * (c63_decoder_copy_wait, as c63dec's output task), so the library's part
- * of the element is timed without GStreamer.
+ * c63dec's pool into system memory; --copy-out=cuda: 16 device buffers,
+ * as downstream's CUDA memory), and a second thread waits for each copy in
+ * turn (c63_decoder_copy_wait, as c63dec's output task), so the library's
+ * part of the element is timed without GStreamer.
  * A first run, not timed, prints a checksum of the pictures
  * (system memory only), which must be the same on every backend. Speed is
  * measured, never asserted.
@@ -26,6 +27,9 @@
 #include "c63/c63.h"
 #include "bench_util.h"
 #include "cliutil.h"
+#ifdef C63_BENCH_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 #define MAX_RUNS 100
 
@@ -42,8 +46,9 @@ static void usage(FILE *out)
           "      --backend cpu|cuda decoding backend (default cuda)\n"
           "      --cpu-entropy      CUDA backend: entropy decoding on the CPU threads\n"
           "      --device-out       CUDA backend: pictures left in CUDA memory\n"
-          "      --copy-out         each picture copied out without waiting, into one of\n"
-          "                         16 page-locked buffers, waited for on a second thread\n"
+          "      --copy-out[=host|cuda]  each picture copied out without waiting, into one\n"
+          "                         of 16 page-locked (host) or device (cuda) buffers,\n"
+          "                         waited for on a second thread\n"
           "      --batch N          CUDA backend: frames per GPU entropy batch (1-64)\n"
           "      --batches N        CUDA backend: batches in flight (1-8)\n"
           "  -t, --threads N        CPU threads (default 0: one per core, up to 16)\n"
@@ -76,12 +81,13 @@ static uint64_t picture_sum(uint64_t h, const c63_decoded_picture *pic)
   return h;
 }
 
-/* --copy-out: pictures copied into a ring of page-locked buffers, each
- * copy waited for in turn by a second thread. */
+/* --copy-out: pictures copied into a ring of page-locked (or device)
+ * buffers, each copy waited for in turn by a second thread. */
 enum { kCopies = 16 };
 
 typedef struct copy_out {
   c63_decoder *dec;
+  int memory; /* C63_MEMORY_HOST or C63_MEMORY_CUDA */
   pthread_mutex_t lock;
   pthread_cond_t cond;
   pthread_t waiter;
@@ -111,14 +117,39 @@ static void *wait_copies(void *arg)
   return NULL;
 }
 
-static int copy_out_start(copy_out *c, c63_decoder *dec, const stream *s)
+static void *buffer_alloc(int memory, size_t size)
+{
+#ifdef C63_BENCH_CUDA
+  if (memory == C63_MEMORY_CUDA) {
+    void *p;
+    return cudaMalloc(&p, size) == cudaSuccess ? p : NULL;
+  }
+#endif
+  return memory == C63_MEMORY_HOST ? c63_picture_memory_alloc(size) : NULL;
+}
+
+static void buffer_free(int memory, void *p)
+{
+#ifdef C63_BENCH_CUDA
+  if (memory == C63_MEMORY_CUDA) {
+    cudaFree(p);
+    return;
+  }
+#else
+  (void)memory;
+#endif
+  c63_picture_memory_free(p);
+}
+
+static int copy_out_start(copy_out *c, c63_decoder *dec, int memory, const stream *s)
 {
   const size_t luma = (size_t)s->width * s->height;
   const size_t chroma = (size_t)c63_chroma_size(s->width) * c63_chroma_size(s->height);
   memset(c, 0, sizeof *c);
   c->dec = dec;
+  c->memory = memory;
   for (int k = 0; k < kCopies; k++)
-    if (!(c->buf[k] = c63_picture_memory_alloc(luma + 2 * chroma))) return -1;
+    if (!(c->buf[k] = buffer_alloc(memory, luma + 2 * chroma))) return -1;
   pthread_mutex_init(&c->lock, NULL);
   pthread_cond_init(&c->cond, NULL);
   return pthread_create(&c->waiter, NULL, wait_copies, c) ? -1 : 0;
@@ -135,7 +166,7 @@ static int copy_out_finish(copy_out *c)
   pthread_cond_destroy(&c->cond);
   pthread_mutex_destroy(&c->lock);
   for (int k = 0; k < kCopies; k++)
-    c63_picture_memory_free(c->buf[k]);
+    buffer_free(c->memory, c->buf[k]);
   return !c->failed;
 }
 
@@ -156,8 +187,7 @@ static int copy_picture(copy_out *c, const c63_decoded_picture *pic, const strea
   dst[2] = dst[1] + (size_t)cw * ch;
   const int stride[3] = {pic->width, cw, cw};
   uint64_t ticket;
-  if (c63_decoder_copy_picture_async(c->dec, pic, dst, stride, C63_MEMORY_HOST, &ticket) !=
-      C63_OK) {
+  if (c63_decoder_copy_picture_async(c->dec, pic, dst, stride, c->memory, &ticket) != C63_OK) {
     fprintf(stderr, "%s: %s\n", prog, c63_decoder_error(c->dec));
     return -1;
   }
@@ -190,8 +220,8 @@ static int receive(c63_decoder *dec, copy_out *copies, const stream *s, int chec
 
 /* One run of `frames` frames; seconds from the first send to the last
  * picture, or a negative value on failure. */
-static double run(const c63_dec_params *p, int device_out, int copy, const stream *s, int frames,
-                  int checksum, uint64_t *sum)
+static double run(const c63_dec_params *p, int device_out, int copy, int copy_memory,
+                  const stream *s, int frames, int checksum, uint64_t *sum)
 {
   copy_out copies;
   c63_decoder *dec;
@@ -205,8 +235,9 @@ static double run(const c63_dec_params *p, int device_out, int copy, const strea
     c63_decoder_free(dec);
     return -1;
   }
-  if (copy && copy_out_start(&copies, dec, s)) {
-    fprintf(stderr, "%s: out of page-locked memory for the copies\n", prog);
+  if (copy && copy_out_start(&copies, dec, copy_memory, s)) {
+    fprintf(stderr, "%s: out of %s memory for the copies\n", prog,
+            copy_memory == C63_MEMORY_CUDA ? "device" : "page-locked");
     c63_decoder_free(dec);
     return -1;
   }
@@ -299,14 +330,15 @@ int main(int argc, char **argv)
       {"backend", required_argument, NULL, OPT_BACKEND},
       {"cpu-entropy", no_argument, NULL, OPT_CPU_ENTROPY},
       {"device-out", no_argument, NULL, OPT_DEVICE_OUT},
-      {"copy-out", no_argument, NULL, OPT_COPY_OUT},
+      {"copy-out", optional_argument, NULL, OPT_COPY_OUT},
       {"batch", required_argument, NULL, OPT_BATCH},
       {"batches", required_argument, NULL, OPT_BATCHES},
       {"help", no_argument, NULL, OPT_HELP},
       {NULL, 0, NULL, 0},
   };
   c63_dec_params p;
-  int frames = 3000, runs = 5, device_out = 0, copy = 0, cpu_entropy = 0, opt;
+  int frames = 3000, runs = 5, device_out = 0, copy = 0, copy_memory = C63_MEMORY_HOST;
+  int cpu_entropy = 0, opt;
   c63_dec_params_init(&p);
   p.backend = C63_BACKEND_CUDA;
   if (cli_version(prog, argc, argv)) return 0;
@@ -335,6 +367,19 @@ int main(int argc, char **argv)
       break;
     case OPT_COPY_OUT:
       copy = 1;
+      if (!optarg || !strcmp(optarg, "host")) {
+        copy_memory = C63_MEMORY_HOST;
+      } else if (!strcmp(optarg, "cuda")) {
+#ifdef C63_BENCH_CUDA
+        copy_memory = C63_MEMORY_CUDA;
+#else
+        fprintf(stderr, "%s: --copy-out=cuda needs a build with the CUDA backend\n", prog);
+        return 2;
+#endif
+      } else {
+        fprintf(stderr, "%s: --copy-out=host or cuda, not %s\n", prog, optarg);
+        return 2;
+      }
       break;
     case OPT_BATCH:
     case OPT_BATCHES: {
@@ -367,19 +412,24 @@ int main(int argc, char **argv)
          s.n, s.width, s.height, frames, p.backend == C63_BACKEND_CUDA ? "cuda" : "cpu",
          p.backend == C63_BACKEND_CUDA ? (cpu_entropy ? " (CPU entropy)" : " (GPU entropy)") : "",
          device_out ? "CUDA memory" : "system memory",
-         copy ? ", each copied out into page-locked memory, waited for on a second thread" : "");
+         !copy ? ""
+         : copy_memory == C63_MEMORY_CUDA
+             ? ", each copied out into device memory, waited for on a second thread"
+             : ", each copied out into page-locked memory, waited for on a second thread");
   const char *batch = getenv("C63_CUDA_DECODE_BATCH"), *batches = getenv("C63_CUDA_DECODE_BATCHES");
   if (p.backend == C63_BACKEND_CUDA && !cpu_entropy && (batch || batches))
     printf("tuning: C63_CUDA_DECODE_BATCH=%s C63_CUDA_DECODE_BATCHES=%s\n",
            batch ? batch : "(policy)", batches ? batches : "(policy)");
   uint64_t sum;
   int status = 1;
-  if (run(&p, device_out, copy, &s, frames < 100 ? frames : 100, !device_out, &sum) < 0) goto done;
+  if (run(&p, device_out, copy, copy_memory, &s, frames < 100 ? frames : 100, !device_out, &sum) <
+      0)
+    goto done;
   if (!device_out)
     printf("pictures checksum (first 100 frames) %016llx\n", (unsigned long long)sum);
   double fps[MAX_RUNS];
   for (int i = 0; i < runs; i++) {
-    const double t = run(&p, device_out, copy, &s, frames, 0, &sum);
+    const double t = run(&p, device_out, copy, copy_memory, &s, frames, 0, &sum);
     if (t <= 0) goto done;
     fps[i] = frames / t;
     printf("run %d: %.3f s, %.1f fps\n", i + 1, t, fps[i]);
