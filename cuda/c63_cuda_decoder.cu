@@ -374,13 +374,16 @@ cudaError_t write_out(const c63_decode_backend *be, const uint8_t *rec, picture 
 {
   if (!be->zero_copy)
     return cudaMemcpyAsync(o.host, rec, be->frame_bytes, cudaMemcpyDeviceToHost, st);
-  cudaError_t err = cudaSuccess;
-  for (int p = 0; p < 3 && err == cudaSuccess; p++) {
+  c63_cuda_planes_copy c;
+  for (int p = 0; p < 3; p++) {
     const c63_cuda_plane &pl = be->planes.p[p];
-    err =
-        c63_cuda_copy_plane(rec + pl.pix_off, pl.w, o.host_dev + pl.pix_off, pl.w, pl.w, pl.h, st);
+    c.src[p] = rec + pl.pix_off;
+    c.dst[p] = o.host_dev + pl.pix_off;
+    c.src_pitch[p] = c.dst_pitch[p] = (size_t)pl.w;
+    c.w[p] = pl.w;
+    c.h[p] = pl.h;
   }
-  return err;
+  return c63_cuda_copy_planes(c, st);
 }
 
 /* A sparse frame on the device, as expand_sparse and the reconstruction
@@ -723,21 +726,6 @@ int cu_copy_wait(c63_decode_backend *be, uint64_t ticket)
   return C63_OK;
 }
 
-/* Whether every plane is in device memory, where one kernel copies all
- * three (the copy engine serves every other pair). */
-bool in_device_memory(const uint8_t *const planes[3])
-{
-  for (int p = 0; p < 3; p++) {
-    cudaPointerAttributes a;
-    if (cudaPointerGetAttributes(&a, planes[p]) != cudaSuccess) {
-      cudaGetLastError();
-      return false;
-    }
-    if (a.type != cudaMemoryTypeDevice) return false;
-  }
-  return true;
-}
-
 /* Copies the caller waits for later: each on the copy stream after the
  * previous ones, with its ticket's event recorded behind it, and the
  * picture's place (when it is one) told to wait for it before it is
@@ -753,24 +741,15 @@ int cu_copy_async(c63_decode_backend *be, const uint8_t *const src[3], const int
   }
   c63_cuda_scope scope(be->dev);
   cudaError_t err = scope.error();
-  if (err == cudaSuccess && in_device_memory(src) && in_device_memory(dst)) {
-    c63_cuda_planes_copy c;
-    for (int p = 0; p < 3; p++) {
-      c.src[p] = src[p];
-      c.dst[p] = dst[p];
-      c.src_pitch[p] = src_stride[p];
-      c.dst_pitch[p] = dst_stride[p];
-      c.w[p] = w[p];
-      c.h[p] = h[p];
-    }
-    err = c63_cuda_copy_planes(c, be->copy_stream);
-  } else {
-    c63_cuda_host_copy_begin();
-    for (int p = 0; p < 3 && err == cudaSuccess; p++)
-      err = cudaMemcpy2DAsync(dst[p], dst_stride[p], src[p], src_stride[p], w[p], h[p],
-                              cudaMemcpyDefault, be->copy_stream);
-    c63_cuda_host_copy_end();
-  }
+  /* By the copy engine whatever the memory, device to device too: a
+   * kernel would wait for multiprocessors behind the blocks of the batches'
+   * entropy stages, and the ring place, and with it the decoding, behind
+   * the kernel. */
+  c63_cuda_host_copy_begin();
+  for (int p = 0; p < 3 && err == cudaSuccess; p++)
+    err = cudaMemcpy2DAsync(dst[p], dst_stride[p], src[p], src_stride[p], w[p], h[p],
+                            cudaMemcpyDefault, be->copy_stream);
+  c63_cuda_host_copy_end();
   if (err == cudaSuccess)
     err = cudaEventRecord(be->copy_done[t % C63_COPIES_IN_FLIGHT], be->copy_stream);
   picture *o = place_of(be, src[0]);

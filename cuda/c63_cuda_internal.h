@@ -153,21 +153,20 @@ const uint8_t *c63_cuda_mapped(const uint8_t *p);
 void c63_cuda_host_copy_begin();
 void c63_cuda_host_copy_end();
 
-/* w x h bytes from src (rows src_pitch apart) to dst (rows dst_pitch
- * apart) by a kernel, so either side may be mapped host memory. */
-cudaError_t c63_cuda_copy_plane(const uint8_t *src, size_t src_pitch, uint8_t *dst,
-                                size_t dst_pitch, int w, int h, cudaStream_t s);
-
-/* The three planes of a picture, each w x h bytes from src (rows
- * src_pitch apart) to dst (rows dst_pitch apart), by one kernel: one launch
- * where three 2D copies would cost the host three driver calls. Both sides
- * in memory kernels can address. */
+/* Up to three planes, each w x h bytes from src (rows src_pitch apart) to
+ * dst (rows dst_pitch apart), by one kernel: one launch where 2D copies
+ * would cost the host a driver call a plane, and either side may be
+ * mapped host memory. A plane with h 0 is none. */
 struct c63_cuda_planes_copy {
   const uint8_t *src[3];
   uint8_t *dst[3];
-  int src_pitch[3], dst_pitch[3], w[3], h[3];
+  size_t src_pitch[3], dst_pitch[3];
+  int w[3], h[3];
 };
 cudaError_t c63_cuda_copy_planes(const c63_cuda_planes_copy &c, cudaStream_t s);
+/* One plane (c63_cuda_copy_planes). */
+cudaError_t c63_cuda_copy_plane(const uint8_t *src, size_t src_pitch, uint8_t *dst,
+                                size_t dst_pitch, int w, int h, cudaStream_t s);
 
 /* NV12 chroma: the w x h UV pairs at uv (rows pitch bytes apart) into the
  * planes u and v (rows dst_pitch apart). */
