@@ -2,7 +2,8 @@
 # c63-dec-bench.sh: decoding speed of 1080p streams, every way the decoder
 # is used, in one go:
 #   the library (c63-decode-bench, the stream in memory): the CUDA backend
-#     entropy-decoding on the GPU, the same into CUDA memory, the CUDA
+#     entropy-decoding on the GPU, the same into CUDA memory (and each
+#     picture copied from there into device buffers, as c63dec does), the CUDA
 #     backend with entropy decoding on the CPU threads
 #     (C63_CUDA_CPU_ENTROPY=1), and the CPU backend;
 #   c63-dec IN.c63 OUT.yuv, tmpfs to tmpfs, on the same three, beside dd
@@ -74,7 +75,8 @@ library() { # stream label
     sweep="$sweep --backend=cuda,--batch=${b%x*},--batches=${b#*x}"
     sweep="$sweep --backend=cuda,--device-out,--batch=${b%x*},--batches=${b#*x}"
   done
-  for mode in "--backend cuda" "--backend cuda --device-out" "--backend cuda --cpu-entropy" \
+  for mode in "--backend cuda" "--backend cuda --device-out" \
+    "--backend cuda --device-out --copy-out=cuda" "--backend cuda --cpu-entropy" \
     "--backend cpu" $sweep; do
     mode=$(echo "$mode" | tr ',' ' ')
     # shellcheck disable=SC2086 # mode is a list of options
