@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "c63/c63.h"
 #include "cliutil.h"
@@ -19,8 +20,11 @@
 /* Frames read ahead of the encoder beyond one a reader thread: enough to
  * cover a slow read while the GPU encodes. */
 #define READ_AHEAD 4
-/* Reader threads for a regular input file, unless --readers says. */
-#define DEFAULT_READERS 4
+/* Reader threads for a regular input file, unless --readers says: one a
+ * core up to this many. A page-cache read is one thread's copy, and the
+ * CUDA backend takes frames faster than four threads read them; past
+ * eight the reads contend in the kernel's page cache and slow again. */
+#define DEFAULT_READERS_MAX 8
 /* Packets queued for the writer thread. */
 #define WRITE_QUEUE 8
 #define MAX_WRITERS 8
@@ -59,8 +63,9 @@ static void usage(FILE *out)
           "      --allow-partial      encode the complete frames of an input that ends\n"
           "                           with a partial frame (dropped, with a warning)\n"
           "      --readers N          threads that read a regular input file, each a\n"
-          "                           whole frame at its offset, 1..%d (default %d;\n"
-          "                           standard input and pipes are read by one)\n"
+          "                           whole frame at its offset, 1..%d (default one a\n"
+          "                           core, up to %d; standard input and pipes are\n"
+          "                           read by one)\n"
           "      --writers N          threads that write the stream behind the encoder:\n"
           "                           0 = the encoder's own thread, 1 = one thread\n"
           "                           (default), 2..%d write a regular output file\n"
@@ -82,8 +87,8 @@ static void usage(FILE *out)
           "input included).\n",
           prog, C63_MIN_SIZE, C63_MAX_SIZE, C63_MIN_SIZE, C63_MAX_SIZE, C63_MIN_QUALITY,
           C63_MAX_QUALITY, C63_DEFAULT_QUALITY, C63_DEFAULT_KEYFRAME_INTERVAL, C63_MIN_SEARCH_RANGE,
-          C63_MAX_SEARCH_RANGE, C63_DEFAULT_SEARCH_RANGE, FRAME_READER_MAX_THREADS, DEFAULT_READERS,
-          MAX_WRITERS);
+          C63_MAX_SEARCH_RANGE, C63_DEFAULT_SEARCH_RANGE, FRAME_READER_MAX_THREADS,
+          DEFAULT_READERS_MAX, MAX_WRITERS);
 }
 
 /* Print a message about a bad argument, the usage, and return the exit code. */
@@ -270,7 +275,7 @@ int main(int argc, char **argv)
   c63_enc_params params;
   const char *out_path = NULL, *in_path;
   int max_frames = -1, quiet = 0, allow_partial = 0, opt, status = 1, ret;
-  int readers = DEFAULT_READERS, writers = 1;
+  int readers = 0, writers = 1; /* readers 0: one a core, up to DEFAULT_READERS_MAX */
   int have_width = 0, have_height = 0;
   char msg[256];
   c63_encoder *enc = NULL;
@@ -352,6 +357,10 @@ int main(int argc, char **argv)
   /* Frames are read ahead by threads of their own, into buffers the GPU
    * can read directly; the packets are written by another behind the
    * encoder. */
+  if (readers == 0) {
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    readers = cores < 1 ? 1 : cores > DEFAULT_READERS_MAX ? DEFAULT_READERS_MAX : (int)cores;
+  }
   reader = frame_reader_start(in, frame_size, max_frames, readers + READ_AHEAD, readers);
   if (reader == NULL ||
       (writers > 0 && !(sink.writer = frame_writer_start(&out, prog, WRITE_QUEUE, writers)))) {
