@@ -84,6 +84,8 @@ static uint64_t picture_sum(uint64_t h, const c63_decoded_picture *pic)
 /* --copy-out: pictures copied into a ring of page-locked (or device)
  * buffers, each copy waited for in turn by a second thread. */
 enum { kCopies = 16 };
+/* --copy-out not given (else the copies' C63_MEMORY_*) */
+enum { NO_COPY = -1 };
 
 typedef struct copy_out {
   c63_decoder *dec;
@@ -149,7 +151,11 @@ static int copy_out_start(copy_out *c, c63_decoder *dec, int memory, const strea
   c->dec = dec;
   c->memory = memory;
   for (int k = 0; k < kCopies; k++)
-    if (!(c->buf[k] = buffer_alloc(memory, luma + 2 * chroma))) return -1;
+    if (!(c->buf[k] = buffer_alloc(memory, luma + 2 * chroma))) {
+      while (k-- > 0)
+        buffer_free(memory, c->buf[k]);
+      return -1;
+    }
   pthread_mutex_init(&c->lock, NULL);
   pthread_cond_init(&c->cond, NULL);
   return pthread_create(&c->waiter, NULL, wait_copies, c) ? -1 : 0;
@@ -220,8 +226,8 @@ static int receive(c63_decoder *dec, copy_out *copies, const stream *s, int chec
 
 /* One run of `frames` frames; seconds from the first send to the last
  * picture, or a negative value on failure. */
-static double run(const c63_dec_params *p, int device_out, int copy, int copy_memory,
-                  const stream *s, int frames, int checksum, uint64_t *sum)
+static double run(const c63_dec_params *p, int device_out, int copy_memory, const stream *s,
+                  int frames, int checksum, uint64_t *sum)
 {
   copy_out copies;
   c63_decoder *dec;
@@ -235,13 +241,13 @@ static double run(const c63_dec_params *p, int device_out, int copy, int copy_me
     c63_decoder_free(dec);
     return -1;
   }
-  if (copy && copy_out_start(&copies, dec, copy_memory, s)) {
+  if (copy_memory != NO_COPY && copy_out_start(&copies, dec, copy_memory, s)) {
     fprintf(stderr, "%s: out of %s memory for the copies\n", prog,
             copy_memory == C63_MEMORY_CUDA ? "device" : "page-locked");
     c63_decoder_free(dec);
     return -1;
   }
-  copy_out *c = copy ? &copies : NULL;
+  copy_out *c = copy_memory != NO_COPY ? &copies : NULL;
   int got = 0, bad = 0;
   *sum = 0xcbf29ce484222325ull;
   const double t0 = cli_now();
@@ -337,7 +343,7 @@ int main(int argc, char **argv)
       {NULL, 0, NULL, 0},
   };
   c63_dec_params p;
-  int frames = 3000, runs = 5, device_out = 0, copy = 0, copy_memory = C63_MEMORY_HOST;
+  int frames = 3000, runs = 5, device_out = 0, copy_memory = NO_COPY;
   int cpu_entropy = 0, opt;
   c63_dec_params_init(&p);
   p.backend = C63_BACKEND_CUDA;
@@ -366,7 +372,6 @@ int main(int argc, char **argv)
       device_out = 1;
       break;
     case OPT_COPY_OUT:
-      copy = 1;
       if (!optarg || !strcmp(optarg, "host")) {
         copy_memory = C63_MEMORY_HOST;
       } else if (!strcmp(optarg, "cuda")) {
@@ -412,7 +417,7 @@ int main(int argc, char **argv)
          s.n, s.width, s.height, frames, p.backend == C63_BACKEND_CUDA ? "cuda" : "cpu",
          p.backend == C63_BACKEND_CUDA ? (cpu_entropy ? " (CPU entropy)" : " (GPU entropy)") : "",
          device_out ? "CUDA memory" : "system memory",
-         !copy ? ""
+         copy_memory == NO_COPY ? ""
          : copy_memory == C63_MEMORY_CUDA
              ? ", each copied out into device memory, waited for on a second thread"
              : ", each copied out into page-locked memory, waited for on a second thread");
@@ -422,14 +427,13 @@ int main(int argc, char **argv)
            batch ? batch : "(policy)", batches ? batches : "(policy)");
   uint64_t sum;
   int status = 1;
-  if (run(&p, device_out, copy, copy_memory, &s, frames < 100 ? frames : 100, !device_out, &sum) <
-      0)
+  if (run(&p, device_out, copy_memory, &s, frames < 100 ? frames : 100, !device_out, &sum) < 0)
     goto done;
   if (!device_out)
     printf("pictures checksum (first 100 frames) %016llx\n", (unsigned long long)sum);
   double fps[MAX_RUNS];
   for (int i = 0; i < runs; i++) {
-    const double t = run(&p, device_out, copy, copy_memory, &s, frames, 0, &sum);
+    const double t = run(&p, device_out, copy_memory, &s, frames, 0, &sum);
     if (t <= 0) goto done;
     fps[i] = frames / t;
     printf("run %d: %.3f s, %.1f fps\n", i + 1, t, fps[i]);

@@ -169,15 +169,14 @@ static int write_picture(const c63_decoded_picture *pic, frame_writer *fw)
 }
 
 /* Threads that write the pictures, unless --writers says. The CPU
- * backend decodes on every core, and one thread with write() took the
+ * backend decodes on every core, so one thread with write() takes the
  * fewest of them. With the CUDA backend the cores are mostly free, and
- * four threads writing a regular file through mappings lift the kernel's
- * one-writer-per-file limit: 902 fps against 807 with write() into tmpfs
- * (1080p, H100 host, whose dd wrote 875); two gave 643, eight 867. */
+ * several threads writing a regular file through mappings lift the
+ * kernel's one-writer-per-file limit (docs/performance.md). */
 static int writer_threads(const c63_decoder *dec)
 {
   if (strcmp(c63_decoder_backend_name(dec), "cuda") != 0) return 1;
-  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const int cores = cli_cores();
   return cores >= 8 ? 4 : cores >= 4 ? 2 : 1;
 }
 

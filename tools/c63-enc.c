@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "c63/c63.h"
 #include "cliutil.h"
@@ -21,9 +20,9 @@
  * cover a slow read while the GPU encodes. */
 #define READ_AHEAD 4
 /* Reader threads for a regular input file, unless --readers says: one a
- * core up to this many. A page-cache read is one thread's copy, and the
- * CUDA backend takes frames faster than four threads read them; past
- * eight the reads contend in the kernel's page cache and slow again. */
+ * core up to this many. A page-cache read is one thread's copy, so the GPU
+ * backend needs several readers to be fed; many more contend for the
+ * kernel's page-cache lists and slow down again (docs/performance.md). */
 #define DEFAULT_READERS_MAX 8
 /* Packets queued for the writer thread. */
 #define WRITE_QUEUE 8
@@ -357,10 +356,7 @@ int main(int argc, char **argv)
   /* Frames are read ahead by threads of their own, into buffers the GPU
    * can read directly; the packets are written by another behind the
    * encoder. */
-  if (readers == 0) {
-    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    readers = cores < 1 ? 1 : cores > DEFAULT_READERS_MAX ? DEFAULT_READERS_MAX : (int)cores;
-  }
+  if (readers == 0) readers = cli_cores() < DEFAULT_READERS_MAX ? cli_cores() : DEFAULT_READERS_MAX;
   reader = frame_reader_start(in, frame_size, max_frames, readers + READ_AHEAD, readers);
   if (reader == NULL ||
       (writers > 0 && !(sink.writer = frame_writer_start(&out, prog, WRITE_QUEUE, writers)))) {

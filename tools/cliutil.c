@@ -104,6 +104,12 @@ size_t cli_read_full(FILE *f, void *buf, size_t n)
   return got;
 }
 
+int cli_cores(void)
+{
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > INT_MAX ? INT_MAX : (int)n;
+}
+
 double cli_now(void)
 {
   struct timespec ts;

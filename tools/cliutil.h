@@ -105,4 +105,7 @@ size_t cli_read_full(FILE *f, void *buf, size_t n);
 /* Monotonic clock in seconds. */
 double cli_now(void);
 
+/* Cores online (at least 1). */
+int cli_cores(void);
+
 #endif

@@ -90,8 +90,7 @@ static int decode_device_out(const uint8_t *s, size_t len, tu_buf *pics, const c
 
 /* Copies waited for on another thread, as c63dec does: pictures left on
  * the device, copied with c63_decoder_copy_picture_async into padded
- * buffers (page-locked, ordinary and device memory in turn: the copy
- * engine, and the kernel that copies between device buffers), a waiting
+ * buffers (page-locked, ordinary and device memory in turn), a waiting
  * thread appending
  * each once its copy is done, kAsyncCopies behind, while the decoder goes
  * on decoding into the places those pictures came from. */

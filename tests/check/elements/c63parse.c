@@ -385,7 +385,7 @@ static gboolean have_elements(const gchar *const *names)
   return TRUE;
 }
 
-/* The stream times times over (30 frames each) in a file of its own. */
+/* The stream, `times` copies of it (30 frames each), in a file of its own. */
 static gchar *write_long_stream(gchar **dir, guint times)
 {
   GBytes *stream = c63check_read_file(c63check_vector(K7_STREAM)->stream);
