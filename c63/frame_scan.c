@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "c63/c63.h"
+#include "marker_scan.h"
 
 /* Headers (DQT, SOF0, DHT and SOS, a DHT or SOS at most 64 KiB each) never
  * take more; a frame whose headers are longer is broken. */
@@ -161,12 +162,11 @@ static int scan(scan_state *s, const uint8_t *buf, size_t len, int at_end,
    * it, anything after that is too far. */
   end = len < s->limit + 1 ? len : s->limit + 1;
   for (p = s->scan_pos; p + 1 < end; p++) {
-    const uint8_t *ff = memchr(buf + p, 0xff, end - 1 - p);
-    if (!ff) {
+    p = c63_find_marker(buf, p, end); /* FF 00 (stuffing) is passed over */
+    if (p >= end) {
       p = end - 1;
       break;
     }
-    p = (size_t)(ff - buf);
     if (buf[p + 1] == 0xd8) { /* a new frame: this one was cut short */
       return done(s, res, C63_SCAN_FRAME, p);
     } else if (buf[p + 1] == 0xd9 && p + 2 <= s->limit) {

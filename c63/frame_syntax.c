@@ -9,6 +9,7 @@
 #include "c63/c63.h"
 #include "entropy.h"
 #include "geometry.h"
+#include "marker_scan.h"
 #include "tables.h"
 
 /* DQT says 195 (the payload without its length bytes; JPEG would say 197). */
@@ -166,21 +167,21 @@ static int parse_sof(const uint8_t *buf, size_t len, size_t pos, c63_frame_heade
 static int find_data_end(const uint8_t *buf, size_t len, size_t pos, size_t *end, char *msg,
                          size_t msg_size)
 {
-  const uint8_t *p = buf + pos;
   for (;;) {
-    const uint8_t *ff = memchr(p, 0xff, (size_t)(buf + len - p));
-    if (!ff || ff + 1 >= buf + len) FAIL(C63_ERR_TRUNCATED, "frame data ends before EOI");
-    switch (ff[1]) {
+    /* FF 00 (stuffing) is passed over in the search */
+    size_t ff = c63_find_marker(buf, pos, len);
+    if (ff >= len) FAIL(C63_ERR_TRUNCATED, "frame data ends before EOI");
+    switch (buf[ff + 1]) {
     case SOI:
     case EOI:
     case DQT:
     case SOF0:
     case DHT:
     case SOS:
-      *end = (size_t)(ff - buf);
+      *end = ff;
       return C63_OK;
-    default: /* 00 stuffing, or a byte the reference drops just the same */
-      p = ff + 2;
+    default: /* a byte the reference drops just the same */
+      pos = ff + 2;
     }
   }
 }
