@@ -3,9 +3,15 @@
  * streaming thread waits only until the index has passed the frame it
  * handles (the indexer reads and scans far faster than frames are
  * decoded), seeks and duration queries until the index is whole; so the
- * first frame goes out at once and the index costs the streaming thread
- * no time, where reading the whole stream first would cost it a second
- * read and a scan of every byte.
+ * first frame goes out at once.
+ *
+ * The indexer's reads are the streaming thread's too: each read (whole
+ * frames) is kept until the frames in it have been pulled, and a pull of
+ * the sink pad that falls inside one is answered with that part of it (a
+ * pad probe), so the stream is read once and not on the streaming
+ * thread. The reads kept are bounded (GST_C63_INDEXER_AHEAD_BYTES): the
+ * indexer waits for the frames to be pulled, unless someone waits for the
+ * whole index; then it reads on without keeping what does not fit.
  *
  * Copyright (C) 2026 gst-c63 contributors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -45,15 +51,27 @@ typedef struct {
   GThread *thread;
 
   GstC63Index scanned; /* the thread's own, published after each read */
+
+  /* Reads kept for the streaming thread's pulls (under lock). */
+  GQueue ahead;        /* GstBuffer *, whole frames, by GST_BUFFER_OFFSET */
+  guint64 ahead_bytes; /* in ahead */
+  GCond room;          /* ahead lost a read, or the thread is to read on */
+  gboolean want_whole; /* someone waits for the whole index */
 } GstC63Indexer;
 
+/* The reads kept ahead of the frames pulled: about a hundred 1080p frames,
+ * a few milliseconds of decoding. */
+#define GST_C63_INDEXER_AHEAD_BYTES (16u << 20)
+
+/* Also puts the probe that answers pulls from the reads kept on pad. */
 void gst_c63_indexer_init(GstC63Indexer *ix, GstElement *element, GstPad *pad,
                           GstC63IndexerWholeFunc whole, gpointer user_data);
 /* Stops the thread and frees the index. */
 void gst_c63_indexer_clear(GstC63Indexer *ix);
 
 /* Ends the thread (its pulls fail once the pad is flushing, as it is when
- * deactivated) and forgets the index, to start again from offset 0. */
+ * deactivated) and forgets the index and the reads kept, to start again
+ * from offset 0. */
 void gst_c63_indexer_reset(GstC63Indexer *ix);
 
 /* Waits until the frame at offset (if one starts there) is indexed,
@@ -63,8 +81,8 @@ void gst_c63_indexer_reset(GstC63Indexer *ix);
 GstFlowReturn gst_c63_indexer_wait_past(GstC63Indexer *ix, guint64 offset,
                                         GstC63IndexedFrame *frame);
 
-/* Waits for a running thread to end: the index once whole (it stays so
- * until a reset), else NULL. */
+/* Waits for a running thread to end, which then keeps no more reads than
+ * fit: the index once whole (it stays so until a reset), else NULL. */
 const GstC63Index *gst_c63_indexer_wait_whole(GstC63Indexer *ix);
 
 /* What the index published so far knows of the frame at offset. */

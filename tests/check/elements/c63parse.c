@@ -386,9 +386,10 @@ static gboolean have_elements(const gchar *const *names)
 }
 
 /* The stream, `times` copies of it (30 frames each), in a file of its own. */
-static gchar *write_long_stream(gchar **dir, guint times)
+/* The stream of vector `name` repeated `times` times, in a new file. */
+static gchar *write_repeated(gchar **dir, const gchar *name, guint times)
 {
-  GBytes *stream = c63check_read_file(c63check_vector(K7_STREAM)->stream);
+  GBytes *stream = c63check_read_file(c63check_vector(name)->stream);
   GError *err = NULL;
   GString *all = g_string_new(NULL);
   gchar *path;
@@ -405,6 +406,11 @@ static gchar *write_long_stream(gchar **dir, guint times)
   g_string_free(all, TRUE);
   g_bytes_unref(stream);
   return path;
+}
+
+static gchar *write_long_stream(gchar **dir, guint times)
+{
+  return write_repeated(dir, K7_STREAM, times);
 }
 
 static void remove_file(gchar *path, gchar *dir)
@@ -463,38 +469,85 @@ static GstPadProbeReturn on_pulled(G_GNUC_UNUSED GstPad *pad, GstPadProbeInfo *i
   return GST_PAD_PROBE_OK;
 }
 
-/* Pull mode: the stream is read twice, once for the index and once frame
- * by frame, each frame (here 1080p, larger than GstBaseParse's 64 KiB
- * reads) in one read of its indexed size, not in growing reads of the
- * same bytes; only the first read (before the index) is read again. */
-GST_START_TEST(test_parse_reads_frames_once)
+/* Runs filesrc ! c63parse ! fakesink over path in pull mode: the bytes
+ * filesrc read, the frames out, and (query) the duration asked for once
+ * prerolled (-1 when not asked). */
+static guint64 pull_stream(const gchar *path, gboolean query, guint *frames, gint64 *duration)
 {
-  const C63Vector *v = c63check_vector("mandel_1920x1080.c63");
-  GBytes *stream = c63check_read_file(v->stream);
   gchar *desc = g_strdup_printf("filesrc name=src location=\"%s\" ! c63parse ! "
                                 "fakesink name=sink signal-handoffs=true sync=false",
-                                v->stream);
+                                path);
   GstElement *pipeline = gst_parse_launch(desc, NULL);
   GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
   GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
   GstPad *pad = gst_element_get_static_pad(src, "src");
   GArray *pts = g_array_new(FALSE, FALSE, sizeof(GstClockTime));
-  guint64 pulled = 0, size = g_bytes_get_size(stream);
+  guint64 pulled = 0;
 
   gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_PULL | GST_PAD_PROBE_TYPE_BUFFER,
                     (GstPadProbeCallback)on_pulled, &pulled, NULL);
   g_signal_connect(sink, "handoff", G_CALLBACK(on_parsed), pts);
+  *duration = -1;
+  if (query) {
+    set_state_wait(pipeline, GST_STATE_PAUSED);
+    fail_unless(gst_element_query_duration(pipeline, GST_FORMAT_TIME, duration));
+  }
   set_state_wait(pipeline, GST_STATE_PLAYING);
   wait_eos(pipeline);
-  fail_unless_equals_int(pts->len, 5);
-  fail_unless(pulled >= 2 * size && pulled <= 2 * size + (64 << 10),
-              "%" G_GUINT64_FORMAT " bytes read for a stream of %" G_GUINT64_FORMAT, pulled, size);
+  *frames = pts->len;
   g_array_unref(pts);
   gst_object_unref(pad);
   gst_object_unref(src);
   gst_object_unref(sink);
   pipeline_free(pipeline);
   g_free(desc);
+  return pulled;
+}
+
+/* Pull mode: the stream is read once. The index's reads are kept for the
+ * frames, which are pulled (here 1080p, each larger than GstBaseParse's
+ * 64 KiB reads) at their indexed size and answered from them; only
+ * GstBaseParse's first read, before the index, may go upstream again. */
+GST_START_TEST(test_parse_reads_frames_once)
+{
+  const C63Vector *v = c63check_vector("mandel_1920x1080.c63");
+  GBytes *stream = c63check_read_file(v->stream);
+  guint64 pulled, size = g_bytes_get_size(stream);
+  guint frames;
+  gint64 duration;
+
+  pulled = pull_stream(v->stream, FALSE, &frames, &duration);
+  fail_unless_equals_int(frames, 5);
+  fail_unless(pulled >= size && pulled <= size + (64 << 10),
+              "%" G_GUINT64_FORMAT " bytes read for a stream of %" G_GUINT64_FORMAT, pulled, size);
+  g_bytes_unref(stream);
+}
+GST_END_TEST;
+
+/* A stream twice the reads kept ahead (GST_C63_INDEXER_AHEAD_BYTES): the
+ * index keeps pace with the frames pulled, so it is still read about once
+ * (each 1 MiB read of the index starts again at the frame its last one
+ * cut, up to a frame more a read); a duration query makes the index read
+ * on at once, and the duration is exact. */
+GST_START_TEST(test_parse_reads_long_stream_once)
+{
+  const C63Vector *v = c63check_vector("mandel_1920x1080.c63");
+  GBytes *stream = c63check_read_file(v->stream);
+  const guint copies = (guint)((32u << 20) / g_bytes_get_size(stream)) + 1;
+  gchar *dir, *path = write_repeated(&dir, v->name, copies);
+  guint64 pulled, size = copies * g_bytes_get_size(stream);
+  guint frames;
+  gint64 duration;
+
+  pulled = pull_stream(path, FALSE, &frames, &duration);
+  fail_unless_equals_int(frames, copies * v->frames);
+  fail_unless(pulled >= size && pulled <= size + size / 4,
+              "%" G_GUINT64_FORMAT " bytes read for a stream of %" G_GUINT64_FORMAT, pulled, size);
+  pulled = pull_stream(path, TRUE, &frames, &duration);
+  fail_unless_equals_int(frames, copies * v->frames);
+  fail_unless_equals_uint64(duration, copies * v->frames * FRAME_DURATION);
+  fail_unless(pulled >= size, "%" G_GUINT64_FORMAT " bytes read", pulled);
+  remove_file(path, dir);
   g_bytes_unref(stream);
 }
 GST_END_TEST;
@@ -761,6 +814,7 @@ static Suite *c63parse_suite(void)
   tcase_add_test(tc, test_parse_decodebin);
   tcase_add_test(tc, test_parse_exact_timestamps);
   tcase_add_test(tc, test_parse_reads_frames_once);
+  tcase_add_test(tc, test_parse_reads_long_stream_once);
   tcase_add_test(tc, test_parse_frames_before_whole_index);
   tcase_add_test(tc, test_parse_segment_stop);
   tcase_add_test(tc, test_parse_framerate_refused);
