@@ -194,12 +194,10 @@ const char *c63_decoder_backend_name(const c63_decoder *dec)
   return dec->ops->name;
 }
 
-/* Parse a slot's header and size its coefficient buffers, on the caller's
- * thread: for a GPU backend those are page-locked, and allocating or
- * freeing them is a CUDA call, which stays with the thread that drives the
- * backend (from a pool thread it would run beside the caller's launches
- * and synchronisations, which deadlocks compute-sanitizer's racecheck). */
-static void prepare_slot(dec_slot *sl)
+/* Parse a slot's header, which scans the whole frame for the data's end:
+ * SLOT_DECODED (for the backend to entropy-decode) or SLOT_FAILED. It
+ * touches nothing else, so it runs on a pool thread where it can. */
+static void parse_slot(dec_slot *sl)
 {
   c63_frame_header *hdr = &sl->hdr;
   sl->err[0] = '\0';
@@ -214,10 +212,25 @@ static void prepare_slot(dec_slot *sl)
     return;
   }
   c63_geometry_init(&sl->g, hdr->width, hdr->height);
-  if (sl->entropy_on_backend) {
-    sl->stage = SLOT_DECODED;
-    return;
-  }
+  sl->stage = SLOT_DECODED;
+}
+
+static void parse_task(void *arg)
+{
+  parse_slot(arg);
+}
+
+/* Parse a slot's header and size its coefficient buffers, on the caller's
+ * thread: for a GPU backend those are page-locked, and allocating or
+ * freeing them is a CUDA call, which stays with the thread that drives the
+ * backend (from a pool thread it would run beside the caller's launches
+ * and synchronisations, which deadlocks compute-sanitizer's racecheck). */
+static void prepare_slot(dec_slot *sl)
+{
+  const c63_frame_header *hdr = &sl->hdr;
+  parse_slot(sl);
+  if (sl->stage == SLOT_FAILED || sl->entropy_on_backend) return;
+  sl->stage = SLOT_FAILED;
   sl->status =
       c63_sparse_frame_reserve(&sl->coeffs, c63_frame_blocks(&sl->g),
                                c63_sparse_entries_bound(&sl->g, hdr->data_size), sl->pinned);
@@ -245,7 +258,8 @@ static void entropy_task(void *arg)
   entropy_stage(arg);
 }
 
-/* Wait for a slot's entropy decoding. */
+/* Wait for a slot's background task: its entropy decoding, or where the
+ * backend entropy-decodes, the parse of its header. */
 static void wait_entropy(c63_decoder *dec, dec_slot *sl)
 {
   if (!sl->queued) return;
@@ -463,6 +477,16 @@ static int send_frame(c63_decoder *dec, const uint8_t *data, size_t size, int64_
   sl->reset_before = dec->reset_next;
   dec->reset_next = 0;
   /* a frame that fails here is reported when it is received, in order */
+  if (sl->entropy_on_backend && c63_threadpool_size(dec->pool) > 1) {
+    /* the scan of the frame off the caller's thread, which then only
+     * queues frames and takes pictures; done long before the frame is
+     * submitted (submit_ahead waits for it) */
+    sl->stage = SLOT_SENT;
+    sl->queued = 1;
+    c63_threadpool_submit(dec->pool, &sl->task, parse_task, sl);
+    dec->count++;
+    return C63_OK;
+  }
   prepare_slot(sl);
   if (sl->stage == SLOT_SENT) {
     sl->queued = 1;
