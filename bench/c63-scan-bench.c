@@ -3,8 +3,8 @@
  * Usage: c63-scan-bench [-s MIB] [-n RUNS] FILE.c63
  *
  * Repeats FILE in memory up to MIB mebibytes (default 2048) and indexes it
- * as c63parse does before its first frame: c63_frame_scan over reads of
- * 4 MiB (gst/c63parse/gstc63index.c), on one thread. Prints the frames
+ * as c63parse's index thread does: c63_frame_scan over reads of
+ * 1 MiB (gst/c63parse/gstc63indexer.c), on one thread. Prints the frames
  * found and the best of RUNS (default 3) in GB/s of stream.
  *
  * Copyright (C) 2026 gst-c63 contributors
@@ -18,7 +18,7 @@
 #include "cliutil.h"
 
 /* The read size of c63parse's scan (INDEX_READ_BYTES). */
-#define READ_BYTES ((size_t)4 << 20)
+#define READ_BYTES ((size_t)1 << 20)
 
 static const char *prog = "c63-scan-bench";
 
