@@ -36,10 +36,7 @@ void gst_c63_indexer_init(GstC63Indexer *ix, GstElement *element, GstPad *pad,
   ix->ahead_bytes = 0;
   g_cond_init(&ix->room);
   ix->want_whole = FALSE;
-  /* A pull probe must block to be asked before the pull; it answers or
-   * passes every pull, so nothing ever waits on it. */
-  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_PULL | GST_PAD_PROBE_TYPE_BLOCK, gst_c63_indexer_serve,
-                    ix, NULL);
+  ix->probe = 0;
 }
 
 /* Forget the reads kept up to offset (all: G_MAXUINT64). Called with the
@@ -122,6 +119,8 @@ void gst_c63_indexer_clear(GstC63Indexer *ix)
 
 void gst_c63_indexer_reset(GstC63Indexer *ix)
 {
+  gulong probe;
+
   g_mutex_lock(&ix->lock);
   gst_c63_indexer_join(ix);
   gst_c63_index_reset(&ix->index);
@@ -130,7 +129,10 @@ void gst_c63_indexer_reset(GstC63Indexer *ix)
   ix->want_whole = FALSE;
   ix->state = GST_C63_INDEXER_IDLE;
   ix->flow = GST_FLOW_OK;
+  probe = ix->probe;
+  ix->probe = 0;
   g_mutex_unlock(&ix->lock);
+  if (probe) gst_pad_remove_probe(ix->pad, probe);
 }
 
 /* Index the size bytes at the scan position; *at_end when the stream ends
@@ -233,6 +235,12 @@ static GstFlowReturn gst_c63_indexer_start(GstC63Indexer *ix)
 {
   GError *err = NULL;
 
+  /* A pull probe must block to be asked before the pull; it answers or
+   * passes every pull, so nothing ever waits on it. Put while the pad is
+   * in pull mode: from the first start to the next reset. */
+  if (!ix->probe)
+    ix->probe = gst_pad_add_probe(ix->pad, GST_PAD_PROBE_TYPE_PULL | GST_PAD_PROBE_TYPE_BLOCK,
+                                  gst_c63_indexer_serve, ix, NULL);
   ix->state = GST_C63_INDEXER_RUNNING;
   ix->flow = GST_FLOW_OK;
   ix->thread = g_thread_try_new("c63parse-index", gst_c63_indexer_loop, ix, &err);

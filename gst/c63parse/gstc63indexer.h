@@ -57,13 +57,13 @@ typedef struct {
   guint64 ahead_bytes; /* in ahead */
   GCond room;          /* ahead lost a read, or the thread is to read on */
   gboolean want_whole; /* someone waits for the whole index */
+  gulong probe;        /* on pad while the thread has run since the last reset; 0: none */
 } GstC63Indexer;
 
 /* The reads kept ahead of the frames pulled: about a hundred 1080p frames,
  * a few milliseconds of decoding. */
 #define GST_C63_INDEXER_AHEAD_BYTES (16u << 20)
 
-/* Also puts the probe that answers pulls from the reads kept on pad. */
 void gst_c63_indexer_init(GstC63Indexer *ix, GstElement *element, GstPad *pad,
                           GstC63IndexerWholeFunc whole, gpointer user_data);
 /* Stops the thread and frees the index. */
@@ -71,7 +71,7 @@ void gst_c63_indexer_clear(GstC63Indexer *ix);
 
 /* Ends the thread (its pulls fail once the pad is flushing, as it is when
  * deactivated) and forgets the index and the reads kept, to start again
- * from offset 0. */
+ * from offset 0; the pad's probe goes too. */
 void gst_c63_indexer_reset(GstC63Indexer *ix);
 
 /* Waits until the frame at offset (if one starts there) is indexed,
