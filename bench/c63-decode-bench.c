@@ -35,6 +35,16 @@
 
 static const char *prog = "c63-decode-bench";
 
+/* --host-work: microseconds of busy work a picture. */
+static int host_work_us;
+
+static void host_work(void)
+{
+  const double end = cli_now() + host_work_us * 1e-6;
+  while (host_work_us > 0 && cli_now() < end)
+    ;
+}
+
 static void usage(FILE *out)
 {
   fprintf(out,
@@ -51,6 +61,9 @@ static void usage(FILE *out)
           "                         waited for on a second thread\n"
           "      --batch N          CUDA backend: frames per GPU entropy batch (1-64)\n"
           "      --batches N        CUDA backend: batches in flight (1-8)\n"
+          "      --host-work US     each picture also keeps the receiving thread busy for\n"
+          "                         US microseconds, as a framework's per-frame work keeps\n"
+          "                         an element's thread (how the GPU's work overlaps it)\n"
           "  -t, --threads N        CPU threads (default 0: one per core, up to 16)\n"
           "      --help             show this text\n",
           prog);
@@ -220,6 +233,7 @@ static int receive(c63_decoder *dec, copy_out *copies, const stream *s, int chec
     }
     if (checksum) *sum = picture_sum(*sum, &pic);
     if (copies && copy_picture(copies, &pic, s)) return -1;
+    host_work();
     (*got)++;
   }
 }
@@ -327,6 +341,7 @@ int main(int argc, char **argv)
     OPT_COPY_OUT,
     OPT_BATCH,
     OPT_BATCHES,
+    OPT_HOST_WORK,
     OPT_HELP
   };
   static const struct option long_opts[] = {
@@ -339,6 +354,7 @@ int main(int argc, char **argv)
       {"copy-out", optional_argument, NULL, OPT_COPY_OUT},
       {"batch", required_argument, NULL, OPT_BATCH},
       {"batches", required_argument, NULL, OPT_BATCHES},
+      {"host-work", required_argument, NULL, OPT_HOST_WORK},
       {"help", no_argument, NULL, OPT_HELP},
       {NULL, 0, NULL, 0},
   };
@@ -397,6 +413,12 @@ int main(int argc, char **argv)
       setenv(opt == OPT_BATCH ? "C63_CUDA_DECODE_BATCH" : "C63_CUDA_DECODE_BATCHES", optarg, 1);
       break;
     }
+    case OPT_HOST_WORK:
+      if (cli_parse_int(optarg, &host_work_us) || host_work_us < 0 || host_work_us > 1000000) {
+        fprintf(stderr, "%s: --host-work 0 to 1000000 microseconds, not %s\n", prog, optarg);
+        return 2;
+      }
+      break;
     case OPT_HELP:
       usage(stdout);
       return 0;

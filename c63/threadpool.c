@@ -61,6 +61,10 @@ static void *worker(void *data)
 {
   c63_threadpool *p = data;
   unsigned seen = 0;
+#ifdef __GLIBC__
+  /* a name of its own, so per-thread profiles tell the pool from its caller */
+  pthread_setname_np(pthread_self(), "c63-pool");
+#endif
   pthread_mutex_lock(&p->lock);
   for (;;) {
     while (!p->quit && p->generation == seen && !p->queue_head)
