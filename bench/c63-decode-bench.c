@@ -40,8 +40,9 @@ static int host_work_us;
 
 static void host_work(void)
 {
+  if (host_work_us <= 0) return;
   const double end = cli_now() + host_work_us * 1e-6;
-  while (host_work_us > 0 && cli_now() < end)
+  while (cli_now() < end)
     ;
 }
 

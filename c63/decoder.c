@@ -477,20 +477,21 @@ static int send_frame(c63_decoder *dec, const uint8_t *data, size_t size, int64_
   sl->reset_before = dec->reset_next;
   dec->reset_next = 0;
   /* a frame that fails here is reported when it is received, in order */
+  void (*task)(void *) = NULL;
   if (sl->entropy_on_backend && c63_threadpool_size(dec->pool) > 1) {
     /* the scan of the frame off the caller's thread, which then only
      * queues frames and takes pictures; done long before the frame is
-     * submitted (submit_ahead waits for it) */
+     * submitted (submit_ahead waits for it). A pool without workers would
+     * run it only when waited for, and hold back submit_ahead. */
     sl->stage = SLOT_SENT;
-    sl->queued = 1;
-    c63_threadpool_submit(dec->pool, &sl->task, parse_task, sl);
-    dec->count++;
-    return C63_OK;
+    task = parse_task;
+  } else {
+    prepare_slot(sl);
+    if (sl->stage == SLOT_SENT) task = entropy_task;
   }
-  prepare_slot(sl);
-  if (sl->stage == SLOT_SENT) {
+  if (task) {
     sl->queued = 1;
-    c63_threadpool_submit(dec->pool, &sl->task, entropy_task, sl);
+    c63_threadpool_submit(dec->pool, &sl->task, task, sl);
   }
   dec->count++;
   return C63_OK;

@@ -1,9 +1,9 @@
 /* Finding markers in entropy-coded data. Encoders follow every FF in the
  * data with a stuffed 00, so the bytes that need a second look are the FFs
- * followed by anything else: a marker, or a byte the reference drops. One
- * FF in about 140 bytes of a stream is stuffing, so a search that stops at
- * every FF (memchr) spends its time in calls; this one stops only where the
- * next byte is not 00, several bytes a step.
+ * followed by anything else: a marker, or a byte the reference drops.
+ * Stuffed FFs are common in coded data, so a search that stops at every FF
+ * (memchr) spends its time in calls; this one stops only where the next
+ * byte is not 00, several bytes a step.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef C63_MARKER_SCAN_H
 #define C63_MARKER_SCAN_H

@@ -75,7 +75,7 @@ static GstPadProbeReturn gst_c63_indexer_serve(G_GNUC_UNUSED GstPad *pad, GstPad
 
     if (offset < start) break;
     if (offset + info->size <= start + gst_buffer_get_size(b)) {
-      part = gst_buffer_copy_region(b, GST_BUFFER_COPY_ALL, offset - start, info->size);
+      part = gst_buffer_copy_region(b, GST_BUFFER_COPY_MEMORY, offset - start, info->size);
       GST_BUFFER_OFFSET(part) = offset;
       gst_c63_indexer_drop_ahead(ix, start);
       break;

@@ -60,8 +60,8 @@ typedef struct {
   gulong probe;        /* on pad while the thread has run since the last reset; 0: none */
 } GstC63Indexer;
 
-/* The reads kept ahead of the frames pulled: about a hundred 1080p frames,
- * a few milliseconds of decoding. */
+/* The reads kept ahead of the frames pulled: many frames (so the streaming
+ * thread never waits for a read), yet a small share of memory. */
 #define GST_C63_INDEXER_AHEAD_BYTES (16u << 20)
 
 void gst_c63_indexer_init(GstC63Indexer *ix, GstElement *element, GstPad *pad,
