@@ -42,11 +42,17 @@ static void usage(FILE *out)
           "  -R           register the clip (c63_picture_memory_register), as an\n"
           "               application registers the buffers it recycles: frames are\n"
           "               uploaded straight from it\n"
+          "  -b           send the pictures borrowed (c63_encoder_send_picture_borrowed),\n"
+          "               as c63cudaenc does: pageable pictures are copied into staging\n"
+          "               by the encoder's threads while the caller goes on\n"
           "  -z           the integrated-GPU path on any GPU (C63_CUDA_ZERO_COPY=1): kernels\n"
           "               read the pictures in host memory in place (with -p: the clip\n"
           "               itself), no copy-engine upload\n",
           C63_DEFAULT_QUALITY, C63_DEFAULT_SEARCH_RANGE, C63_DEFAULT_KEYFRAME_INTERVAL);
 }
+
+/* -b: pictures sent borrowed (the clip stays as it is throughout). */
+static int borrowed;
 
 /* One run: encode frames pictures cycling through the clip. Returns the wall
  * time in seconds (encoder creation excluded) or a negative value. */
@@ -78,7 +84,8 @@ static double run_once(const c63_enc_params *p, const uint8_t *clip, int clip_fr
       pic.stride[1] = pic.stride[2] = cw;
       pp = &pic;
     }
-    while ((r = c63_encoder_send_picture(enc, pp)) == C63_ERR_AGAIN) {
+    while ((r = borrowed ? c63_encoder_send_picture_borrowed(enc, pp)
+                         : c63_encoder_send_picture(enc, pp)) == C63_ERR_AGAIN) {
       while ((r = c63_encoder_receive_packet(enc, &pkt)) == C63_OK)
         *bytes += pkt.size;
       if (r != C63_ERR_AGAIN && r != C63_ERR_EOF) break;
@@ -103,7 +110,7 @@ int main(int argc, char **argv)
   p.height = 1080;
   p.backend = C63_BACKEND_CUDA;
   int frames = 300, runs = 5, opt, pinned = 0, registered = 0, zero_copy = 0;
-  while ((opt = getopt(argc, argv, "w:h:f:n:q:r:k:m:d:t:pRz")) != -1) {
+  while ((opt = getopt(argc, argv, "w:h:f:n:q:r:k:m:d:t:pRbz")) != -1) {
     switch (opt) {
     case 'w':
       p.width = atoi(optarg);
@@ -145,6 +152,9 @@ int main(int argc, char **argv)
       break;
     case 'R':
       registered = 1;
+      break;
+    case 'b':
+      borrowed = 1;
       break;
     case 'z':
       zero_copy = 1;

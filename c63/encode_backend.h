@@ -30,10 +30,13 @@ extern "C" {
 /* One frame's work. */
 typedef struct c63_frame_job {
   /* Input picture, visible size (geometry pic_w x pic_h), any stride. The
-   * backend copies it during submit. */
+   * backend copies it during submit, unless borrowed. */
   const uint8_t *src[3];
   int src_stride[3];
   int nv12; /* src[1] holds U and V interleaved (src[2] unused) */
+  /* The caller keeps src unchanged until the job is collected, so the
+   * backend may go on reading it after submit returns (c63_encoder_send_picture_borrowed). */
+  int borrowed;
   int keyframe;
   int search_range;     /* luma; chroma uses search_range / 2 */
   c63_enc_mode mode;    /* how the backend chooses what it codes */

@@ -339,7 +339,7 @@ static int submit_frame(c63_encoder *enc, queued_frame *q)
   }
 }
 
-int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic)
+static int send_picture(c63_encoder *enc, const c63_picture *pic, int borrowed)
 {
   if (!enc) return C63_ERR_INVALID_ARG;
   if (!pic) {
@@ -380,6 +380,7 @@ int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic)
     q->job.src_stride[c] = nv12 && c == 2 ? 0 : pic->stride[c];
   }
   q->job.nv12 = nv12;
+  q->job.borrowed = borrowed;
   q->job.keyframe = keyframe;
   q->job.search_range = enc->p.search_range;
   q->job.mode = enc->p.mode;
@@ -394,6 +395,16 @@ int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic)
   if (keyframe) enc->frames_since_keyframe = 0;
   enc->frames_since_keyframe++;
   return C63_OK;
+}
+
+int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic)
+{
+  return send_picture(enc, pic, 0);
+}
+
+int c63_encoder_send_picture_borrowed(c63_encoder *enc, const c63_picture *pic)
+{
+  return send_picture(enc, pic, 1);
 }
 
 int c63_encoder_receive_packet(c63_encoder *enc, c63_packet *pkt)

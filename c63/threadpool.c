@@ -135,19 +135,39 @@ void c63_threadpool_run(c63_threadpool *p, void (*fn)(void *arg, int i), void *a
   pthread_mutex_unlock(&p->lock);
 }
 
-void c63_threadpool_submit(c63_threadpool *p, c63_task *t, void (*fn)(void *arg), void *arg)
+/* Append t to the queue. Called with the lock held. */
+static void enqueue(c63_threadpool *p, c63_task *t, void (*fn)(void *arg), void *arg)
 {
   t->fn = fn;
   t->arg = arg;
   t->next = NULL;
-  pthread_mutex_lock(&p->lock);
   t->state = TASK_QUEUED;
   if (p->queue_tail)
     p->queue_tail->next = t;
   else
     p->queue_head = t;
   p->queue_tail = t;
+}
+
+void c63_threadpool_submit(c63_threadpool *p, c63_task *t, void (*fn)(void *arg), void *arg)
+{
+  pthread_mutex_lock(&p->lock);
+  enqueue(p, t, fn, arg);
   pthread_cond_signal(&p->work);
+  pthread_mutex_unlock(&p->lock);
+}
+
+void c63_threadpool_submit_n(c63_threadpool *p, c63_task *tasks, int n, void (*fn)(void *arg),
+                             void *const *args)
+{
+  if (n <= 0) return;
+  pthread_mutex_lock(&p->lock);
+  for (int i = 0; i < n; i++)
+    enqueue(p, &tasks[i], fn, args[i]);
+  if (n == 1)
+    pthread_cond_signal(&p->work);
+  else
+    pthread_cond_broadcast(&p->work);
   pthread_mutex_unlock(&p->lock);
 }
 

@@ -11,19 +11,17 @@
  *
  * Per frame: the host copies the picture into the slot's staging (the only
  * per-frame CPU work; skipped when the picture is in page-locked or device
- * memory already), the copy stream uploads it row by row into the slot's
- * zero-padded frame (on a GPU that shares the host's memory, c63_cuda_zero_copy,
- * a kernel on that stream reads the page-locked picture or staging in
- * place instead), the compute stream waits for that upload, searches,
- * transforms and reconstructs, and the coding stream then entropy codes,
- * writes the payload to the host and records the slot's event.
- * The search and transform of a frame depend on the previous frame's
- * reconstruction, so one stream orders them (and the reconstructions are
- * safe); entropy coding depends only on the frame's own coefficients, so it
- * runs on a stream of its own, beside the next frame's search: its small,
- * latency-bound kernels fill the multiprocessors the search leaves idle.
- * The coding stream orders the frames' entropy coding (its buffers are
- * shared); the coefficients and vectors are the slot's.
+ * memory already; for a borrowed picture the pool's threads copy it after
+ * submit returns, and the copy stream waits for them), the copy stream uploads it row by row into
+ * the slot's zero-padded frame (on a GPU that shares the host's memory, c63_cuda_zero_copy, a
+ * kernel on that stream reads the page-locked picture or staging in place instead), the compute
+ * stream waits for that upload, searches, transforms and reconstructs, and the coding stream then
+ * entropy codes, writes the payload to the host and records the slot's event. The search and
+ * transform of a frame depend on the previous frame's reconstruction, so one stream orders them
+ * (and the reconstructions are safe); entropy coding depends only on the frame's own coefficients,
+ * so it runs on a stream of its own, beside the next frame's search: its small, latency-bound
+ * kernels fill the multiprocessors the search leaves idle. The coding stream orders the frames'
+ * entropy coding (its buffers are shared); the coefficients and vectors are the slot's.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <pthread.h>
 #include <stdio.h>
@@ -71,6 +69,32 @@ double now_ms()
   return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
+/* A picture's copy into a slot's staging: what its slices read and write. */
+struct copy_task {
+  const c63_backend *be;
+  const c63_frame_job *job;
+  uint8_t *dst;
+  int slices;
+};
+
+/* One slice of it, as a pool task's argument. */
+struct copy_slice_arg {
+  copy_task *task;
+  int i;
+};
+
+/* A borrowed picture's copy into a slot's staging, by the pool's threads
+ * while the caller goes on; the copy stream waits for it (wait_staging)
+ * before it uploads the staging. */
+struct staging_copy {
+  copy_task task;
+  copy_slice_arg slice[policy::kLentCopySlices];
+  void *args[policy::kLentCopySlices];
+  c63_task tasks[policy::kLentCopySlices];
+  int queued; /* slices queued and not yet waited for */
+  c63_threadpool *pool;
+};
+
 struct slot {
   uint8_t *h_in;      /* pinned: visible Y, U, V back to back, tight */
   uint8_t *h_in_dev;  /* h_in as the device sees it (zero-copy: mapped) */
@@ -84,6 +108,7 @@ struct slot {
   uint8_t *d_out;     /* device: the frame's coefficients, then its vectors */
   uint8_t *d_payload; /* device: the stuffed payload, kept until collect */
   uint32_t *d_size;
+  staging_copy staging;
   cudaEvent_t uploaded, transformed, done;
   cudaEvent_t ev[EV_COUNT];
   bool timed;
@@ -117,7 +142,8 @@ struct c63_backend {
   /* Copying the caller's picture into pinned staging is the backend's only
    * per-frame CPU work; large frames split it over the pool's threads. */
   c63_threadpool *pool; /* the encoder's, borrowed */
-  int copy_slices;
+  int copy_slices;      /* of a copy the caller waits for */
+  int lent_copy_slices; /* of a borrowed picture's copy */
   slot slots[kSlots];
   int head, count;
   /* Stage timings (c63_stage_stats), while timing is on. */
@@ -138,9 +164,20 @@ c63_mv *d_mvs(const c63_backend *be, const slot &s)
   return reinterpret_cast<c63_mv *>(s.d_out + be->mv_offset);
 }
 
+/* Wait until a slot's staging copy is done (none queued: at once). Runs on
+ * CUDA's host-function thread as a gate on the copy stream, and on the
+ * caller's where the slot is collected or freed. */
+void wait_staging(staging_copy &c)
+{
+  for (int i = 0; i < c.queued; i++)
+    c63_task_wait(c.pool, &c.tasks[i]);
+}
+
 /* Inside the backend's context. */
 void release(c63_backend *be)
 {
+  for (slot &s : be->slots)
+    if (s.staging.pool) wait_staging(s.staging);
   if (be->copy) cudaStreamSynchronize(be->copy);
   if (be->stream) cudaStreamSynchronize(be->stream);
   if (be->coding) cudaStreamSynchronize(be->coding);
@@ -269,6 +306,10 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
    * per thread for large frames (c63_cuda_backend_policy). */
   be->pool = pool;
   be->copy_slices = copy_slices(be->in_bytes, c63_threadpool_size(pool));
+  /* the caller does not take part in a borrowed picture's copy */
+  be->lent_copy_slices = copy_slices(be->in_bytes, c63_threadpool_size(pool) - 1);
+  if (be->lent_copy_slices > policy::kLentCopySlices)
+    be->lent_copy_slices = policy::kLentCopySlices;
 
   const char *what = "creating the CUDA streams";
   err = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking);
@@ -313,13 +354,6 @@ void cu_destroy(c63_backend *be)
 }
 
 /* One slice of the staging copy: rows [y0, y1) of every visible plane. */
-struct copy_task {
-  const c63_backend *be;
-  const c63_frame_job *job;
-  uint8_t *dst;
-  int slices;
-};
-
 void copy_slice(void *arg, int i)
 {
   const copy_task *t = static_cast<const copy_task *>(arg);
@@ -338,6 +372,32 @@ void copy_slice(void *arg, int i)
     for (int y = y0; y < y1; y++, src += t->job->src_stride[p], dst += w)
       memcpy(dst, src, (size_t)w);
   }
+}
+
+void copy_slice_task(void *arg)
+{
+  const copy_slice_arg *a = static_cast<const copy_slice_arg *>(arg);
+  copy_slice(a->task, a->i);
+}
+
+/* Queue a borrowed picture's copy into the slot's staging on the pool:
+ * the slices run while the caller goes on. */
+void start_staging(c63_backend *be, const c63_frame_job *job, slot &s)
+{
+  staging_copy &c = s.staging;
+  c.pool = be->pool;
+  c.task = {be, job, s.h_in, be->lent_copy_slices};
+  for (int i = 0; i < c.task.slices; i++) {
+    c.slice[i] = {&c.task, i};
+    c.args[i] = &c.slice[i];
+  }
+  c.queued = c.task.slices;
+  c63_threadpool_submit_n(be->pool, c.tasks, c.queued, copy_slice_task, c.args);
+}
+
+void CUDART_CB staging_gate(void *arg)
+{
+  wait_staging(*static_cast<staging_copy *>(arg));
 }
 
 /* Whether the DMA engines can read every plane of the picture where it is:
@@ -419,10 +479,17 @@ submit_frame prepare_frame(c63_backend *be, c63_frame_job *job, slot &s)
                     {}, nullptr, nullptr, nullptr,    "uploading the frame"};
   c63_cuda_host_copy_begin();
   f.direct = be->zero_copy ? mapped_readable(job, f.src) : dma_readable(job);
+  s.staging.queued = 0;
   if (!f.direct) {
     c63_cuda_host_copy_end();
-    copy_task task = {be, job, s.h_in, be->copy_slices};
-    c63_threadpool_run(be->pool, copy_slice, &task, task.slices);
+    /* A pool without workers would copy only when the gate waits, on
+     * CUDA's thread: there the caller's thread copies at once. */
+    if (job->borrowed && c63_threadpool_size(be->pool) > 1) {
+      start_staging(be, job, s);
+    } else {
+      copy_task task = {be, job, s.h_in, be->copy_slices};
+      c63_threadpool_run(be->pool, copy_slice, &task, task.slices);
+    }
   }
   for (int p = 0; p < 3; p++) {
     memcpy(f.P.p[p].quant, job->quant[p], 64);
@@ -466,6 +533,8 @@ cudaError_t upload(submit_frame &f)
   const c63_frame_job *job = f.job;
   slot &s = f.s;
   cudaError_t err = cudaSuccess;
+  if (s.staging.queued) err = cudaLaunchHostFunc(be->copy, staging_gate, &s.staging);
+  if (err != cudaSuccess) return err;
   record(s, EV_START, be->copy);
   if (be->zero_copy) {
     err = read_in_place(f);
@@ -622,7 +691,11 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   if (err == cudaSuccess) err = code(f);
   if (err == cudaSuccess) err = download(f);
   err = wait_for_direct_upload(f, err);
-  if (err != cudaSuccess) return c63_cuda_error(err, f.what, msg, msg_size);
+  if (err != cudaSuccess) {
+    /* the frame is not the backend's: the caller has its picture back */
+    wait_staging(s.staging);
+    return c63_cuda_error(err, f.what, msg, msg_size);
+  }
 
   if (s.timed) s.submit_ms = now_ms() - t_submit;
   be->rec = f.recon == be->d_rec[0] ? 0 : 1;
@@ -688,6 +761,9 @@ int cu_collect(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
     return C63_ERR_INVALID_ARG;
   }
   const double t_wait = s.timed ? now_ms() : 0.0;
+  /* done where the GPU has run (the copy stream waited for it); the
+   * caller may take its picture back even where the GPU failed */
+  wait_staging(s.staging);
   c63_cuda_scope scope(be->dev);
   cudaError_t err = scope.error();
   if (err == cudaSuccess) err = cudaEventSynchronize(s.done);

@@ -95,14 +95,19 @@ struct c63_cuda_rd_policy {
 
 /* The encoding backend's host side (c63_cuda_backend.cu). */
 struct c63_cuda_backend_policy {
-  /* Frames in flight: one uploading, one computing, one coding. */
-  static constexpr int kSlots = 3;
+  /* Frames in flight: one uploading, one computing, one coding, and two
+   * whose borrowed pictures the pool copies into staging meanwhile. */
+  static constexpr int kSlots = 5;
   /* The encoder's pool copies pageable input into pinned staging, a slice
    * of kCopySliceBytes or more per thread, up to kCopySlices slices: one
    * thread copies at a fraction of what the host's memory gives, so the
    * copy keeps the page-locked pace only when many threads share it. */
   static constexpr int kCopySlices = 16;
   static constexpr size_t kCopySliceBytes = (size_t)128 << 10;
+  /* A borrowed picture's copy runs while the caller goes on and while the
+   * copies of other frames run, so it needs fewer slices: more would only
+   * crowd the pool's lock and the host's memory. */
+  static constexpr int kLentCopySlices = 4;
   /* split_uv (c63_cuda_convert.cu): threads per CTA, a row's UV pairs */
   static constexpr int kSplitThreads = 128;
 };

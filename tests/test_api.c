@@ -131,6 +131,8 @@ static void test_encoder(void)
   TU_CHECK_EQ(c63_encoder_set_search_range(NULL, 8), C63_ERR_INVALID_ARG);
   TU_CHECK_EQ(c63_encoder_send_picture(NULL, &pic), C63_ERR_INVALID_ARG);
   TU_CHECK_EQ(c63_encoder_send_picture(NULL, NULL), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_encoder_send_picture_borrowed(NULL, &pic), C63_ERR_INVALID_ARG);
+  TU_CHECK_EQ(c63_encoder_send_picture_borrowed(NULL, NULL), C63_ERR_INVALID_ARG);
   TU_CHECK_EQ(c63_encoder_receive_packet(NULL, &pkt), C63_ERR_INVALID_ARG);
   TU_CHECK_EQ(c63_encoder_receive_packet(NULL, NULL), C63_ERR_INVALID_ARG);
   TU_CHECK_EQ(c63_encoder_delay(NULL), C63_ERR_INVALID_ARG);
@@ -148,8 +150,12 @@ static void test_encoder(void)
   TU_CHECK_TRUE(c63_encoder_error(enc)[0] != '\0');
   TU_CHECK_EQ(c63_encoder_receive_packet(enc, &pkt), C63_OK);
   TU_CHECK_EQ(pkt.frame_number, 0);
-  /* NULL picture: drain, as documented */
-  TU_CHECK_EQ(c63_encoder_send_picture(enc, NULL), C63_OK);
+  /* a borrowed picture is a picture like any other */
+  TU_CHECK_EQ(c63_encoder_send_picture_borrowed(enc, &pic), C63_OK);
+  TU_CHECK_EQ(c63_encoder_receive_packet(enc, &pkt), C63_OK);
+  TU_CHECK_EQ(pkt.frame_number, 1);
+  /* NULL picture: drain, as documented (borrowed too) */
+  TU_CHECK_EQ(c63_encoder_send_picture_borrowed(enc, NULL), C63_OK);
   TU_CHECK_EQ(c63_encoder_receive_packet(enc, &pkt), C63_ERR_EOF);
   TU_CHECK_EQ(c63_encoder_target_reach(enc, NULL, NULL), C63_ERR_INVALID_ARG);
   TU_CHECK_EQ(c63_encoder_target_reach(enc, &reach, NULL), C63_OK);

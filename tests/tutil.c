@@ -138,7 +138,13 @@ size_t tu_i420_size(int width, int height)
   return (size_t)width * (size_t)height + 2 * cw * ch;
 }
 
-static int receive_all(c63_encoder *enc, tu_buf *out, int *eof)
+/* Borrowed pictures: released(ctx, i) once picture i's packet is out. */
+typedef struct borrowing {
+  tu_released_fn released;
+  void *ctx;
+} borrowing;
+
+static int receive_all(c63_encoder *enc, tu_buf *out, int *eof, const borrowing *b)
 {
   for (;;) {
     c63_packet pkt;
@@ -150,6 +156,7 @@ static int receive_all(c63_encoder *enc, tu_buf *out, int *eof)
     }
     if (ret != C63_OK) return ret;
     tu_buf_append(out, pkt.data, pkt.size);
+    if (b) b->released(b->ctx, (int)pkt.user);
   }
 }
 
@@ -170,9 +177,11 @@ static void tight_picture(void *ctx, int i, c63_picture *pic)
   pic->stride[1] = pic->stride[2] = c63_chroma_size(w);
 }
 
-/* Encode; with stats, the backend's stage timings of the run too. */
+/* Encode; with stats, the backend's stage timings of the run too; with
+ * b, the pictures are sent borrowed. */
 static int encode_pictures(const c63_enc_params *p, tu_picture_fn picture, void *ctx, int frames,
-                           tu_buf *out, c63_stage_stats *stats, char *msg, size_t msg_size)
+                           tu_buf *out, c63_stage_stats *stats, const borrowing *b, char *msg,
+                           size_t msg_size)
 {
   c63_encoder *enc;
   int ret, eof = 0;
@@ -189,10 +198,11 @@ static int encode_pictures(const c63_enc_params *p, tu_picture_fn picture, void 
       pic.user = i;
       pp = &pic;
     }
-    while ((ret = c63_encoder_send_picture(enc, pp)) == C63_ERR_AGAIN) {
-      if ((ret = receive_all(enc, out, &eof)) != C63_OK) break;
+    while ((ret = b ? c63_encoder_send_picture_borrowed(enc, pp)
+                    : c63_encoder_send_picture(enc, pp)) == C63_ERR_AGAIN) {
+      if ((ret = receive_all(enc, out, &eof, b)) != C63_OK) break;
     }
-    if (ret == C63_OK) ret = receive_all(enc, out, &eof);
+    if (ret == C63_OK) ret = receive_all(enc, out, &eof, b);
   }
   if (ret == C63_OK && !eof) {
     snprintf(msg, msg_size, "the encoder did not report EOF after draining");
@@ -209,20 +219,27 @@ int tu_encode(const c63_enc_params *p, const uint8_t *yuv, int frames, tu_buf *o
               size_t msg_size)
 {
   tight_i420 t = {p, yuv};
-  return encode_pictures(p, tight_picture, &t, frames, out, NULL, msg, msg_size);
+  return encode_pictures(p, tight_picture, &t, frames, out, NULL, NULL, msg, msg_size);
 }
 
 int tu_encode_timed(const c63_enc_params *p, const uint8_t *yuv, int frames, tu_buf *out,
                     c63_stage_stats *stats, char *msg, size_t msg_size)
 {
   tight_i420 t = {p, yuv};
-  return encode_pictures(p, tight_picture, &t, frames, out, stats, msg, msg_size);
+  return encode_pictures(p, tight_picture, &t, frames, out, stats, NULL, msg, msg_size);
 }
 
 int tu_encode_pictures(const c63_enc_params *p, tu_picture_fn picture, void *ctx, int frames,
                        tu_buf *out, char *msg, size_t msg_size)
 {
-  return encode_pictures(p, picture, ctx, frames, out, NULL, msg, msg_size);
+  return encode_pictures(p, picture, ctx, frames, out, NULL, NULL, msg, msg_size);
+}
+
+int tu_encode_borrowed(const c63_enc_params *p, tu_picture_fn picture, tu_released_fn released,
+                       void *ctx, int frames, tu_buf *out, char *msg, size_t msg_size)
+{
+  const borrowing b = {released, ctx};
+  return encode_pictures(p, picture, ctx, frames, out, NULL, &b, msg, msg_size);
 }
 
 void tu_append_picture(tu_buf *out, const c63_decoded_picture *pic)

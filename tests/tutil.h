@@ -88,6 +88,13 @@ int tu_encode_timed(const c63_enc_params *p, const uint8_t *yuv, int frames, tu_
 typedef void (*tu_picture_fn)(void *ctx, int i, c63_picture *pic);
 int tu_encode_pictures(const c63_enc_params *p, tu_picture_fn picture, void *ctx, int frames,
                        tu_buf *out, char *msg, size_t msg_size);
+/* The same with c63_encoder_send_picture_borrowed: picture i's memory is
+ * the encoder's until released(ctx, i), called once its packet is
+ * received (pictures whose packets never come are the caller's again once
+ * this returns). */
+typedef void (*tu_released_fn)(void *ctx, int i);
+int tu_encode_borrowed(const c63_enc_params *p, tu_picture_fn picture, tu_released_fn released,
+                       void *ctx, int frames, tu_buf *out, char *msg, size_t msg_size);
 
 /* A tight I420 picture as NV12: luma rows y_stride apart, the interleaved
  * chroma (U first) rows uv_stride apart. */

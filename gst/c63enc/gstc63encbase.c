@@ -288,12 +288,25 @@ static gboolean gst_c63_enc_base_open_encoder(GstC63EncBase *self)
   return TRUE;
 }
 
+/* The oldest picture lent to libc63 is its own again: unmapped. */
+static void gst_c63_enc_base_return_picture(GstC63EncBase *self)
+{
+  GstVideoFrame *vframe = g_queue_pop_head(&self->lent);
+
+  if (!vframe) return;
+  gst_video_frame_unmap(vframe);
+  g_free(vframe);
+}
+
 static void gst_c63_enc_base_close_encoder(GstC63EncBase *self)
 {
   if (self->enc) {
     c63_encoder_free(self->enc);
     self->enc = NULL;
   }
+  /* freed, the encoder reads none of them */
+  while (!g_queue_is_empty(&self->lent))
+    gst_c63_enc_base_return_picture(self);
 }
 
 /* ---- Packets out -------------------------------------------------------- */
@@ -411,6 +424,8 @@ static GstFlowReturn gst_c63_enc_base_receive_packets(GstC63EncBase *self, guint
     GstFlowReturn r;
 
     if (status == C63_ERR_AGAIN || status == C63_ERR_EOF) return ret;
+    /* a packet or a failure: either way its picture is read no more */
+    gst_c63_enc_base_return_picture(self);
     if (status != C63_OK)
       return gst_c63_enc_base_post_error(self, status, "c63_encoder_receive_packet",
                                          c63_encoder_error(self->enc));
@@ -423,14 +438,18 @@ static GstFlowReturn gst_c63_enc_base_receive_packets(GstC63EncBase *self, guint
 }
 
 /* Send a picture (or NULL to drain), receiving first whenever the encoder
- * has packets waiting, then push whatever became ready. */
-static GstFlowReturn gst_c63_enc_base_send(GstC63EncBase *self, const c63_picture *pic)
+ * has packets waiting, then push whatever became ready. The picture is
+ * lent: *vframe, its mapping, joins the lent queue once libc63 has taken
+ * it (*vframe is then NULL), and is unmapped when its packet is out (the
+ * base class keeps the frame's input buffer until then anyway). */
+static GstFlowReturn gst_c63_enc_base_send(GstC63EncBase *self, const c63_picture *pic,
+                                           GstVideoFrame **vframe)
 {
   GstFlowReturn ret = GST_FLOW_OK, r;
   guint received;
   int status;
 
-  while ((status = c63_encoder_send_picture(self->enc, pic)) == C63_ERR_AGAIN) {
+  while ((status = c63_encoder_send_picture_borrowed(self->enc, pic)) == C63_ERR_AGAIN) {
     r = gst_c63_enc_base_receive_packets(self, &received);
     if (r == GST_FLOW_ERROR) return r;
     if (ret == GST_FLOW_OK) ret = r;
@@ -441,6 +460,10 @@ static GstFlowReturn gst_c63_enc_base_send(GstC63EncBase *self, const c63_pictur
   if (status != C63_OK)
     return gst_c63_enc_base_post_error(self, status, "c63_encoder_send_picture",
                                        c63_encoder_error(self->enc));
+  if (pic) {
+    g_queue_push_tail(&self->lent, *vframe);
+    *vframe = NULL;
+  }
   r = gst_c63_enc_base_receive_packets(self, &received);
   return ret == GST_FLOW_OK ? r : ret;
 }
@@ -450,7 +473,7 @@ static GstFlowReturn gst_c63_enc_base_drain(GstC63EncBase *self)
 {
   if (!self->enc) return GST_FLOW_OK;
   GST_DEBUG_OBJECT(self, "draining");
-  return gst_c63_enc_base_send(self, NULL);
+  return gst_c63_enc_base_send(self, NULL, NULL);
 }
 
 /* ---- GstVideoEncoder vfuncs --------------------------------------------- */
@@ -652,7 +675,7 @@ static gboolean gst_c63_enc_base_map_input(GstC63EncBase *self, GstBuffer *buffe
 static GstFlowReturn gst_c63_enc_base_handle_frame(GstVideoEncoder *venc, GstVideoCodecFrame *frame)
 {
   GstC63EncBase *self = GST_C63_ENC_BASE(venc);
-  GstVideoFrame vframe;
+  GstVideoFrame *vframe;
   c63_picture pic;
   GstFlowReturn ret;
   int i;
@@ -672,7 +695,9 @@ static GstFlowReturn gst_c63_enc_base_handle_frame(GstVideoEncoder *venc, GstVid
     return GST_FLOW_ERROR;
   }
 
-  if (!gst_c63_enc_base_map_input(self, frame->input_buffer, &vframe)) {
+  vframe = g_new0(GstVideoFrame, 1);
+  if (!gst_c63_enc_base_map_input(self, frame->input_buffer, vframe)) {
+    g_free(vframe);
     gst_video_codec_frame_unref(frame);
     return GST_FLOW_ERROR;
   }
@@ -682,10 +707,10 @@ static GstFlowReturn gst_c63_enc_base_handle_frame(GstVideoEncoder *venc, GstVid
     gst_c63_memory_register_recurring(frame->input_buffer);
   memset(&pic, 0, sizeof pic);
   pic.format =
-      GST_VIDEO_FRAME_FORMAT(&vframe) == GST_VIDEO_FORMAT_NV12 ? C63_FORMAT_NV12 : C63_FORMAT_I420;
-  for (i = 0; i < (int)GST_VIDEO_FRAME_N_PLANES(&vframe) && i < 3; i++) {
-    pic.data[i] = GST_VIDEO_FRAME_PLANE_DATA(&vframe, i);
-    pic.stride[i] = GST_VIDEO_FRAME_PLANE_STRIDE(&vframe, i);
+      GST_VIDEO_FRAME_FORMAT(vframe) == GST_VIDEO_FORMAT_NV12 ? C63_FORMAT_NV12 : C63_FORMAT_I420;
+  for (i = 0; i < (int)GST_VIDEO_FRAME_N_PLANES(vframe) && i < 3; i++) {
+    pic.data[i] = GST_VIDEO_FRAME_PLANE_DATA(vframe, i);
+    pic.stride[i] = GST_VIDEO_FRAME_PLANE_STRIDE(vframe, i);
   }
   pic.user = frame->system_frame_number;
   pic.force_keyframe = GST_VIDEO_CODEC_FRAME_IS_FORCE_KEYFRAME(frame) ? 1 : 0;
@@ -693,10 +718,13 @@ static GstFlowReturn gst_c63_enc_base_handle_frame(GstVideoEncoder *venc, GstVid
     GST_DEBUG_OBJECT(self, "forcing a keyframe at frame %u", frame->system_frame_number);
 
   /* The base class keeps the frame in its list; the packet finds it again
-   * by system_frame_number. The encoder copied the picture on return. */
+   * by system_frame_number. */
   gst_video_codec_frame_unref(frame);
-  ret = gst_c63_enc_base_send(self, &pic);
-  gst_video_frame_unmap(&vframe);
+  ret = gst_c63_enc_base_send(self, &pic, &vframe);
+  if (vframe) { /* not taken */
+    gst_video_frame_unmap(vframe);
+    g_free(vframe);
+  }
   return ret;
 }
 

@@ -52,6 +52,9 @@ struct _GstC63EncBase {
 
   /* Streaming thread only. */
   c63_encoder *enc;
+  /* The pictures sent borrowed (GstVideoFrame *, mapped), oldest first:
+   * libc63 may read each until its packet, or its failure, is received. */
+  GQueue lent;
   GstVideoCodecState *input_state;
   /* Rate control's reports already posted as warnings: the current
    * target out of reach, and frames over the current buffer (beyond

@@ -252,6 +252,14 @@ int c63_encoder_rate_status(const c63_encoder *enc, c63_rate_status *st);
 /* Send a picture (the encoder copies what it needs before returning), or
  * NULL to drain. Returns C63_ERR_AGAIN when packets must be received first. */
 int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic);
+/* The same for a caller that keeps the picture (a GStreamer element holds
+ * each frame's input buffer until its packet is out): its memory may be
+ * read until the picture's packet is received or the encoder is freed, and
+ * must stay unchanged until then. Where a picture in ordinary memory is
+ * copied into the CUDA backend's page-locked staging, the encoder's
+ * threads copy it while the caller goes on, rather than before this
+ * returns; the bytes coded are the same either way. */
+int c63_encoder_send_picture_borrowed(c63_encoder *enc, const c63_picture *pic);
 
 /* Receive the next packet in order. Returns C63_ERR_AGAIN when more input is
  * needed, C63_ERR_EOF once drained (then the encoder accepts pictures again). */

@@ -4,6 +4,9 @@
  *   staged        ordinary (pageable) memory, copied into page-locked staging
  *                 by the encoder's threads (1, 3 and one a core), at odd
  *                 addresses and strides
+ *   borrowed      the same sent with c63_encoder_send_picture_borrowed (the
+ *                 threads copy while the caller goes on), each picture in
+ *                 its own memory, overwritten as soon as its packet is out
  *   registered    the caller's memory registered (c63_picture_memory_register)
  *                 and written picture after picture, as a pool recycles it,
  *                 uploaded straight from there
@@ -125,6 +128,67 @@ static void run_staged(const clip *c)
     same_as_cpu(c, block, 1, threads[t], route);
   }
   free(block);
+}
+
+/* Borrowed pictures, each in a block of its own at an odd address. */
+typedef struct {
+  const clip *c;
+  uint8_t *block[FRAMES];
+} lender;
+
+static void lent_picture(void *arg, int i, c63_picture *pic)
+{
+  const lender *l = arg;
+  const clip *c = l->c;
+  tu_padded_picture(c->yuv + tu_i420_size(c->w, c->h) * (size_t)i, c->w, c->h, 0, PAD,
+                    l->block[i] + 1, pic);
+}
+
+/* The packet is out: the encoder reads the picture no more, so changing
+ * it changes nothing coded. */
+static void lent_back(void *arg, int i)
+{
+  const lender *l = arg;
+  memset(l->block[i], 0x5a, block_size(l->c));
+}
+
+static void run_borrowed(const clip *c)
+{
+  static const int threads[] = {1, 3, 0};
+  lender l = {c, {0}};
+  for (int i = 0; i < FRAMES; i++)
+    l.block[i] = malloc(block_size(c));
+  for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+    c63_enc_params p = params(c, C63_BACKEND_CUDA, threads[t]);
+    tu_buf gpu = {0};
+    char msg[512], route[64];
+    snprintf(route, sizeof route, "borrowed, odd address, %d thread%s", threads[t],
+             threads[t] == 1 ? "" : "s");
+    if (!threads[t]) snprintf(route, sizeof route, "borrowed, odd address, a thread a core");
+    const int r =
+        tu_encode_borrowed(&p, lent_picture, lent_back, &l, FRAMES, &gpu, msg, sizeof msg);
+    TU_CHECK(r == C63_OK, "%dx%d %s: %s", c->w, c->h, route, msg);
+    const int ok =
+        r == C63_OK && gpu.size == c->cpu.size && !memcmp(gpu.data, c->cpu.data, gpu.size);
+    TU_CHECK(ok, "%dx%d %s: the stream differs from the CPU's", c->w, c->h, route);
+    printf("%4dx%-4d %-44s %s\n", c->w, c->h, route, ok ? "identical" : "DIFFERENT");
+    tu_buf_free(&gpu);
+  }
+  /* freed with pictures in flight: it waits for their copies */
+  c63_enc_params p = params(c, C63_BACKEND_CUDA, 0);
+  c63_encoder *enc;
+  char msg[256];
+  if (c63_encoder_new(&p, &enc, msg, sizeof msg) == C63_OK) {
+    for (int i = 0; i < FRAMES; i++) {
+      c63_picture pic;
+      memset(&pic, 0, sizeof pic);
+      lent_picture(&l, i, &pic);
+      if (c63_encoder_send_picture_borrowed(enc, &pic) != C63_OK) break;
+    }
+    c63_encoder_free(enc);
+  }
+  for (int i = 0; i < FRAMES; i++)
+    free(l.block[i]);
 }
 
 /* size bytes from malloc, registered; *registered says whether that worked. */
@@ -387,6 +451,7 @@ int main(int argc, char **argv)
     clip c;
     if (clip_init(&c, sizes[k][0], sizes[k][1])) {
       run_staged(&c);
+      run_borrowed(&c);
       run_registered(&c);
       run_page_locked(&c);
       run_freed(&c);

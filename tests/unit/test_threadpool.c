@@ -1,6 +1,7 @@
 /* The thread pool: batches run every index once; background tasks run
  * once each, whether a worker or the waiting caller takes them, also while
- * batches run, and with a pool that has no workers.
+ * batches run, queued one by one or many at once, and with a pool that has
+ * no workers.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,17 @@ static void test_pool(int threads)
   c63_threadpool_submit(pool, &jobs[0].task, task_fn, &jobs[0]);
   c63_task_wait(pool, &jobs[0].task);
   TU_CHECK_EQ(jobs[0].runs, 2);
+  /* tasks queued at once, in one call, each with its own argument */
+  c63_task many[BATCH];
+  void *args[BATCH];
+  for (int i = 0; i < BATCH; i++)
+    args[i] = &jobs[i];
+  c63_threadpool_submit_n(pool, many, BATCH, task_fn, args);
+  for (int i = BATCH - 1; i >= 0; i--)
+    c63_task_wait(pool, &many[i]);
+  for (int i = 0; i < BATCH; i++)
+    TU_CHECK_EQ(jobs[i].runs, i == 0 ? 3 : 2);
+  c63_threadpool_submit_n(pool, many, 0, task_fn, args); /* nothing */
   free(jobs);
   c63_threadpool_free(pool);
 }
