@@ -162,12 +162,12 @@ void c63_threadpool_submit_n(c63_threadpool *p, c63_task *tasks, int n, void (*f
 {
   if (n <= 0) return;
   pthread_mutex_lock(&p->lock);
-  for (int i = 0; i < n; i++)
+  /* a worker woken a task: waking them all would have those without one
+   * crowd the lock for nothing */
+  for (int i = 0; i < n; i++) {
     enqueue(p, &tasks[i], fn, args[i]);
-  if (n == 1)
     pthread_cond_signal(&p->work);
-  else
-    pthread_cond_broadcast(&p->work);
+  }
   pthread_mutex_unlock(&p->lock);
 }
 

@@ -34,9 +34,9 @@ typedef struct c63_task {
 
 /* Queue fn(arg) for a worker thread (in submission order). */
 void c63_threadpool_submit(c63_threadpool *pool, c63_task *t, void (*fn)(void *arg), void *arg);
-/* Queue n tasks at once, tasks[i] running fn(args[i]): one lock and one
- * wake-up of every worker, where n submits would wake them one by one (the
- * slices of a picture the caller does not wait for). */
+/* Queue n tasks at once, tasks[i] running fn(args[i]), under one lock,
+ * waking up to n workers (the slices of a picture the caller does not
+ * wait for). */
 void c63_threadpool_submit_n(c63_threadpool *pool, c63_task *tasks, int n, void (*fn)(void *arg),
                              void *const *args);
 /* Whether the task has finished (without waiting). */
