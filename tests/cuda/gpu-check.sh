@@ -112,8 +112,12 @@ fi
 fi
 if want sanitizers && command -v compute-sanitizer > /dev/null; then
   if [ -f "$bin/libgstc63.so" ] && [ -x "$bin/check-c63cudaenc" ]; then
+    # API errors are not counted here: the suite asks whether the element
+    # registered a memory by registering it again from its own copy of
+    # libc63, which the driver refuses (cudaErrorHostMemoryAlreadyRegistered)
     GST_PLUGIN_PATH=$bin CK_FORK=no CK_DEFAULT_TIMEOUT=300 step memcheck-gst-c63cudaenc \
-      timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/check-c63cudaenc"
+      timeout 300 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
+      "$bin/check-c63cudaenc"
   fi
   export C63_TEST_QUICK=1
   step memcheck-dsp timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/test_cuda_dsp"
