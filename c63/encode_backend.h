@@ -35,7 +35,8 @@ typedef struct c63_frame_job {
   int src_stride[3];
   int nv12; /* src[1] holds U and V interleaved (src[2] unused) */
   /* The caller keeps src unchanged until the job is collected, so the
-   * backend may go on reading it after submit returns (c63_encoder_send_picture_borrowed). */
+   * backend may go on reading it after submit returns
+   * (c63_encoder_send_picture_borrowed). */
   int borrowed;
   int keyframe;
   int search_range;     /* luma; chroma uses search_range / 2 */

@@ -12,16 +12,20 @@
  * Per frame: the host copies the picture into the slot's staging (the only
  * per-frame CPU work; skipped when the picture is in page-locked or device
  * memory already; for a borrowed picture the pool's threads copy it after
- * submit returns, and the copy stream waits for them), the copy stream uploads it row by row into
- * the slot's zero-padded frame (on a GPU that shares the host's memory, c63_cuda_zero_copy, a
- * kernel on that stream reads the page-locked picture or staging in place instead), the compute
- * stream waits for that upload, searches, transforms and reconstructs, and the coding stream then
- * entropy codes, writes the payload to the host and records the slot's event. The search and
- * transform of a frame depend on the previous frame's reconstruction, so one stream orders them
- * (and the reconstructions are safe); entropy coding depends only on the frame's own coefficients,
- * so it runs on a stream of its own, beside the next frame's search: its small, latency-bound
- * kernels fill the multiprocessors the search leaves idle. The coding stream orders the frames'
- * entropy coding (its buffers are shared); the coefficients and vectors are the slot's.
+ * submit returns, and the copy stream waits for them), the copy stream
+ * uploads it row by row into the slot's zero-padded frame (on a GPU that
+ * shares the host's memory, c63_cuda_zero_copy, a kernel on that stream
+ * reads the page-locked picture or staging in place instead), the compute
+ * stream waits for that upload, searches, transforms and reconstructs, and
+ * the coding stream then entropy codes, writes the payload to the host and
+ * records the slot's event.
+ * The search and transform of a frame depend on the previous frame's
+ * reconstruction, so one stream orders them (and the reconstructions are
+ * safe); entropy coding depends only on the frame's own coefficients, so it
+ * runs on a stream of its own, beside the next frame's search: its small,
+ * latency-bound kernels fill the multiprocessors the search leaves idle.
+ * The coding stream orders the frames' entropy coding (its buffers are
+ * shared); the coefficients and vectors are the slot's.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <pthread.h>
 #include <stdio.h>

@@ -95,9 +95,10 @@ struct c63_cuda_rd_policy {
 
 /* The encoding backend's host side (c63_cuda_backend.cu). */
 struct c63_cuda_backend_policy {
-  /* Frames in flight: one uploading, one computing, one coding, and two
-   * whose borrowed pictures the pool copies into staging meanwhile. */
-  static constexpr int kSlots = 5;
+  /* Frames in flight: one uploading, one computing, one coding, and one
+   * whose borrowed picture the pool copies into staging meanwhile (the
+   * encoder holds at most four, MAX_IN_FLIGHT in c63/encoder.c). */
+  static constexpr int kSlots = 4;
   /* The encoder's pool copies pageable input into pinned staging, a slice
    * of kCopySliceBytes or more per thread, up to kCopySlices slices: one
    * thread copies at a fraction of what the host's memory gives, so the
