@@ -51,7 +51,10 @@ static void run_task(c63_threadpool *p, c63_task *t)
 {
   t->state = TASK_RUNNING;
   pthread_mutex_unlock(&p->lock);
-  t->fn(t->arg);
+  if (t->fn_i)
+    t->fn_i(t->arg, t->i);
+  else
+    t->fn(t->arg);
   pthread_mutex_lock(&p->lock);
   t->state = TASK_DONE;
   pthread_cond_broadcast(&p->task_done);
@@ -135,11 +138,10 @@ void c63_threadpool_run(c63_threadpool *p, void (*fn)(void *arg, int i), void *a
   pthread_mutex_unlock(&p->lock);
 }
 
-/* Append t to the queue. Called with the lock held. */
-static void enqueue(c63_threadpool *p, c63_task *t, void (*fn)(void *arg), void *arg)
+/* Append t, whose function and argument are set, to the queue. Called
+ * with the lock held. */
+static void enqueue(c63_threadpool *p, c63_task *t)
 {
-  t->fn = fn;
-  t->arg = arg;
   t->next = NULL;
   t->state = TASK_QUEUED;
   if (p->queue_tail)
@@ -151,21 +153,28 @@ static void enqueue(c63_threadpool *p, c63_task *t, void (*fn)(void *arg), void 
 
 void c63_threadpool_submit(c63_threadpool *p, c63_task *t, void (*fn)(void *arg), void *arg)
 {
+  t->fn = fn;
+  t->fn_i = NULL;
+  t->arg = arg;
   pthread_mutex_lock(&p->lock);
-  enqueue(p, t, fn, arg);
+  enqueue(p, t);
   pthread_cond_signal(&p->work);
   pthread_mutex_unlock(&p->lock);
 }
 
-void c63_threadpool_submit_n(c63_threadpool *p, c63_task *tasks, int n, void (*fn)(void *arg),
-                             void *const *args)
+void c63_threadpool_submit_n(c63_threadpool *p, c63_task *tasks, int n,
+                             void (*fn)(void *arg, int i), void *arg)
 {
-  if (n <= 0) return;
-  pthread_mutex_lock(&p->lock);
-  /* a worker woken a task: waking them all would have those without one
-   * crowd the lock for nothing */
   for (int i = 0; i < n; i++) {
-    enqueue(p, &tasks[i], fn, args[i]);
+    tasks[i].fn = NULL;
+    tasks[i].fn_i = fn;
+    tasks[i].arg = arg;
+    tasks[i].i = i;
+  }
+  pthread_mutex_lock(&p->lock);
+  /* a worker a task: the others would only wake to find the queue empty */
+  for (int i = 0; i < n; i++) {
+    enqueue(p, &tasks[i]);
     pthread_cond_signal(&p->work);
   }
   pthread_mutex_unlock(&p->lock);

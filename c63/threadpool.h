@@ -27,18 +27,21 @@ void c63_threadpool_run(c63_threadpool *pool, void (*fn)(void *arg, int i), void
  * until c63_task_wait has returned. The fields are the pool's. */
 typedef struct c63_task {
   void (*fn)(void *arg);
+  void (*fn_i)(void *arg, int i); /* instead of fn: one of c63_threadpool_submit_n's */
   void *arg;
+  int i;
   struct c63_task *next;
   int state;
 } c63_task;
 
 /* Queue fn(arg) for a worker thread (in submission order). */
 void c63_threadpool_submit(c63_threadpool *pool, c63_task *t, void (*fn)(void *arg), void *arg);
-/* Queue n tasks at once, tasks[i] running fn(args[i]), under one lock,
- * waking up to n workers (the slices of a picture the caller does not
- * wait for). */
-void c63_threadpool_submit_n(c63_threadpool *pool, c63_task *tasks, int n, void (*fn)(void *arg),
-                             void *const *args);
+/* Queue fn(arg, i) for i in 0..n-1 as the background tasks tasks[i],
+ * under one lock, waking up to n workers: c63_threadpool_run's batch for a
+ * caller that does not wait for it (the slices of a picture copied while
+ * the caller goes on). */
+void c63_threadpool_submit_n(c63_threadpool *pool, c63_task *tasks, int n,
+                             void (*fn)(void *arg, int i), void *arg);
 /* Whether the task has finished (without waiting). */
 int c63_task_done(c63_threadpool *pool, c63_task *t);
 /* Wait until the task has finished; one that no worker has started yet

@@ -81,22 +81,13 @@ struct copy_task {
   int slices;
 };
 
-/* One slice of it, as a pool task's argument. */
-struct copy_slice_arg {
-  copy_task *task;
-  int i;
-};
-
 /* A borrowed picture's copy into a slot's staging, by the pool's threads
  * while the caller goes on; the copy stream waits for it (wait_staging)
  * before it uploads the staging. */
 struct staging_copy {
   copy_task task;
-  copy_slice_arg slice[policy::kLentCopySlices];
-  void *args[policy::kLentCopySlices];
   c63_task tasks[policy::kLentCopySlices];
   int queued; /* slices queued and not yet waited for */
-  c63_threadpool *pool;
 };
 
 struct slot {
@@ -175,14 +166,14 @@ c63_mv *d_mvs(const c63_backend *be, const slot &s)
 void wait_staging(staging_copy &c)
 {
   for (int i = 0; i < c.queued; i++)
-    c63_task_wait(c.pool, &c.tasks[i]);
+    c63_task_wait(c.task.be->pool, &c.tasks[i]);
 }
 
 /* Inside the backend's context. */
 void release(c63_backend *be)
 {
   for (slot &s : be->slots)
-    if (s.staging.pool) wait_staging(s.staging);
+    wait_staging(s.staging);
   if (be->copy) cudaStreamSynchronize(be->copy);
   if (be->stream) cudaStreamSynchronize(be->stream);
   if (be->coding) cudaStreamSynchronize(be->coding);
@@ -380,25 +371,14 @@ void copy_slice(void *arg, int i)
   }
 }
 
-void copy_slice_task(void *arg)
-{
-  const copy_slice_arg *a = static_cast<const copy_slice_arg *>(arg);
-  copy_slice(a->task, a->i);
-}
-
 /* Queue a borrowed picture's copy into the slot's staging on the pool:
  * the slices run while the caller goes on. */
 void start_staging(c63_backend *be, const c63_frame_job *job, slot &s)
 {
   staging_copy &c = s.staging;
-  c.pool = be->pool;
   c.task = {be, job, s.h_in, be->lent_copy_slices};
-  for (int i = 0; i < c.task.slices; i++) {
-    c.slice[i] = {&c.task, i};
-    c.args[i] = &c.slice[i];
-  }
   c.queued = c.task.slices;
-  c63_threadpool_submit_n(be->pool, c.tasks, c.queued, copy_slice_task, c.args);
+  c63_threadpool_submit_n(be->pool, c.tasks, c.queued, copy_slice, &c.task);
 }
 
 void CUDART_CB staging_gate(void *arg)

@@ -108,8 +108,8 @@ struct c63_cuda_backend_policy {
   static constexpr int kCopySlices = 16;
   static constexpr size_t kCopySliceBytes = (size_t)128 << 10;
   /* A borrowed picture's copy runs while the caller goes on and while the
-   * copies of other frames run, so it needs fewer slices: more would only
-   * crowd the pool's lock and the host's memory. */
+   * copies of other frames run, so it needs fewer slices: each one more is
+   * another hand-over to a thread for the same bytes. */
   static constexpr int kLentCopySlices = 4;
   /* split_uv (c63_cuda_convert.cu): threads per CTA, a row's UV pairs */
   static constexpr int kSplitThreads = 128;

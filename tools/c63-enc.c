@@ -21,8 +21,8 @@
 #define READ_AHEAD 4
 /* Reader threads for a regular input file, unless --readers says: one a
  * core up to this many. A page-cache read is one thread's copy, so the GPU
- * backend needs several readers to be fed; many more contend for the
- * kernel's page-cache lists and slow down again (docs/performance.md). */
+ * backend needs several readers to be fed; many more only contend for the
+ * kernel's page-cache lists. */
 #define DEFAULT_READERS_MAX 8
 /* Packets queued for the writer thread. */
 #define WRITE_QUEUE 8

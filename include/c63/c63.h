@@ -297,8 +297,9 @@ void c63_picture_memory_free(void *ptr);
  * Registrations belong to the process and are counted: registering the same
  * ptr and size again (another encoder, another thread) takes one more
  * reference, and each c63_picture_memory_unregister drops one; the last
- * unregisters. An encoder reads a picture only within
- * c63_encoder_send_picture; the last unregister waits for the uploads that
+ * unregisters. An encoder uploads a picture from where it is only within
+ * the send (a borrowed picture copied later is copied by the CPU, which
+ * needs no registration); the last unregister waits for the uploads that
  * other threads' encoders have under way from the memory, so it may come
  * while they send pictures from there (they then copy them into their
  * staging). Memory must be unregistered before it is freed or unmapped

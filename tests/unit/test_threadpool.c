@@ -34,6 +34,12 @@ static void task_fn(void *arg)
   j->runs++;
 }
 
+/* Task i of an array of jobs. */
+static void indexed_fn(void *arg, int i)
+{
+  task_fn((job *)arg + i);
+}
+
 static void batch_fn(void *arg, int i)
 {
   int *hits = arg;
@@ -70,17 +76,14 @@ static void test_pool(int threads)
   c63_threadpool_submit(pool, &jobs[0].task, task_fn, &jobs[0]);
   c63_task_wait(pool, &jobs[0].task);
   TU_CHECK_EQ(jobs[0].runs, 2);
-  /* tasks queued at once, in one call, each with its own argument */
+  /* fn(arg, i) queued at once for i in 0..BATCH-1; none for n = 0 */
   c63_task many[BATCH];
-  void *args[BATCH];
-  for (int i = 0; i < BATCH; i++)
-    args[i] = &jobs[i];
-  c63_threadpool_submit_n(pool, many, BATCH, task_fn, args);
+  c63_threadpool_submit_n(pool, many, BATCH, indexed_fn, jobs);
+  c63_threadpool_submit_n(pool, many, 0, indexed_fn, jobs);
   for (int i = BATCH - 1; i >= 0; i--)
     c63_task_wait(pool, &many[i]);
   for (int i = 0; i < BATCH; i++)
     TU_CHECK_EQ(jobs[i].runs, i == 0 ? 3 : 2);
-  c63_threadpool_submit_n(pool, many, 0, task_fn, args); /* nothing */
   free(jobs);
   c63_threadpool_free(pool);
 }
