@@ -112,6 +112,9 @@ typedef struct c63_backend_ops {
    * msg set, unregister C63_ERR_INVALID_ARG for memory not registered. */
   int (*host_register)(void *ptr, size_t size, char *msg, size_t msg_size);
   int (*host_unregister)(void *ptr);
+  /* Optional: the frames this backend takes in flight, where fewer than
+   * max_in_flight (a tuning aid chose them). */
+  int (*in_flight)(const c63_backend *be);
 } c63_backend_ops;
 
 /* The backends built into libc63, declared by the core (as FFmpeg declares

@@ -19,7 +19,7 @@
 
 #include "params.h"
 
-#define MAX_IN_FLIGHT 4
+#define MAX_IN_FLIGHT 8
 
 typedef struct queued_frame {
   c63_frame_job job;
@@ -228,6 +228,10 @@ int c63_encoder_new(const c63_enc_params *caller_p, c63_encoder **out, char *msg
   if ((r = enc->ops->create(&enc->g, &dev, enc->pool, &enc->be, msg, msg_size))) {
     c63_encoder_free(enc);
     return r;
+  }
+  if (enc->ops->in_flight && p->rate_control != C63_RC_CBR) {
+    const int n = enc->ops->in_flight(enc->be);
+    if (n < enc->depth) enc->depth = n;
   }
   *out = enc;
   return C63_OK;

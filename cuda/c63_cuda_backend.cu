@@ -50,7 +50,7 @@ namespace
 
 /* The backend's tuning (c63_cuda_policy.cuh). */
 using policy = c63_cuda_backend_policy;
-constexpr int kSlots = policy::kSlots;
+constexpr int kMaxSlots = policy::kMaxSlots;
 /* The payload starts 16-byte aligned (copy_out stores 16 bytes at a time)
  * with room for the headers before it. */
 constexpr size_t kHeaderRoom = (C63_FRAME_HEADER_BYTES + 15) & ~(size_t)15;
@@ -139,7 +139,8 @@ struct c63_backend {
   c63_threadpool *pool; /* the encoder's, borrowed */
   int copy_slices;      /* of a copy the caller waits for */
   int lent_copy_slices; /* of a borrowed picture's copy */
-  slot slots[kSlots];
+  slot slots[kMaxSlots];
+  int n_slots; /* in use: the policy's, or C63_CUDA_ENCODE_SLOTS */
   int head, count;
   /* Stage timings (c63_stage_stats), while timing is on. */
   bool timing;
@@ -176,7 +177,7 @@ void release(c63_backend *be)
   if (be->copy) cudaStreamSynchronize(be->copy);
   if (be->stream) cudaStreamSynchronize(be->stream);
   if (be->coding) cudaStreamSynchronize(be->coding);
-  for (int i = 0; i < kSlots; i++) {
+  for (int i = 0; i < kMaxSlots; i++) {
     slot &s = be->slots[i];
     cudaFreeHost(s.h_in);
     cudaFreeHost(s.h_out);
@@ -319,7 +320,8 @@ int cu_create(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool
     what = "allocating the entropy coder's device buffers";
     err = c63_cuda_entropy_create(c63_cuda_entropy_layout(g), &be->entropy);
   }
-  for (int i = 0; i < kSlots && err == cudaSuccess; i++)
+  be->n_slots = c63_cuda_tuning("C63_CUDA_ENCODE_SLOTS", policy::kSlots, 1, kMaxSlots);
+  for (int i = 0; i < be->n_slots && err == cudaSuccess; i++)
     err = alloc_slot(be, be->slots[i], c63_cuda_entropy_max_payload(be->entropy), &what);
   /* The frames' zero padding is cleared by cudaMemset on the legacy default
    * stream, which may still be running when it returns; the uploads go on
@@ -436,8 +438,8 @@ struct submit_frame {
 /* Why a job cannot be submitted (a c63_status with msg set), or 0. */
 int check_submit(const c63_backend *be, const c63_frame_job *job, char *msg, size_t msg_size)
 {
-  if (be->count >= kSlots) {
-    snprintf(msg, msg_size, "CUDA backend: more than %d frames in flight", kSlots);
+  if (be->count >= be->n_slots) {
+    snprintf(msg, msg_size, "CUDA backend: more than %d frames in flight", be->n_slots);
     return C63_ERR_AGAIN;
   }
   if (!job->keyframe && !be->have_ref) {
@@ -666,7 +668,7 @@ int cu_submit(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
   cudaError_t err = scope.error();
   if (err != cudaSuccess) return c63_cuda_error(err, "entering the CUDA context", msg, msg_size);
 
-  slot &s = be->slots[(be->head + be->count) % kSlots];
+  slot &s = be->slots[(be->head + be->count) % be->n_slots];
   s.timed = be->timing;
   const double t_submit = s.timed ? now_ms() : 0.0;
   submit_frame f = prepare_frame(be, job, s);
@@ -763,7 +765,7 @@ int cu_collect(c63_backend *be, c63_frame_job *job, char *msg, size_t msg_size)
     job->payload = be->big + kHeaderRoom;
   }
   s.job = nullptr;
-  be->head = (be->head + 1) % kSlots;
+  be->head = (be->head + 1) % be->n_slots;
   be->count--;
   return C63_OK;
 }
@@ -793,6 +795,11 @@ void cu_set_timing(c63_backend *be, int on)
   be->timing = on != 0;
 }
 
+int cu_in_flight(const c63_backend *be)
+{
+  return be->n_slots;
+}
+
 void cu_get_stats(c63_backend *be, c63_stage_stats *out, int reset)
 {
   *out = be->stats;
@@ -803,7 +810,7 @@ void cu_get_stats(c63_backend *be, c63_stage_stats *out, int reset)
 
 extern "C" const c63_backend_ops c63_backend_cuda = {
     "cuda",
-    kSlots,
+    kMaxSlots,
     cu_create,
     cu_destroy,
     cu_submit,
@@ -817,6 +824,7 @@ extern "C" const c63_backend_ops c63_backend_cuda = {
     cu_rewind,
     c63_cuda_host_register,
     c63_cuda_host_unregister,
+    cu_in_flight,
 };
 
 extern "C" int c63_cuda_pin(void *ptr, size_t size, char *msg, size_t msg_size)

@@ -25,8 +25,7 @@ void copy_staged(void *arg)
 
 } // namespace
 
-cudaError_t c63_cuda_decode_batch_init(c63_cuda_decode_batch *b, int capacity,
-                                       c63_threadpool *pool)
+cudaError_t c63_cuda_decode_batch_init(c63_cuda_decode_batch *b, int capacity, c63_threadpool *pool)
 {
   memset(b, 0, sizeof *b);
   b->state = c63_batch_state::empty;
@@ -81,7 +80,12 @@ int c63_cuda_decode_batch_add(c63_cuda_decode_batch *b, const uint8_t *data, siz
      * they are all there. */
     c63_cuda_decode_batch_wait_copies(b);
     uint8_t *p = nullptr;
-    const size_t want = grown(b->used + size);
+    /* A first frame sizes the staging for a batch of frames like it, so a
+     * new decoder does not grow it frame by frame (page-locking is slow). */
+    const size_t frames_left = (size_t)(b->capacity - b->n);
+    const size_t guess =
+        b->host_cap || size > SIZE_MAX / 4 / frames_left ? 0 : b->used + size * frames_left;
+    const size_t want = guess > grown(b->used + size) ? guess : grown(b->used + size);
     if (cudaHostAlloc(&p, want, cudaHostAllocDefault) != cudaSuccess) {
       cudaGetLastError();
       return -1;

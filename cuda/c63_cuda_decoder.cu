@@ -220,25 +220,14 @@ bool entropy_on_cpu()
   return v && !strcmp(v, "1");
 }
 
-/* A tuning aid (docs/design.md): the environment variable's value where it
- * is a whole number from lo to hi, else the policy's value def. */
-int tuning(const char *name, int def, int lo, int hi)
-{
-  const char *v = getenv(name);
-  if (!v || !*v) return def;
-  char *end;
-  const long n = strtol(v, &end, 10);
-  return *end || n < lo || n > hi ? def : (int)n;
-}
-
 /* The batches' shape, the depth, and the ring of frames that holds it. */
 bool plan_frames(c63_decode_backend *be)
 {
   be->gpu_entropy = !entropy_on_cpu();
-  be->batch_frames =
-      tuning("C63_CUDA_DECODE_BATCH", c63_cuda_decoder_policy::kBatch, 1, C63_CUDA_HUFF_MAX_BATCH);
+  be->batch_frames = c63_cuda_tuning("C63_CUDA_DECODE_BATCH", c63_cuda_decoder_policy::kBatch, 1,
+                                     C63_CUDA_HUFF_MAX_BATCH);
   be->n_batches =
-      tuning("C63_CUDA_DECODE_BATCHES", c63_cuda_decoder_policy::kBatches, 1, kMaxBatches);
+      c63_cuda_tuning("C63_CUDA_DECODE_BATCHES", c63_cuda_decoder_policy::kBatches, 1, kMaxBatches);
   be->depth = be->gpu_entropy ? be->n_batches * be->batch_frames : kPictures;
   be->ring = be->depth > kPictures ? be->depth : kPictures;
   be->frames = static_cast<frame_rec *>(calloc((size_t)be->ring, sizeof *be->frames));

@@ -78,6 +78,15 @@ bool c63_cuda_zero_copy(int device)
   return integrated != 0;
 }
 
+int c63_cuda_tuning(const char *name, int def, int lo, int hi)
+{
+  const char *v = getenv(name);
+  if (!v || !*v) return def;
+  char *end;
+  const long n = strtol(v, &end, 10);
+  return *end || n < lo || n > hi ? def : (int)n;
+}
+
 extern "C" int c63_cuda_zero_copy_on(int device_id)
 {
   return c63_cuda_zero_copy(device_id) ? 1 : 0;

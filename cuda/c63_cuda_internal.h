@@ -139,6 +139,10 @@ private:
  * CPU into mapped page-locked memory; references stay in device memory. */
 bool c63_cuda_zero_copy(int device);
 
+/* A tuning aid (docs/design.md): the environment variable name's value
+ * where it is a whole number from lo to hi, else the policy's value def. */
+int c63_cuda_tuning(const char *name, int def, int lo, int hi);
+
 /* The address kernels can read the memory at p through: p itself for
  * device memory, the mapped address for page-locked host memory
  * (cudaHostAlloc, or registered with cudaHostRegister); NULL for pageable

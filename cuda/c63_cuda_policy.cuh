@@ -99,6 +99,8 @@ struct c63_cuda_backend_policy {
    * whose borrowed picture the pool copies into staging meanwhile (the
    * encoder holds at most four, MAX_IN_FLIGHT in c63/encoder.c). */
   static constexpr int kSlots = 4;
+  /* The most C63_CUDA_ENCODE_SLOTS (a tuning aid) may ask for. */
+  static constexpr int kMaxSlots = 8;
   /* The encoder's pool copies pageable input into pinned staging, a slice
    * of kCopySliceBytes or more per thread, up to kCopySlices slices: one
    * thread copies at a fraction of what the host's memory gives, so the
