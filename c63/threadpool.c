@@ -1,16 +1,33 @@
-/* Fixed thread pool: workers wait on a condition variable for a batch of
- * tasks, take indices from a shared counter, and the caller takes part too.
- * Between batches they run background tasks from a FIFO queue.
+/* Fixed thread pool: workers wait for a batch of tasks, take indices from
+ * a shared counter, and the caller takes part too. Between batches they
+ * run background tasks from a FIFO queue.
+ *
+ * An idle worker waits on a condition variable of its own, on a stack of
+ * idle workers. A background task wakes the worker on top, the one idle
+ * for the shortest time: its core is the likeliest to be awake and its
+ * caches warm, so a short task (a slice of a picture copied) starts
+ * soonest, and the rest of the pool sleeps on. Waking every worker for a
+ * few tasks has them crowd the lock; waking the one idle longest (what a
+ * shared condition variable signals) starts on the coldest core.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "threadpool.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 
+typedef struct pool_worker {
+  struct c63_threadpool *pool;
+  pthread_cond_t wake;
+  int idle; /* on the idle stack; whoever takes it off clears this */
+  pthread_t thread;
+} pool_worker;
+
 struct c63_threadpool {
   pthread_mutex_t lock;
-  pthread_cond_t work, done;
-  pthread_t *threads;
+  pthread_cond_t done;
+  pool_worker *workers;
+  pool_worker **idle; /* stack of idle workers, the latest on top */
+  int nidle;
   int nthreads; /* workers besides the caller */
   void (*fn)(void *, int);
   void *arg;
@@ -60,24 +77,43 @@ static void run_task(c63_threadpool *p, c63_task *t)
   pthread_cond_broadcast(&p->task_done);
 }
 
+/* Wake the worker idle for the shortest time, if any is. Called with the
+ * lock held. */
+static void wake_one(c63_threadpool *p)
+{
+  if (p->nidle == 0) return;
+  pool_worker *w = p->idle[--p->nidle];
+  w->idle = 0;
+  pthread_cond_signal(&w->wake);
+}
+
+/* Sleep on the idle stack until woken. Called with the lock held. */
+static void wait_idle(c63_threadpool *p, pool_worker *w)
+{
+  w->idle = 1;
+  p->idle[p->nidle++] = w;
+  while (w->idle)
+    pthread_cond_wait(&w->wake, &p->lock);
+}
+
 static void *worker(void *data)
 {
-  c63_threadpool *p = data;
+  pool_worker *w = data;
+  c63_threadpool *p = w->pool;
   unsigned seen = 0;
 #ifdef __GLIBC__
   /* a name of its own, so per-thread profiles tell the pool from its caller */
   pthread_setname_np(pthread_self(), "c63-pool");
 #endif
   pthread_mutex_lock(&p->lock);
-  for (;;) {
-    while (!p->quit && p->generation == seen && !p->queue_head)
-      pthread_cond_wait(&p->work, &p->lock);
-    if (p->quit) break;
+  while (!p->quit) {
     if (p->generation != seen) {
       seen = p->generation;
       run_tasks(p);
-    } else {
+    } else if (p->queue_head) {
       run_task(p, pop_task(p));
+    } else {
+      wait_idle(p, w);
     }
   }
   pthread_mutex_unlock(&p->lock);
@@ -89,12 +125,20 @@ c63_threadpool *c63_threadpool_new(int threads)
   c63_threadpool *p = calloc(1, sizeof(*p));
   if (!p) return NULL;
   pthread_mutex_init(&p->lock, NULL);
-  pthread_cond_init(&p->work, NULL);
   pthread_cond_init(&p->done, NULL);
   pthread_cond_init(&p->task_done, NULL);
-  if (threads > 1) p->threads = calloc((size_t)threads - 1, sizeof(pthread_t));
-  for (int i = 0; p->threads && i < threads - 1; i++) {
-    if (pthread_create(&p->threads[i], NULL, worker, p) != 0) break;
+  if (threads > 1) {
+    p->workers = calloc((size_t)threads - 1, sizeof(*p->workers));
+    p->idle = calloc((size_t)threads - 1, sizeof(*p->idle));
+  }
+  for (int i = 0; p->workers && p->idle && i < threads - 1; i++) {
+    pool_worker *w = &p->workers[i];
+    w->pool = p;
+    pthread_cond_init(&w->wake, NULL);
+    if (pthread_create(&w->thread, NULL, worker, w) != 0) {
+      pthread_cond_destroy(&w->wake);
+      break;
+    }
     p->nthreads++;
   }
   return p; /* fewer workers than asked is still a working pool */
@@ -105,12 +149,15 @@ void c63_threadpool_free(c63_threadpool *p)
   if (!p) return;
   pthread_mutex_lock(&p->lock);
   p->quit = 1;
-  pthread_cond_broadcast(&p->work);
+  while (p->nidle > 0)
+    wake_one(p);
   pthread_mutex_unlock(&p->lock);
-  for (int i = 0; i < p->nthreads; i++)
-    pthread_join(p->threads[i], NULL);
-  free(p->threads);
-  pthread_cond_destroy(&p->work);
+  for (int i = 0; i < p->nthreads; i++) {
+    pthread_join(p->workers[i].thread, NULL);
+    pthread_cond_destroy(&p->workers[i].wake);
+  }
+  free(p->workers);
+  free(p->idle);
   pthread_cond_destroy(&p->done);
   pthread_cond_destroy(&p->task_done);
   pthread_mutex_destroy(&p->lock);
@@ -131,7 +178,8 @@ void c63_threadpool_run(c63_threadpool *p, void (*fn)(void *arg, int i), void *a
   p->n = n;
   p->running = n;
   p->generation++;
-  pthread_cond_broadcast(&p->work);
+  for (int k = 1; k < n && p->nidle > 0; k++) /* the caller takes one */
+    wake_one(p);
   run_tasks(p);
   while (p->running > 0)
     pthread_cond_wait(&p->done, &p->lock);
@@ -158,7 +206,7 @@ void c63_threadpool_submit(c63_threadpool *p, c63_task *t, void (*fn)(void *arg)
   t->arg = arg;
   pthread_mutex_lock(&p->lock);
   enqueue(p, t);
-  pthread_cond_signal(&p->work);
+  wake_one(p);
   pthread_mutex_unlock(&p->lock);
 }
 
@@ -172,10 +220,9 @@ void c63_threadpool_submit_n(c63_threadpool *p, c63_task *tasks, int n,
     tasks[i].i = i;
   }
   pthread_mutex_lock(&p->lock);
-  /* a worker a task: the others would only wake to find the queue empty */
   for (int i = 0; i < n; i++) {
     enqueue(p, &tasks[i]);
-    pthread_cond_signal(&p->work);
+    wake_one(p);
   }
   pthread_mutex_unlock(&p->lock);
 }
