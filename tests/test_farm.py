@@ -279,6 +279,44 @@ class Faults(FarmCase):
         self.assertEqual(read(self.path("p.c63")), self.reference("-k", "8", "-q", "30"))
 
 
+class PacketWriter(unittest.TestCase):
+    """A libc63 worker's packets go to the chunk file through a thread of
+    their own (c63farm.inprocess._Writer): in order, and a failed write
+    fails the chunk."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                        "..", "tools", "farm"))
+        from c63farm import inprocess
+        cls.Writer = inprocess._Writer
+
+    def test_packets_in_order(self):
+        packets = [bytes([i % 251]) * (i * 37 % 5000) for i in range(2000)]
+        with tempfile.TemporaryFile() as f:
+            writer = self.Writer(f.fileno(), depth=8)
+            for p in packets:
+                writer.put(memoryview(p))
+            writer.close()
+            f.seek(0)
+            self.assertEqual(f.read(), b"".join(packets))
+
+    def test_failed_write_fails_the_chunk(self):
+        with tempfile.NamedTemporaryFile() as f:
+            fd = os.open(f.name, os.O_RDONLY)  # writes fail with EBADF
+            writer, failure = self.Writer(fd, depth=2), None
+            try:
+                for _ in range(100):
+                    writer.put(b"x" * 1000)
+                writer.close()
+            except OSError as e:
+                failure = e
+                writer.close(quiet=True)  # as a chunk that failed: no second error
+            finally:
+                os.close(fd)
+            self.assertIsInstance(failure, OSError)
+
+
 class BadInput(FarmCase):
     """Each fails before any chunk runs: one message, no output, no work folder."""
 

@@ -22,8 +22,10 @@ import concurrent.futures
 import ctypes
 import mmap
 import os
+import queue
 import signal
 import socket
+import threading
 import time
 
 from . import libc63
@@ -131,9 +133,64 @@ def _pread_full(fd, view, offset):
     return done
 
 
-def _write_all(fd, data):
-    while len(data):
-        data = data[os.write(fd, data):]
+class _Writer:
+    """The chunk's packets written by a thread of their own, in order, so
+    that the encoding loop goes on while the kernel copies each packet into
+    the file: for a GPU worker that copy is a large share of a frame's
+    time. Packets are copied out of the library's memory, which holds only
+    until the next receive; at most DEPTH wait."""
+
+    _END = None
+
+    def __init__(self, fd, depth=64):
+        self.fd = fd
+        self.queue = queue.Queue(depth)
+        self.failure = None
+        self.thread = threading.Thread(target=self._run, name="c63farm-writer", daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        end = False
+        while not end:
+            batch = [self.queue.get()]
+            while len(batch) < 64:  # whatever else waits, in one writev
+                try:
+                    batch.append(self.queue.get_nowait())
+                except queue.Empty:
+                    break
+            if batch[-1] is self._END:
+                batch.pop()
+                end = True
+            if self.failure is None:
+                try:
+                    _writev_all(self.fd, batch)
+                except OSError as e:
+                    self.failure = e
+
+    def put(self, view):
+        """Queue a copy of VIEW; raises the write's error once one failed."""
+        if self.failure is not None:
+            raise self.failure
+        self.queue.put(bytes(view))
+
+    def close(self, quiet=False):
+        """Wait for every packet queued; raises the write's error unless
+        QUIET (when the chunk failed already)."""
+        self.queue.put(self._END)
+        self.thread.join()
+        if self.failure is not None and not quiet:
+            raise self.failure
+
+
+def _writev_all(fd, buffers):
+    views = [memoryview(b) for b in buffers if len(b)]
+    while views:
+        n = os.writev(fd, views[:1024])  # IOV_MAX
+        while views and n >= len(views[0]):
+            n -= len(views[0])
+            views.pop(0)
+        if n:
+            views[0] = views[0][n:]
 
 
 def _temporary(path):
@@ -211,16 +268,18 @@ def _encode(enc, job, out_fd):
     frames = job["frames"]
     depth = _ring_depth(job)
     views, pictures = enc.ring(depth)
-    written = [0]
+    received = [0]
+    writer = _Writer(out_fd)
 
     def write(data):
-        _write_all(out_fd, data)
-        written[0] += 1
-        if written[0] == 1 and job.get("kill_marker"):
+        writer.put(data)
+        received[0] += 1
+        if received[0] == 1 and job.get("kill_marker"):
             _die_once(job["kill_marker"])
 
     fd = os.open(job["input"], os.O_RDONLY)
     reader = _Reader(fd, job["offset"], enc.frame_size, frames, views, job["io_threads"])
+    encoded = False
     try:
         for i in range(frames):
             reader.wait(i)
@@ -230,9 +289,11 @@ def _encode(enc, job, out_fd):
             enc.send(pic, write)  # the library has the picture: its buffer is free
             reader.done_with(i)
         enc.send(None, write)
+        encoded = True
     finally:
         reader.close()
         os.close(fd)
+        writer.close(quiet=not encoded)  # before the caller closes out_fd
     return reader
 
 
