@@ -113,6 +113,7 @@ typedef struct enc_stats {
 typedef struct enc_sink {
   cli_output *out;
   frame_writer *writer; /* NULL: written in the encoder's thread */
+  frame_reader *reader; /* a picture's buffer goes back with its packet */
   cli_progress progress;
   enc_stats st;
 } enc_sink;
@@ -183,6 +184,7 @@ static int drain_packets(c63_encoder *enc, enc_sink *sink, int *eof)
       return 0;
     }
     if (ret != C63_OK) return encoding_failed(enc, sink);
+    frame_reader_release(sink->reader); /* the encoder reads its picture no more */
     if (write_packet(sink, &pkt) != 0) return 1;
     st->frames++;
     st->keyframes += pkt.keyframe != 0;
@@ -206,7 +208,10 @@ static int send_picture(c63_encoder *enc, const c63_picture *pic, enc_sink *sink
   int eof = 0;
 
   for (;;) {
-    int ret = c63_encoder_send_picture(enc, pic);
+    /* The picture stays in the reader's buffer until its packet is out, so
+     * the encoder need not copy it, nor wait for its upload */
+    int ret =
+        pic ? c63_encoder_send_picture_borrowed(enc, pic) : c63_encoder_send_picture(enc, pic);
     if (ret == C63_OK) break;
     if (ret != C63_ERR_AGAIN) return encoding_failed(enc, sink);
     if (drain_packets(enc, sink, &eof) != 0) return 1;
@@ -252,8 +257,7 @@ static int encode_frames(c63_encoder *enc, const c63_enc_params *params, frame_r
     pic.stride[0] = params->width;
     pic.stride[1] = pic.stride[2] = cw;
     pic.user = n;
-    const int ret = send_picture(enc, &pic, sink); /* the encoder has copied the picture */
-    frame_reader_release(reader);
+    const int ret = send_picture(enc, &pic, sink);
     if (ret != 0) return ret;
   }
 }
@@ -357,7 +361,11 @@ int main(int argc, char **argv)
    * can read directly; the packets are written by another behind the
    * encoder. */
   if (readers == 0) readers = cli_cores() < DEFAULT_READERS_MAX ? cli_cores() : DEFAULT_READERS_MAX;
-  reader = frame_reader_start(in, frame_size, max_frames, readers + READ_AHEAD, readers);
+  /* besides the frames read ahead, those the encoder holds until their
+   * packets (its delay, and the one it is given) */
+  reader = frame_reader_start(in, frame_size, max_frames,
+                              readers + READ_AHEAD + c63_encoder_delay(enc) + 1, readers);
+  sink.reader = reader;
   if (reader == NULL ||
       (writers > 0 && !(sink.writer = frame_writer_start(&out, prog, WRITE_QUEUE, writers)))) {
     fprintf(stderr, "%s: out of memory\n", prog);
@@ -420,9 +428,9 @@ int main(int argc, char **argv)
 done:
   cli_progress_hide(&sink.progress);
   frame_writer_finish(sink.writer); /* before the output is closed */
+  c63_encoder_free(enc);            /* it may read pictures it was lent */
   frame_reader_stop(reader);        /* before the input is closed */
   if (in != NULL && in != stdin) fclose(in);
   cli_output_abort(&out); /* no-op after a commit */
-  c63_encoder_free(enc);
   return status;
 }

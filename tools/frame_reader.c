@@ -31,7 +31,8 @@ struct frame_reader {
   int depth;
   slot *slots;
   long next_read; /* the next frame a thread takes */
-  long next_out;  /* the next frame the caller gets */
+  long next_take; /* the next frame the caller gets */
+  long next_out;  /* the oldest frame the caller has not released */
   long end;       /* frames that exist (LONG_MAX until known) */
   size_t partial; /* bytes of an incomplete last frame */
   int read_errno;
@@ -161,27 +162,32 @@ long frame_reader_frames(const frame_reader *r)
 const uint8_t *frame_reader_next(frame_reader *r, size_t *partial, int *read_errno)
 {
   const uint8_t *frame = NULL;
+  int held_all = 0;
   pthread_mutex_lock(&r->lock);
   for (;;) {
-    slot *s = &r->slots[r->next_out % r->depth];
-    if (r->next_out >= r->end) break;
-    if (s->frame == r->next_out && s->ready) {
+    slot *s = &r->slots[r->next_take % r->depth];
+    if (r->next_take >= r->end) break;
+    /* every buffer held by the caller: no frame could ever come */
+    if ((held_all = r->next_take - r->next_out >= r->depth)) break;
+    if (s->frame == r->next_take && s->ready) {
       frame = s->buf;
+      r->next_take++;
       break;
     }
     pthread_cond_wait(&r->cond, &r->lock);
   }
-  *partial = r->next_out >= r->end ? r->partial : 0;
-  *read_errno = r->next_out >= r->end ? r->read_errno : 0;
+  *partial = frame == NULL && !held_all ? r->partial : 0;
+  *read_errno = held_all ? EDEADLK : frame == NULL ? r->read_errno : 0;
   pthread_mutex_unlock(&r->lock);
   return frame;
 }
 
 void frame_reader_release(frame_reader *r)
 {
+  if (!r) return;
   pthread_mutex_lock(&r->lock);
   slot *s = &r->slots[r->next_out % r->depth];
-  if (s->frame == r->next_out) {
+  if (r->next_out < r->next_take && s->frame == r->next_out) {
     s->frame = -1;
     r->next_out++;
   }

@@ -30,8 +30,10 @@ long frame_reader_frames(const frame_reader *r);
 
 /* The next whole frame, or NULL at the end of the input. Then *partial is
  * the length of an incomplete last frame (0 if none) and *read_errno the
- * errno of a read error (0 if none). The frame stays valid until
- * frame_reader_release. */
+ * errno of a read error (0 if none; EDEADLK when the caller holds every
+ * buffer, so that no frame could come). A frame stays valid until released: the caller may
+ * hold several (an encoder reads a borrowed picture until its packet),
+ * and frame_reader_release releases the oldest it holds. */
 const uint8_t *frame_reader_next(frame_reader *r, size_t *partial, int *read_errno);
 void frame_reader_release(frame_reader *r);
 

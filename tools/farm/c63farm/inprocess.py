@@ -65,8 +65,10 @@ class Encoder:
         self.strides = (self.width, (self.width + 1) // 2, (self.width + 1) // 2)
         self.handle = libc63.new(lib, "encoder", self.storage)
         self.backend = lib.c63_encoder_backend_name(self.handle).decode()
+        self.held = lib.c63_encoder_delay(self.handle) + 1  # pictures lent at most
         self.buffers, self.views, self.pictures = [], [], []
         self.packet = lib.t.Packet()
+        self.released = None  # called with a picture's user once its packet is out
 
     def ring(self, depth):
         """DEPTH picture buffers (and a c63_picture of each)."""
@@ -97,13 +99,21 @@ class Encoder:
                 return True
             if ret != libc63.OK:
                 raise libc63.Failed("encoding failed: " + self.error())
+            if self.released:
+                self.released(pkt.user)
             write(libc63.buffer_at(pkt.data, pkt.size))
 
     def send(self, pic, write):
-        """Send PIC (None: drain, to the end), writing the packets that come."""
-        ref = ctypes.byref(pic) if pic is not None else None
+        """Send PIC (None: drain, to the end), writing the packets that come.
+        The picture is lent: its buffer stays unchanged until its packet is
+        out (self.released), so the library neither copies it nor waits
+        for its upload."""
+        if pic is None:
+            send, ref = self.lib.c63_encoder_send_picture, None
+        else:
+            send, ref = self.lib.c63_encoder_send_picture_borrowed, ctypes.byref(pic)
         while True:
-            ret = self.lib.c63_encoder_send_picture(self.handle, ref)
+            ret = send(self.handle, ref)
             if ret == libc63.OK:
                 break
             if ret != libc63.ERR_AGAIN:
@@ -116,11 +126,11 @@ class Encoder:
             pass
 
     def free(self):
+        self.lib.c63_encoder_free(self.handle)  # it may read pictures it was lent
+        self.handle = None
         for address in self.buffers:
             self.lib.c63_picture_memory_free(address)
         self.buffers, self.views, self.pictures = [], [], []
-        self.lib.c63_encoder_free(self.handle)
-        self.handle = None
 
 
 def _pread_full(fd, view, offset):
@@ -258,15 +268,15 @@ def worker_name():
     return "%s:%d%s" % (socket.gethostname(), os.getpid(), " gpu %s" % gpu if gpu else "")
 
 
-def _ring_depth(job):
+def _ring_depth(job, enc):
     """Picture buffers: two per reading thread, so each has one to read
-    into while the encoder takes another."""
-    return max(4, 2 * job["io_threads"])
+    into while the encoder takes another, and those the encoder holds."""
+    return max(4, 2 * job["io_threads"]) + enc.held
 
 
 def _encode(enc, job, out_fd):
     frames = job["frames"]
-    depth = _ring_depth(job)
+    depth = _ring_depth(job, enc)
     views, pictures = enc.ring(depth)
     received = [0]
     writer = _Writer(out_fd)
@@ -279,6 +289,7 @@ def _encode(enc, job, out_fd):
 
     fd = os.open(job["input"], os.O_RDONLY)
     reader = _Reader(fd, job["offset"], enc.frame_size, frames, views, job["io_threads"])
+    enc.released = reader.done_with  # a frame's buffer is read into again after its packet
     encoded = False
     try:
         for i in range(frames):
@@ -286,11 +297,11 @@ def _encode(enc, job, out_fd):
             pic = pictures[i % depth]
             # A chunk starts as a fresh encoder would, kept encoders included.
             pic.force_keyframe, pic.user = int(i == 0), i
-            enc.send(pic, write)  # the library has the picture: its buffer is free
-            reader.done_with(i)
+            enc.send(pic, write)
         enc.send(None, write)
         encoded = True
     finally:
+        enc.released = None
         reader.close()
         os.close(fd)
         writer.close(quiet=not encoded)  # before the caller closes out_fd
@@ -309,7 +320,7 @@ def prepare_encoder(job):
     encoder's backend."""
     key, enc = _kept_encoder(job)
     try:
-        enc.ring(_ring_depth(job))
+        enc.ring(_ring_depth(job, enc))
     except BaseException:
         enc.free()
         raise

@@ -83,6 +83,8 @@ def _define():
         "c63_encoder_new": (INT, [VP, P(VP), STR, SIZE]),
         "c63_encoder_free": (None, [VP]),
         "c63_encoder_send_picture": (INT, [VP, P(Picture)]),
+        "c63_encoder_send_picture_borrowed": (INT, [VP, P(Picture)]),
+        "c63_encoder_delay": (INT, [VP]),
         "c63_encoder_receive_packet": (INT, [VP, P(Packet)]),
         "c63_encoder_error": (STR, [VP]),
         "c63_encoder_backend_name": (STR, [VP]),
@@ -145,9 +147,13 @@ def _load(candidates):
             errors.append(str(e))
             continue
         lib.t, signatures = _define()
-        for name, (restype, argtypes) in signatures.items():
-            fn = getattr(lib, name)
-            fn.restype, fn.argtypes = restype, argtypes
+        try:
+            for name, (restype, argtypes) in signatures.items():
+                fn = getattr(lib, name)
+                fn.restype, fn.argtypes = restype, argtypes
+        except AttributeError:
+            errors.append("%s: no %s (another version of libc63)" % (path, name))
+            continue
         return lib
     raise LibraryMissing("; ".join(errors))
 

@@ -1,0 +1,80 @@
+/* c63-enc's frame reader (tools/frame_reader.c): frames in order from a
+ * regular file read by several threads, several held by the caller at
+ * once (an encoder reads a borrowed picture until its packet) and
+ * released oldest first, EDEADLK rather than a wait for ever when the
+ * caller holds every buffer, and the incomplete last frame.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "frame_reader.h"
+#include "tutil.h"
+
+#define FRAME 1000
+#define FRAMES 40
+#define TAIL 300
+#define DEPTH 4
+
+/* Whether buf is frame k (every byte k). */
+static int is_frame(const uint8_t *buf, int k)
+{
+  for (int i = 0; i < FRAME; i++)
+    if (buf[i] != (uint8_t)k) return 0;
+  return 1;
+}
+
+static void test_held_frames(FILE *in, int threads)
+{
+  rewind(in);
+  frame_reader *r = frame_reader_start(in, FRAME, -1, DEPTH, threads);
+  TU_CHECK(r != NULL, "frame_reader_start with %d threads", threads);
+  if (!r) return;
+  TU_CHECK_EQ(frame_reader_frames(r), FRAMES);
+  size_t partial;
+  int err;
+  /* the caller holds every buffer, and is told so */
+  for (int k = 0; k < DEPTH; k++) {
+    const uint8_t *f = frame_reader_next(r, &partial, &err);
+    TU_CHECK(f && is_frame(f, k), "frame %d held with %d threads", k, threads);
+  }
+  TU_CHECK(frame_reader_next(r, &partial, &err) == NULL, "a frame beyond the buffers");
+  TU_CHECK_EQ(err, EDEADLK);
+  TU_CHECK_EQ(partial, 0);
+  /* then two held at a time, released oldest first */
+  int next = DEPTH;
+  for (;;) {
+    frame_reader_release(r);
+    frame_reader_release(r);
+    const uint8_t *a = frame_reader_next(r, &partial, &err);
+    if (!a) break;
+    TU_CHECK(is_frame(a, next), "frame %d with %d threads", next, threads);
+    next++;
+    const uint8_t *b = frame_reader_next(r, &partial, &err);
+    if (!b) break;
+    TU_CHECK(is_frame(b, next), "frame %d with %d threads", next, threads);
+    next++;
+  }
+  TU_CHECK_EQ(next, FRAMES);
+  TU_CHECK_EQ(partial, TAIL);
+  TU_CHECK_EQ(err, 0);
+  frame_reader_stop(r);
+}
+
+int main(void)
+{
+  FILE *in = tmpfile();
+  TU_CHECK(in != NULL, "a temporary file");
+  if (!in) return tu_finish("test_frame_reader");
+  uint8_t frame[FRAME];
+  for (int k = 0; k < FRAMES; k++) {
+    memset(frame, k, sizeof frame);
+    fwrite(frame, 1, sizeof frame, in);
+  }
+  fwrite(frame, 1, TAIL, in);
+  fflush(in);
+  test_held_frames(in, 1);
+  test_held_frames(in, 3);
+  fclose(in);
+  return tu_finish("test_frame_reader");
+}
