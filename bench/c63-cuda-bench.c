@@ -45,6 +45,9 @@ static void usage(FILE *out)
           "  -b           send the pictures borrowed (c63_encoder_send_picture_borrowed),\n"
           "               as c63cudaenc does: pageable pictures are copied into staging\n"
           "               by the encoder's threads while the caller goes on\n"
+          "  -W US        the caller also works US microseconds a picture before sending\n"
+          "               it (an application's or a script's own work: how much of\n"
+          "               the library's time a frame overlaps it)\n"
           "  -z           the integrated-GPU path on any GPU (C63_CUDA_ZERO_COPY=1): kernels\n"
           "               read the pictures in host memory in place (with -p: the clip\n"
           "               itself), no copy-engine upload\n",
@@ -53,6 +56,8 @@ static void usage(FILE *out)
 
 /* -b: pictures sent borrowed (the clip stays as it is throughout). */
 static int borrowed;
+/* -W: the caller's own work a picture, in microseconds. */
+static int caller_work_us;
 
 /* One run: encode frames pictures cycling through the clip. Returns the wall
  * time in seconds (encoder creation excluded) or a negative value. */
@@ -83,6 +88,7 @@ static double run_once(const c63_enc_params *p, const uint8_t *clip, int clip_fr
       pic.stride[0] = p->width;
       pic.stride[1] = pic.stride[2] = cw;
       pp = &pic;
+      bench_busy_us(caller_work_us);
     }
     while ((r = borrowed ? c63_encoder_send_picture_borrowed(enc, pp)
                          : c63_encoder_send_picture(enc, pp)) == C63_ERR_AGAIN) {
@@ -110,7 +116,7 @@ int main(int argc, char **argv)
   p.height = 1080;
   p.backend = C63_BACKEND_CUDA;
   int frames = 300, runs = 5, opt, pinned = 0, registered = 0, zero_copy = 0;
-  while ((opt = getopt(argc, argv, "w:h:f:n:q:r:k:m:d:t:pRbz")) != -1) {
+  while ((opt = getopt(argc, argv, "w:h:f:n:q:r:k:m:d:t:pRbzW:")) != -1) {
     switch (opt) {
     case 'w':
       p.width = atoi(optarg);
@@ -158,6 +164,13 @@ int main(int argc, char **argv)
       break;
     case 'z':
       zero_copy = 1;
+      break;
+    case 'W':
+      if (cli_parse_int(optarg, &caller_work_us) || caller_work_us < 0 ||
+          caller_work_us > 1000000) {
+        fprintf(stderr, "c63-cuda-bench: -W 0 to 1000000 microseconds, not %s\n", optarg);
+        return 2;
+      }
       break;
     default:
       usage(stderr);

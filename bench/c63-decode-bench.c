@@ -38,14 +38,6 @@ static const char *prog = "c63-decode-bench";
 /* --host-work: microseconds of busy work a picture. */
 static int host_work_us;
 
-static void host_work(void)
-{
-  if (host_work_us <= 0) return;
-  const double end = cli_now() + host_work_us * 1e-6;
-  while (cli_now() < end)
-    ;
-}
-
 static void usage(FILE *out)
 {
   fprintf(out,
@@ -234,7 +226,7 @@ static int receive(c63_decoder *dec, copy_out *copies, const stream *s, int chec
     }
     if (checksum) *sum = picture_sum(*sum, &pic);
     if (copies && copy_picture(copies, &pic, s)) return -1;
-    host_work();
+    bench_busy_us(host_work_us);
     (*got)++;
   }
 }
