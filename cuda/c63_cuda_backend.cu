@@ -42,6 +42,7 @@
 
 extern "C" {
 #include "c63/frame_syntax.h"
+#include "c63/stream_copy.h"
 #include "c63/threadpool.h"
 }
 
@@ -362,12 +363,13 @@ void copy_slice(void *arg, int i)
     const int y0 = (int)((long)h * i / t->slices), y1 = (int)((long)h * (i + 1) / t->slices);
     const uint8_t *src = t->job->src[p] + (size_t)y0 * t->job->src_stride[p];
     uint8_t *dst = t->dst + t->be->in_off[p] + (size_t)y0 * w;
+    /* read next by the DMA engines, not the CPU (stream_copy.h) */
     if (t->job->src_stride[p] == w) {
-      memcpy(dst, src, (size_t)(y1 - y0) * w);
+      c63_copy_streaming(dst, src, (size_t)(y1 - y0) * w);
       continue;
     }
     for (int y = y0; y < y1; y++, src += t->job->src_stride[p], dst += w)
-      memcpy(dst, src, (size_t)w);
+      c63_copy_streaming(dst, src, (size_t)w);
   }
 }
 
