@@ -6,9 +6,10 @@
  * idle workers. A background task wakes the worker on top, the one idle
  * for the shortest time: its core is the likeliest to be awake and its
  * caches warm, so a short task (a slice of a picture copied) starts
- * soonest, and the rest of the pool sleeps on. Waking every worker for a
- * few tasks has them crowd the lock; waking the one idle longest (what a
- * shared condition variable signals) starts on the coldest core.
+ * soonest, and the rest of the pool sleeps on. The one idle longest
+ * (whom a shared condition variable's signal wakes) is the likeliest to
+ * be on a sleeping core; waking every worker for a few tasks sends most of
+ * them back to sleep.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "threadpool.h"
 
