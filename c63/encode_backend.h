@@ -7,7 +7,7 @@
  * backend keeps it resident on the device and sends only the coded frame
  * back. The encoder decides frame types and quantisers, hands the backend
  * one frame at a time (submit), later collects the payload (collect) and
- * writes the headers around it; a backend may keep up to max_in_flight
+ * writes the headers around it; a backend may keep up to in_flight
  * frames in flight.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef C63_BACKEND_H
@@ -77,8 +77,9 @@ typedef struct c63_stage_stats {
 
 typedef struct c63_backend_ops {
   const char *name;
-  /* Frames the backend may hold between submit and collect (>= 1). */
-  int max_in_flight;
+  /* Frames the backend holds between submit and collect (>= 1), asked
+   * once it is created (a tuning aid may set them). */
+  int (*in_flight)(const c63_backend *be);
   /* pool: the encoder's CPU threads, which a backend may use during submit
    * and collect (it is idle then). */
   int (*create)(const c63_geometry *g, const c63_device *dev, c63_threadpool *pool,
@@ -112,9 +113,6 @@ typedef struct c63_backend_ops {
    * msg set, unregister C63_ERR_INVALID_ARG for memory not registered. */
   int (*host_register)(void *ptr, size_t size, char *msg, size_t msg_size);
   int (*host_unregister)(void *ptr);
-  /* Optional: the frames this backend takes in flight, where fewer than
-   * max_in_flight (a tuning aid chose them). */
-  int (*in_flight)(const c63_backend *be);
 } c63_backend_ops;
 
 /* The backends built into libc63, declared by the core (as FFmpeg declares

@@ -206,10 +206,6 @@ int c63_encoder_new(const c63_enc_params *caller_p, c63_encoder **out, char *msg
   enc->p = *p;
   c63_geometry_init(&enc->g, p->width, p->height);
   enc->ops = c63_backend_lookup(p->backend);
-  enc->depth = enc->ops->max_in_flight < MAX_IN_FLIGHT ? enc->ops->max_in_flight : MAX_IN_FLIGHT;
-  /* CBR judges each frame's coded size before the next is sent, so that an
-   * overflowing frame can be coded again (submit_frame). */
-  if (p->rate_control == C63_RC_CBR) enc->depth = 1;
   enc->quality = p->quality;
   c63_make_quant_tables(enc->quality, enc->quant);
   c63_ratectl_init(&enc->rc, p);
@@ -229,10 +225,11 @@ int c63_encoder_new(const c63_enc_params *caller_p, c63_encoder **out, char *msg
     c63_encoder_free(enc);
     return r;
   }
-  if (enc->ops->in_flight && p->rate_control != C63_RC_CBR) {
-    const int n = enc->ops->in_flight(enc->be);
-    if (n < enc->depth) enc->depth = n;
-  }
+  const int in_flight = enc->ops->in_flight(enc->be);
+  enc->depth = in_flight < MAX_IN_FLIGHT ? in_flight : MAX_IN_FLIGHT;
+  /* CBR judges each frame's coded size before the next is sent, so that an
+   * overflowing frame can be coded again (submit_frame). */
+  if (p->rate_control == C63_RC_CBR) enc->depth = 1;
   *out = enc;
   return C63_OK;
 }

@@ -831,7 +831,7 @@ void cu_get_stats(c63_backend *be, c63_stage_stats *out, int reset)
 
 extern "C" const c63_backend_ops c63_backend_cuda = {
     "cuda",
-    kMaxSlots,
+    cu_in_flight,
     cu_create,
     cu_destroy,
     cu_submit,
@@ -845,7 +845,6 @@ extern "C" const c63_backend_ops c63_backend_cuda = {
     cu_rewind,
     c63_cuda_host_register,
     c63_cuda_host_unregister,
-    cu_in_flight,
 };
 
 extern "C" int c63_cuda_pin(void *ptr, size_t size, char *msg, size_t msg_size)

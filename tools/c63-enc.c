@@ -209,9 +209,8 @@ static int send_picture(c63_encoder *enc, const c63_picture *pic, enc_sink *sink
 
   for (;;) {
     /* The picture stays in the reader's buffer until its packet is out, so
-     * the encoder need not copy it, nor wait for its upload */
-    int ret =
-        pic ? c63_encoder_send_picture_borrowed(enc, pic) : c63_encoder_send_picture(enc, pic);
+     * the encoder need not copy it, nor wait for its upload (NULL drains) */
+    int ret = c63_encoder_send_picture_borrowed(enc, pic);
     if (ret == C63_OK) break;
     if (ret != C63_ERR_AGAIN) return encoding_failed(enc, sink);
     if (drain_packets(enc, sink, &eof) != 0) return 1;

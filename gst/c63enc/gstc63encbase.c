@@ -284,18 +284,26 @@ static gboolean gst_c63_enc_base_open_encoder(GstC63EncBase *self)
                   c63_encoder_backend_name(self->enc), params.width, params.height, params.quality,
                   params.keyframe_interval, params.search_range,
                   params.mode == C63_MODE_RD ? "rd" : "exact");
+  self->lent_cap = (guint)c63_encoder_delay(self->enc) + 2;
+  self->lent = g_new0(GstVideoFrame, self->lent_cap);
+  self->lent_head = self->lent_count = 0;
   gst_c63_enc_base_set_latency(self);
   return TRUE;
+}
+
+/* Where the next picture is mapped before it is lent. */
+static GstVideoFrame *gst_c63_enc_base_next_picture(GstC63EncBase *self)
+{
+  return &self->lent[(self->lent_head + self->lent_count) % self->lent_cap];
 }
 
 /* The oldest picture lent to libc63 is its own again: unmapped. */
 static void gst_c63_enc_base_return_picture(GstC63EncBase *self)
 {
-  GstVideoFrame *vframe = g_queue_pop_head(&self->lent);
-
-  if (!vframe) return;
-  gst_video_frame_unmap(vframe);
-  g_free(vframe);
+  if (self->lent_count == 0) return;
+  gst_video_frame_unmap(&self->lent[self->lent_head]);
+  self->lent_head = (self->lent_head + 1) % self->lent_cap;
+  self->lent_count--;
 }
 
 static void gst_c63_enc_base_close_encoder(GstC63EncBase *self)
@@ -305,8 +313,9 @@ static void gst_c63_enc_base_close_encoder(GstC63EncBase *self)
     self->enc = NULL;
   }
   /* freed, the encoder reads none of them */
-  while (!g_queue_is_empty(&self->lent))
+  while (self->lent_count > 0)
     gst_c63_enc_base_return_picture(self);
+  g_clear_pointer(&self->lent, g_free);
 }
 
 /* ---- Packets out -------------------------------------------------------- */
@@ -439,11 +448,11 @@ static GstFlowReturn gst_c63_enc_base_receive_packets(GstC63EncBase *self, guint
 
 /* Send a picture (or NULL to drain), receiving first whenever the encoder
  * has packets waiting, then push whatever became ready. The picture is
- * lent: *vframe, its mapping, joins the lent queue once libc63 has taken
- * it (*vframe is then NULL), and is unmapped when its packet is out (the
- * base class keeps the frame's input buffer until then anyway). */
-static GstFlowReturn gst_c63_enc_base_send(GstC63EncBase *self, const c63_picture *pic,
-                                           GstVideoFrame **vframe)
+ * lent: its mapping (gst_c63_enc_base_next_picture) counts as lent once
+ * libc63 has taken it, and is unmapped when its packet is out (the base
+ * class keeps the frame's input buffer until then anyway). Returning
+ * pictures meanwhile leaves the next one's place where it is. */
+static GstFlowReturn gst_c63_enc_base_send(GstC63EncBase *self, const c63_picture *pic)
 {
   GstFlowReturn ret = GST_FLOW_OK, r;
   guint received;
@@ -460,10 +469,7 @@ static GstFlowReturn gst_c63_enc_base_send(GstC63EncBase *self, const c63_pictur
   if (status != C63_OK)
     return gst_c63_enc_base_post_error(self, status, "c63_encoder_send_picture",
                                        c63_encoder_error(self->enc));
-  if (pic) {
-    g_queue_push_tail(&self->lent, *vframe);
-    *vframe = NULL;
-  }
+  if (pic) self->lent_count++;
   r = gst_c63_enc_base_receive_packets(self, &received);
   return ret == GST_FLOW_OK ? r : ret;
 }
@@ -473,7 +479,7 @@ static GstFlowReturn gst_c63_enc_base_drain(GstC63EncBase *self)
 {
   if (!self->enc) return GST_FLOW_OK;
   GST_DEBUG_OBJECT(self, "draining");
-  return gst_c63_enc_base_send(self, NULL, NULL);
+  return gst_c63_enc_base_send(self, NULL);
 }
 
 /* ---- GstVideoEncoder vfuncs --------------------------------------------- */
@@ -695,9 +701,8 @@ static GstFlowReturn gst_c63_enc_base_handle_frame(GstVideoEncoder *venc, GstVid
     return GST_FLOW_ERROR;
   }
 
-  vframe = g_new0(GstVideoFrame, 1);
+  vframe = gst_c63_enc_base_next_picture(self);
   if (!gst_c63_enc_base_map_input(self, frame->input_buffer, vframe)) {
-    g_free(vframe);
     gst_video_codec_frame_unref(frame);
     return GST_FLOW_ERROR;
   }
@@ -720,11 +725,9 @@ static GstFlowReturn gst_c63_enc_base_handle_frame(GstVideoEncoder *venc, GstVid
   /* The base class keeps the frame in its list; the packet finds it again
    * by system_frame_number. */
   gst_video_codec_frame_unref(frame);
-  ret = gst_c63_enc_base_send(self, &pic, &vframe);
-  if (vframe) { /* not taken */
+  ret = gst_c63_enc_base_send(self, &pic);
+  if (vframe == gst_c63_enc_base_next_picture(self)) /* not taken: still the next one's place */
     gst_video_frame_unmap(vframe);
-    g_free(vframe);
-  }
   return ret;
 }
 

@@ -52,9 +52,12 @@ struct _GstC63EncBase {
 
   /* Streaming thread only. */
   c63_encoder *enc;
-  /* The pictures sent borrowed (GstVideoFrame *, mapped), oldest first:
-   * libc63 may read each until its packet, or its failure, is received. */
-  GQueue lent;
+  /* The pictures sent borrowed, mapped: libc63 may read each until its
+   * packet, or its failure, is received. A ring of lent_cap frames, those
+   * the encoder holds and the one mapped for the next send; lent_count
+   * of them lent, the oldest at lent_head. */
+  GstVideoFrame *lent;
+  guint lent_cap, lent_head, lent_count;
   GstVideoCodecState *input_state;
   /* Rate control's reports already posted as warnings: the current
    * target out of reach, and frames over the current buffer (beyond

@@ -108,12 +108,9 @@ class Encoder:
         The picture is lent: its buffer stays unchanged until its packet is
         out (self.released), so the library neither copies it nor waits
         for its upload."""
-        if pic is None:
-            send, ref = self.lib.c63_encoder_send_picture, None
-        else:
-            send, ref = self.lib.c63_encoder_send_picture_borrowed, ctypes.byref(pic)
+        ref = ctypes.byref(pic) if pic is not None else None
         while True:
-            ret = send(self.handle, ref)
+            ret = self.lib.c63_encoder_send_picture_borrowed(self.handle, ref)
             if ret == libc63.OK:
                 break
             if ret != libc63.ERR_AGAIN:
@@ -193,9 +190,10 @@ class _Writer:
 
 
 def _writev_all(fd, buffers):
+    """All of BUFFERS (fewer than IOV_MAX) to FD, in order."""
     views = [memoryview(b) for b in buffers if len(b)]
     while views:
-        n = os.writev(fd, views[:1024])  # IOV_MAX
+        n = os.writev(fd, views)
         while views and n >= len(views[0]):
             n -= len(views[0])
             views.pop(0)

@@ -82,7 +82,6 @@ def _define():
         "c63_enc_params_init": (None, [VP]),
         "c63_encoder_new": (INT, [VP, P(VP), STR, SIZE]),
         "c63_encoder_free": (None, [VP]),
-        "c63_encoder_send_picture": (INT, [VP, P(Picture)]),
         "c63_encoder_send_picture_borrowed": (INT, [VP, P(Picture)]),
         "c63_encoder_delay": (INT, [VP]),
         "c63_encoder_receive_packet": (INT, [VP, P(Packet)]),
