@@ -351,7 +351,11 @@ extern "C" void *c63_cuda_test_upload(void *ctx, const void *host, size_t size)
   c63_cuda_scope scope(test_device(ctx));
   void *d = nullptr;
   if (scope.error() != cudaSuccess || cudaMalloc(&d, size) != cudaSuccess) return nullptr;
-  if (cudaMemcpy(d, host, size, cudaMemcpyHostToDevice) != cudaSuccess) {
+  /* cudaMemcpy from pageable memory may return before the DMA into d is
+   * over; the encoder reads d on a stream of its own, which does not wait
+   * for the legacy default stream, so wait here as a producer would. */
+  if (cudaMemcpy(d, host, size, cudaMemcpyHostToDevice) != cudaSuccess ||
+      cudaDeviceSynchronize() != cudaSuccess) {
     cudaFree(d);
     return nullptr;
   }
