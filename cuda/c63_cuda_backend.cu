@@ -42,6 +42,7 @@
 
 extern "C" {
 #include "c63/frame_syntax.h"
+#include "c63/stream_copy.h"
 #include "c63/threadpool.h"
 }
 
@@ -362,12 +363,13 @@ void copy_slice(void *arg, int i)
     const int y0 = (int)((long)h * i / t->slices), y1 = (int)((long)h * (i + 1) / t->slices);
     const uint8_t *src = t->job->src[p] + (size_t)y0 * t->job->src_stride[p];
     uint8_t *dst = t->dst + t->be->in_off[p] + (size_t)y0 * w;
+    /* read next by the DMA engines, not the CPU (stream_copy.h) */
     if (t->job->src_stride[p] == w) {
-      memcpy(dst, src, (size_t)(y1 - y0) * w);
+      c63_copy_streaming(dst, src, (size_t)(y1 - y0) * w);
       continue;
     }
     for (int y = y0; y < y1; y++, src += t->job->src_stride[p], dst += w)
-      memcpy(dst, src, (size_t)w);
+      c63_copy_streaming(dst, src, (size_t)w);
   }
 }
 
@@ -390,6 +392,15 @@ void CUDART_CB staging_gate(void *arg)
  * page-locked host memory (registered, or from cudaHostAlloc, as a pinned
  * buffer pool gives) or device memory. Then it is uploaded straight from
  * there, without the staging copy on the CPU. */
+/* Whether a plane of the picture lies in memory registered through libc63,
+ * whose unregistering waits only for the copies bracketed at the time. */
+bool in_registration(const c63_frame_job *job)
+{
+  for (int p = 0; p < (job->nv12 ? 2 : 3); p++)
+    if (c63_cuda_host_in_registration(job->src[p])) return true;
+  return false;
+}
+
 bool dma_readable(const c63_frame_job *job)
 {
   for (int p = 0; p < (job->nv12 ? 2 : 3); p++) {
@@ -428,6 +439,7 @@ struct submit_frame {
   slot &s;
   c63_cuda_planes P;
   bool direct;           /* uploaded straight from the caller's picture */
+  bool lent_direct;      /* direct, and the upload may outlive submit */
   const uint8_t *src[3]; /* zero-copy: where the kernels read each plane */
   const uint8_t *ref;    /* the previous reconstruction; NULL for a keyframe */
   const c63_mv *mvs;     /* the vectors the transform reads; NULL for a keyframe */
@@ -461,10 +473,11 @@ int check_submit(const c63_backend *be, const c63_frame_job *job, char *msg, siz
  * until wait_for_direct_upload: the driver's answer holds until then. */
 submit_frame prepare_frame(c63_backend *be, c63_frame_job *job, slot &s)
 {
-  submit_frame f = {be, job,     s,       be->planes, false,
-                    {}, nullptr, nullptr, nullptr,    "uploading the frame"};
+  submit_frame f = {be,      job,     s,       be->planes,           false, false, {},
+                    nullptr, nullptr, nullptr, "uploading the frame"};
   c63_cuda_host_copy_begin();
   f.direct = be->zero_copy ? mapped_readable(job, f.src) : dma_readable(job);
+  f.lent_direct = f.direct && job->borrowed && !in_registration(job);
   s.staging.queued = 0;
   if (!f.direct) {
     c63_cuda_host_copy_end();
@@ -641,7 +654,11 @@ cudaError_t download(submit_frame &f)
 
 /* The caller may reuse its picture once submit returns, so an upload
  * straight from it must be over by then (on errors too); then
- * registrations may end again (prepare_frame). Waiting here,
+ * registrations may end again (prepare_frame). A borrowed picture stays
+ * the caller's until its packet, so its upload runs on past submit, beside
+ * the caller's next picture (collect and destroy wait for the GPU), unless
+ * it lies in a registration of libc63, whose end waits only for the
+ * uploads bracketed at the time. Waiting here,
  * after the launches rather than before them, lets the host enqueue the
  * frame's kernels while the copy engine reads the picture: a wait before
  * them would make submit take the upload plus the launches, about as long
@@ -649,6 +666,10 @@ cudaError_t download(submit_frame &f)
 cudaError_t wait_for_direct_upload(submit_frame &f, cudaError_t err)
 {
   if (!f.direct) return err;
+  if (f.lent_direct && err == cudaSuccess) {
+    c63_cuda_host_copy_end();
+    return err;
+  }
   const cudaError_t werr = cudaStreamSynchronize(f.be->copy);
   c63_cuda_host_copy_end();
   if (err == cudaSuccess && werr != cudaSuccess) {

@@ -156,6 +156,10 @@ const uint8_t *c63_cuda_mapped(const uint8_t *p);
  * thread drops the last reference. Not to be nested on one thread. */
 void c63_cuda_host_copy_begin();
 void c63_cuda_host_copy_end();
+/* Whether the byte at ptr lies in a registration of c63_cuda_host_register
+ * (whose unregistering waits for copies under way, so a copy from there
+ * must be over before its bracket ends). */
+bool c63_cuda_host_in_registration(const void *ptr);
 
 /* Up to three planes, each w x h bytes from src (rows src_pitch apart) to
  * dst (rows dst_pitch apart), by one kernel: one launch where 2D copies

@@ -149,6 +149,14 @@ extern "C" int c63_cuda_host_unregister(void *ptr)
   return status;
 }
 
+bool c63_cuda_host_in_registration(const void *ptr)
+{
+  pthread_mutex_lock(&lock);
+  const bool in = overlaps(ptr, 1);
+  pthread_mutex_unlock(&lock);
+  return in;
+}
+
 extern "C" long c63_cuda_host_registrations(const void *ptr)
 {
   pthread_mutex_lock(&lock);

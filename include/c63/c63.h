@@ -255,10 +255,14 @@ int c63_encoder_send_picture(c63_encoder *enc, const c63_picture *pic);
 /* The same for a caller that keeps the picture (a GStreamer element holds
  * each frame's input buffer until its packet is out): its memory may be
  * read until the picture's packet is received or the encoder is freed, and
- * must stay unchanged until then. Where a picture in ordinary memory is
- * copied into the CUDA backend's page-locked staging, the encoder's
- * threads copy it while the caller goes on, rather than before this
- * returns; the bytes coded are the same either way. */
+ * must stay unchanged until then (and page-locked, where it was so when
+ * sent). Where a picture in ordinary memory is copied into the CUDA
+ * backend's page-locked staging, the encoder's threads copy it while the
+ * caller goes on, rather than before this returns; a picture in
+ * page-locked or device memory is uploaded while the caller goes on too,
+ * except from memory registered with c63_picture_memory_register (its
+ * unregistering waits only for uploads within a send). The bytes coded
+ * are the same either way. */
 int c63_encoder_send_picture_borrowed(c63_encoder *enc, const c63_picture *pic);
 
 /* Receive the next packet in order. Returns C63_ERR_AGAIN when more input is

@@ -6,7 +6,9 @@
  *                 addresses and strides
  *   borrowed      the same sent with c63_encoder_send_picture_borrowed (the
  *                 threads copy while the caller goes on), each picture in
- *                 its own memory, overwritten as soon as its packet is out
+ *                 its own memory, overwritten as soon as its packet is out;
+ *                 and from page-locked memory (uploaded while the caller
+ *                 goes on) and registered memory (uploaded within the send)
  *   registered    the caller's memory registered (c63_picture_memory_register)
  *                 and written picture after picture, as a pool recycles it,
  *                 uploaded straight from there
@@ -130,11 +132,45 @@ static void run_staged(const clip *c)
   free(block);
 }
 
-/* Borrowed pictures, each in a block of its own at an odd address. */
+/* Borrowed pictures, each in a block of its own at an odd address: */
+enum lent_memory {
+  LENT_PAGEABLE,    /* malloc's: copied into staging by the pool */
+  LENT_PAGE_LOCKED, /* c63_picture_memory_alloc's: uploaded after send returns */
+  LENT_REGISTERED,  /* registered through libc63: uploaded within the send */
+};
+
 typedef struct {
   const clip *c;
+  enum lent_memory memory;
   uint8_t *block[FRAMES];
 } lender;
+
+static void lend(lender *l, const clip *c, enum lent_memory memory)
+{
+  l->c = c;
+  l->memory = memory;
+  for (int i = 0; i < FRAMES; i++) {
+    char msg[256];
+    l->block[i] = memory == LENT_PAGE_LOCKED ? c63_picture_memory_alloc(block_size(c))
+                                             : malloc(block_size(c));
+    TU_CHECK(l->block[i] != NULL, "%zu bytes for a picture", block_size(c));
+    if (l->block[i] && memory == LENT_REGISTERED)
+      TU_CHECK(c63_picture_memory_register(l->block[i], block_size(c), msg, sizeof msg) == C63_OK,
+               "registering a picture: %s", msg);
+  }
+}
+
+static void lender_free(lender *l)
+{
+  for (int i = 0; i < FRAMES; i++) {
+    if (l->memory == LENT_PAGE_LOCKED) {
+      c63_picture_memory_free(l->block[i]);
+      continue;
+    }
+    if (l->memory == LENT_REGISTERED && l->block[i]) c63_picture_memory_unregister(l->block[i]);
+    free(l->block[i]);
+  }
+}
 
 static void lent_picture(void *arg, int i, c63_picture *pic)
 {
@@ -152,29 +188,30 @@ static void lent_back(void *arg, int i)
   memset(l->block[i], 0x5a, block_size(l->c));
 }
 
-static void run_borrowed(const clip *c)
+static void run_borrowed_from(const clip *c, enum lent_memory memory, const char *what)
 {
   static const int threads[] = {1, 3, 0};
-  lender l = {c, {0}};
-  for (int i = 0; i < FRAMES; i++)
-    l.block[i] = malloc(block_size(c));
+  lender l;
+  lend(&l, c, memory);
   for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
     c63_enc_params p = params(c, C63_BACKEND_CUDA, threads[t]);
     tu_buf gpu = {0};
-    char msg[512], route[64];
-    snprintf(route, sizeof route, "borrowed, odd address, %d thread%s", threads[t],
+    char msg[512], route[80];
+    snprintf(route, sizeof route, "borrowed, %s, odd address, %d thread%s", what, threads[t],
              threads[t] == 1 ? "" : "s");
-    if (!threads[t]) snprintf(route, sizeof route, "borrowed, odd address, a thread a core");
+    if (!threads[t])
+      snprintf(route, sizeof route, "borrowed, %s, odd address, a thread a core", what);
     const int r =
         tu_encode_borrowed(&p, lent_picture, lent_back, &l, FRAMES, &gpu, msg, sizeof msg);
     TU_CHECK(r == C63_OK, "%dx%d %s: %s", c->w, c->h, route, msg);
     const int ok =
         r == C63_OK && gpu.size == c->cpu.size && !memcmp(gpu.data, c->cpu.data, gpu.size);
     TU_CHECK(ok, "%dx%d %s: the stream differs from the CPU's", c->w, c->h, route);
-    printf("%4dx%-4d %-44s %s\n", c->w, c->h, route, ok ? "identical" : "DIFFERENT");
+    printf("%4dx%-4d %-52s %s\n", c->w, c->h, route, ok ? "identical" : "DIFFERENT");
     tu_buf_free(&gpu);
   }
-  /* freed with pictures in flight: it waits for their copies */
+  /* freed with pictures in flight: it waits for their copies and uploads
+   * before the memory goes */
   c63_enc_params p = params(c, C63_BACKEND_CUDA, 0);
   c63_encoder *enc;
   char msg[256];
@@ -187,8 +224,14 @@ static void run_borrowed(const clip *c)
     }
     c63_encoder_free(enc);
   }
-  for (int i = 0; i < FRAMES; i++)
-    free(l.block[i]);
+  lender_free(&l);
+}
+
+static void run_borrowed(const clip *c)
+{
+  run_borrowed_from(c, LENT_PAGEABLE, "pageable");
+  run_borrowed_from(c, LENT_PAGE_LOCKED, "page-locked");
+  run_borrowed_from(c, LENT_REGISTERED, "registered");
 }
 
 /* size bytes from malloc, registered; *registered says whether that worked. */
