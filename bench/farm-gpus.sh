@@ -4,7 +4,8 @@
 # "Measuring"). Speed is measured and printed, never asserted.
 #
 # usage: farm-gpus.sh BIN_DIR WHEELS_DIR
-#   BIN_DIR     c63-enc, c63-dec, c63-synth and libc63.so.1 of a CUDA build
+#   BIN_DIR     c63-enc, c63-dec, c63-synth, libc63farm.so (the workers'
+#               chunk encoder) and libc63.so.1 of a CUDA build
 #               (build-cuda/tools/* and build-cuda/c63/libc63.so.1 copied
 #               into one folder)
 #   WHEELS_DIR  Dask's wheels (tools/farm/fetch-wheels.sh), installed into
@@ -30,8 +31,8 @@
 # c63-dec reports none: its wall figure) and the ratio of those; c63-farm's
 # time in the chunks and in the join; whether the output is byte-identical
 # to the single process's.
-# Below the table: each worker's frames per second and time spent reading
-# the input (c63-farm --stats), and the host's memcpy and pread bandwidth.
+# Below the table: each worker's frames per second (c63-farm --stats), and
+# the host's memcpy and pread bandwidth.
 # SPDX-License-Identifier: LGPL-2.1-or-later
 set -eu
 bin=$(cd "${1:?usage: $0 BIN_DIR WHEELS_DIR}" && pwd)
@@ -58,7 +59,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-for tool in c63-enc c63-dec c63-synth libc63.so.1; do
+for tool in c63-enc c63-dec c63-synth libc63farm.so libc63.so.1; do
   [ -e "$bin/$tool" ] || { echo "farm-gpus: $bin/$tool missing" >&2; exit 1; }
 done
 eval "$(PYTHON=$py "$repo/tools/farm/fetch-wheels.sh" --install "$wheels")"

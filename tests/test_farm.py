@@ -279,42 +279,82 @@ class Faults(FarmCase):
         self.assertEqual(read(self.path("p.c63")), self.reference("-k", "8", "-q", "30"))
 
 
-class PacketWriter(unittest.TestCase):
-    """A libc63 worker's packets go to the chunk file through a thread of
-    their own (c63farm.inprocess._Writer): in order, and a failed write
-    fails the chunk."""
+class ChunkEncoder(FarmCase):
+    """A libc63 worker encodes a chunk in C (tools/farm_worker.h), with an
+    encoder and a ring of pictures kept from chunk to chunk: a range at an
+    offset gives the bytes of c63-enc's run on that range, whatever the
+    chunk before it; an input shorter than the chunk, or an output that
+    cannot be written, fails it with a message."""
+
+    frames = 24
 
     @classmethod
     def setUpClass(cls):
+        super().setUpClass()
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                         "..", "tools", "farm"))
-        from c63farm import inprocess
-        cls.Writer = inprocess._Writer
+        from c63farm import inprocess, libc63
+        cls.inprocess, cls.libc63 = inprocess, libc63
+        lib = libc63.load([os.path.join(os.path.dirname(TOOLS), "c63", "libc63.so.1")])
+        worker = libc63.load_worker([tool("libc63farm.so")])
+        cls.enc = inprocess.Encoder(lib, worker, ["-w", str(W), "-h", str(H), "-k", "8",
+                                                  "-t", "1"])
+        cls.enc.make_ring(8 + cls.enc.held)
 
-    def test_packets_in_order(self):
-        packets = [bytes([i % 251]) * (i * 37 % 5000) for i in range(2000)]
-        with tempfile.TemporaryFile() as f:
-            writer = self.Writer(f.fileno(), depth=8)
-            for p in packets:
-                writer.put(memoryview(p))
-            writer.close()
-            f.seek(0)
-            self.assertEqual(f.read(), b"".join(packets))
+    @classmethod
+    def tearDownClass(cls):
+        cls.enc.free()
+        super().tearDownClass()
 
-    def test_failed_write_fails_the_chunk(self):
-        with tempfile.NamedTemporaryFile() as f:
-            fd = os.open(f.name, os.O_RDONLY)  # writes fail with EBADF
-            writer, failure = self.Writer(fd, depth=2), None
-            try:
-                for _ in range(100):
-                    writer.put(b"x" * 1000)
-                writer.close()
-            except OSError as e:
-                failure = e
-                writer.close(quiet=True)  # as a chunk that failed: no second error
-            finally:
-                os.close(fd)
-            self.assertIsInstance(failure, OSError)
+    def chunk(self, first, frames, out):
+        in_fd = os.open(self.clip, os.O_RDONLY)
+        out_fd = os.open(self.path(out), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        try:
+            return self.enc.encode(in_fd, first * FRAME, frames, 3, out_fd)
+        finally:
+            os.close(in_fd)
+            os.close(out_fd)
+
+    def test_ranges_as_c63_enc(self):
+        for first, frames in ((0, 8), (8, 16), (5, 3), (16, 8)):
+            with self.subTest(first=first, frames=frames):
+                size = self.chunk(first, frames, "range.c63")
+                want = self.path("range-ref.c63")
+                with open(self.clip, "rb") as f:
+                    f.seek(first * FRAME)
+                    with open(self.path("range.yuv"), "wb") as part:
+                        part.write(f.read(frames * FRAME))
+                c63_enc("-w", str(W), "-h", str(H), "-k", "8", "-o", want,
+                        self.path("range.yuv"))
+                self.assertEqual(read(self.path("range.c63")), read(want))
+                self.assertEqual(size, len(read(want)))
+
+    def failing_chunk(self, first, frames, out_path):
+        """A chunk that fails, on an encoder of its own (one that failed
+        may still read its ring, so it is never used again)."""
+        enc = self.inprocess.Encoder(self.enc.lib, self.enc.worker,
+                                     ["-w", str(W), "-h", str(H), "-t", "1"])
+        in_fd = os.open(self.clip, os.O_RDONLY)
+        out_fd = os.open(out_path, os.O_WRONLY)
+        try:
+            enc.make_ring(4 + enc.held)
+            enc.encode(in_fd, first * FRAME, frames, 2, out_fd)
+        finally:
+            enc.free()
+            os.close(in_fd)
+            os.close(out_fd)
+
+    def test_short_input_fails(self):
+        with open(self.path("short.c63"), "wb"):
+            pass
+        with self.assertRaisesRegex(self.libc63.Failed, "shorter"):
+            self.failing_chunk(20, 8, self.path("short.c63"))
+
+    def test_failed_write_fails(self):
+        if not os.path.exists("/dev/full"):
+            self.skipTest("no /dev/full")
+        with self.assertRaisesRegex(self.libc63.Failed, "writing"):
+            self.failing_chunk(0, 8, "/dev/full")
 
 
 class BadInput(FarmCase):

@@ -13,7 +13,7 @@
 #include "c63/c63.h"
 #include "cliutil.h"
 #include "frame_reader.h"
-#include "frame_writer.h"
+#include "encode_loop.h"
 #include "progress.h"
 
 /* Frames read ahead of the encoder beyond one a reader thread: enough to
@@ -108,15 +108,38 @@ typedef struct enc_stats {
   unsigned long long bytes;
 } enc_stats;
 
-/* Where the packets go: the output, through the writer thread when there
- * is one, and the status line. */
+/* What c63-enc keeps of the packets: the statistics and the status line. */
 typedef struct enc_sink {
-  cli_output *out;
-  frame_writer *writer; /* NULL: written in the encoder's thread */
-  frame_reader *reader; /* a picture's buffer goes back with its packet */
+  c63_encoder *enc;
   cli_progress progress;
   enc_stats st;
 } enc_sink;
+
+static void count_packet(void *ctx, const c63_packet *pkt)
+{
+  enc_sink *sink = ctx;
+  enc_stats *st = &sink->st;
+  st->frames++;
+  st->keyframes += pkt->keyframe != 0;
+  c63_rate_status rs;
+  if (c63_encoder_rate_status(sink->enc, &rs) == C63_OK) {
+    if (rs.reach) {
+      st->reach = rs.reach;
+      st->reach_kbps = rs.reach_kbps;
+    }
+    st->overflows = rs.overflows;
+  }
+  st->bytes += pkt->size;
+  cli_progress_update(&sink->progress, st->frames, st->bytes);
+}
+
+/* A message on a line of its own, below the status line. */
+static void encoder_failed(void *ctx, const char *why)
+{
+  enc_sink *sink = ctx;
+  cli_progress_hide(&sink->progress);
+  fprintf(stderr, "%s: %s\n", prog, why);
+}
 
 /* The bitrate reached at the framerate given (the stream carries none), and
  * a warning when the encoder found the target out of reach of every
@@ -151,81 +174,6 @@ static void report_bitrate(const c63_enc_params *p, const enc_stats *st)
             p->mode == C63_MODE_EXACT ? ", or -m rd, which codes smaller frames" : "");
 }
 
-/* Write one packet: queued for the writer thread, or written here.
- * Returns 0, or -1 after a message. */
-static int write_packet(enc_sink *sink, const c63_packet *pkt)
-{
-  if (!sink->writer) return cli_output_write(sink->out, prog, pkt->data, pkt->size);
-  uint8_t *dst = frame_writer_buffer(sink->writer, pkt->size);
-  if (!dst) return -1;
-  memcpy(dst, pkt->data, pkt->size);
-  return frame_writer_queue(sink->writer, pkt->size);
-}
-
-/* Print "encoding failed" on a line of its own. Returns 1. */
-static int encoding_failed(c63_encoder *enc, enc_sink *sink)
-{
-  cli_progress_hide(&sink->progress);
-  fprintf(stderr, "%s: encoding failed: %s\n", prog, c63_encoder_error(enc));
-  return 1;
-}
-
-/* Write every packet the encoder has ready. Returns 0, or 1 on failure. */
-static int drain_packets(c63_encoder *enc, enc_sink *sink, int *eof)
-{
-  enc_stats *st = &sink->st;
-  for (;;) {
-    c63_packet pkt;
-    int ret = c63_encoder_receive_packet(enc, &pkt);
-
-    if (ret == C63_ERR_AGAIN) return 0;
-    if (ret == C63_ERR_EOF) {
-      *eof = 1;
-      return 0;
-    }
-    if (ret != C63_OK) return encoding_failed(enc, sink);
-    frame_reader_release(sink->reader); /* the encoder reads its picture no more */
-    if (write_packet(sink, &pkt) != 0) return 1;
-    st->frames++;
-    st->keyframes += pkt.keyframe != 0;
-    c63_rate_status rs;
-    if (c63_encoder_rate_status(enc, &rs) == C63_OK) {
-      if (rs.reach) {
-        st->reach = rs.reach;
-        st->reach_kbps = rs.reach_kbps;
-      }
-      st->overflows = rs.overflows;
-    }
-    st->bytes += pkt.size;
-    cli_progress_update(&sink->progress, st->frames, st->bytes);
-  }
-}
-
-/* Send one picture (or NULL to drain), receiving packets while the encoder
- * asks for that first. */
-static int send_picture(c63_encoder *enc, const c63_picture *pic, enc_sink *sink)
-{
-  int eof = 0;
-
-  for (;;) {
-    /* The picture stays in the reader's buffer until its packet is out, so
-     * the encoder need not copy it, nor wait for its upload (NULL drains) */
-    int ret = c63_encoder_send_picture_borrowed(enc, pic);
-    if (ret == C63_OK) break;
-    if (ret != C63_ERR_AGAIN) return encoding_failed(enc, sink);
-    if (drain_packets(enc, sink, &eof) != 0) return 1;
-  }
-  if (pic != NULL) return drain_packets(enc, sink, &eof);
-  /* Draining: everything must come out up to the end marker. */
-  if (drain_packets(enc, sink, &eof) != 0) return 1;
-  if (!eof) {
-    cli_progress_hide(&sink->progress);
-    fprintf(stderr, "%s: the encoder did not finish draining\n", prog);
-    return 1;
-  }
-  return 0;
-}
-
 /* Parse a thread count lo..hi for option name. Returns 0, or the exit code
  * after a message. */
 static int parse_threads(const char *arg, const char *name, int lo, int hi, int *out)
@@ -234,31 +182,6 @@ static int parse_threads(const char *arg, const char *name, int lo, int hi, int 
   if (cli_parse_int(arg, out) == 0 && *out >= lo && *out <= hi) return 0;
   snprintf(what, sizeof what, "%s %%s is not a thread count (%d..%d)", name, lo, hi);
   return bad_usage(what, arg);
-}
-
-/* Encode every frame the reader delivers. Returns 0, or 1 after a message;
- * *partial and *read_errno as frame_reader_next leaves them. */
-static int encode_frames(c63_encoder *enc, const c63_enc_params *params, frame_reader *reader,
-                         enc_sink *sink, size_t *partial, int *read_errno)
-{
-  const int cw = c63_chroma_size(params->width), ch = c63_chroma_size(params->height);
-  const size_t ysize = (size_t)params->width * (size_t)params->height;
-
-  for (long n = 0;; n++) {
-    c63_picture pic;
-    const uint8_t *frame = frame_reader_next(reader, partial, read_errno);
-
-    if (frame == NULL) return 0;
-    memset(&pic, 0, sizeof pic);
-    pic.data[0] = frame;
-    pic.data[1] = frame + ysize;
-    pic.data[2] = frame + ysize + (size_t)cw * (size_t)ch;
-    pic.stride[0] = params->width;
-    pic.stride[1] = pic.stride[2] = cw;
-    pic.user = n;
-    const int ret = send_picture(enc, &pic, sink);
-    if (ret != 0) return ret;
-  }
 }
 
 int main(int argc, char **argv)
@@ -287,12 +210,18 @@ int main(int argc, char **argv)
   size_t frame_size, got = 0;
   int read_errno = 0;
   enc_sink sink;
+  encode_loop loop;
   double t0, elapsed;
 
   if (cli_open_std_fds() != 0) return 1;
   memset(&out, 0, sizeof out);
   memset(&sink, 0, sizeof sink);
-  sink.out = &out;
+  memset(&loop, 0, sizeof loop);
+  loop.out = &out;
+  loop.prog = prog;
+  loop.packet = count_packet;
+  loop.failed = encoder_failed;
+  loop.ctx = &sink;
   c63_enc_params_init(&params);
   opterr = 0; /* we print our own messages */
   if (cli_version(prog, argc, argv)) return 0;
@@ -364,9 +293,12 @@ int main(int argc, char **argv)
    * packets (its delay, and the one it is given) */
   reader = frame_reader_start(in, frame_size, max_frames,
                               readers + READ_AHEAD + c63_encoder_delay(enc) + 1, readers);
-  sink.reader = reader;
+  sink.enc = loop.enc = enc;
+  loop.reader = reader;
+  loop.width = params.width;
+  loop.height = params.height;
   if (reader == NULL ||
-      (writers > 0 && !(sink.writer = frame_writer_start(&out, prog, WRITE_QUEUE, writers)))) {
+      (writers > 0 && !(loop.writer = frame_writer_start(&out, prog, WRITE_QUEUE, writers)))) {
     fprintf(stderr, "%s: out of memory\n", prog);
     goto done;
   }
@@ -375,7 +307,7 @@ int main(int argc, char **argv)
                      frame_reader_frames(reader) >= 0 ? frame_reader_frames(reader) : max_frames,
                      params.fps_num, params.fps_den);
   t0 = cli_now();
-  if (encode_frames(enc, &params, reader, &sink, &got, &read_errno) != 0) goto done;
+  if (encode_loop_frames(&loop, &got, &read_errno) != 0) goto done;
   if (read_errno) {
     cli_progress_hide(&sink.progress);
     fprintf(stderr, "%s: error reading %s: %s\n", prog, in_path, strerror(read_errno));
@@ -396,9 +328,9 @@ int main(int argc, char **argv)
     fprintf(stderr, "%s: warning: input ends with a partial frame (%zu of %zu bytes), ignored\n",
             prog, got, frame_size);
   }
-  ret = send_picture(enc, NULL, &sink);
-  if (frame_writer_finish(sink.writer) != 0) ret = 1;
-  sink.writer = NULL;
+  ret = encode_loop_drain(&loop);
+  if (frame_writer_finish(loop.writer) != 0) ret = 1;
+  loop.writer = NULL;
   elapsed = cli_now() - t0;
   if (ret != 0) goto done;
   /* An empty stream is never what was meant (an empty file, /dev/null,
@@ -426,7 +358,7 @@ int main(int argc, char **argv)
 
 done:
   cli_progress_hide(&sink.progress);
-  frame_writer_finish(sink.writer); /* before the output is closed */
+  frame_writer_finish(loop.writer); /* before the output is closed */
   c63_encoder_free(enc);            /* it may read pictures it was lent */
   frame_reader_stop(reader);        /* before the input is closed */
   if (in != NULL && in != stdin) fclose(in);

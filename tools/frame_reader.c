@@ -109,43 +109,57 @@ static void free_reader(frame_reader *r)
   free(r);
 }
 
-frame_reader *frame_reader_start(FILE *in, size_t frame_size, long max_frames, int depth,
-                                 int threads)
+frame_reader *frame_reader_new(size_t frame_size, int depth)
 {
   frame_reader *r = calloc(1, sizeof *r);
-  struct stat st;
   if (!r) return NULL;
-  r->in = in;
-  r->fd = fstat(fileno(in), &st) == 0 && S_ISREG(st.st_mode) ? fileno(in) : -1;
-  /* stdin may be a file opened at some offset: frames start there */
-  if (r->fd >= 0 && (r->base = lseek(r->fd, 0, SEEK_CUR)) < 0) r->fd = -1;
   r->frame_size = frame_size;
-  r->max_frames = max_frames;
   r->depth = depth;
-  r->end = max_frames >= 0 ? max_frames : (long)(~0ul >> 1);
   r->slots = calloc((size_t)depth, sizeof *r->slots);
-  for (int i = 0; r->slots && i < depth; i++) {
-    r->slots[i].frame = -1;
-    if (!(r->slots[i].buf = c63_picture_memory_alloc(frame_size))) {
-      free_reader(r);
-      return NULL;
-    }
-  }
   if (!r->slots) {
     free_reader(r);
     return NULL;
   }
+  for (int i = 0; i < depth; i++)
+    if (!(r->slots[i].buf = c63_picture_memory_alloc(frame_size))) {
+      free_reader(r);
+      return NULL;
+    }
   pthread_mutex_init(&r->lock, NULL);
   pthread_cond_init(&r->cond, NULL);
+  return r;
+}
+
+int frame_reader_begin(frame_reader *r, FILE *in, long max_frames, int threads)
+{
+  struct stat st;
+  r->in = in;
+  r->fd = fstat(fileno(in), &st) == 0 && S_ISREG(st.st_mode) ? fileno(in) : -1;
+  /* stdin may be a file opened at some offset: frames start there */
+  r->base = 0;
+  if (r->fd >= 0 && (r->base = lseek(r->fd, 0, SEEK_CUR)) < 0) r->fd = -1;
+  r->max_frames = max_frames;
+  r->end = max_frames >= 0 ? max_frames : (long)(~0ul >> 1);
+  r->next_read = r->next_take = r->next_out = 0;
+  r->partial = 0;
+  r->read_errno = 0;
+  r->stop = 0;
+  for (int i = 0; i < r->depth; i++)
+    r->slots[i].frame = -1;
   if (threads > FRAME_READER_MAX_THREADS) threads = FRAME_READER_MAX_THREADS;
-  if (threads > depth) threads = depth;
+  if (threads > r->depth) threads = r->depth;
   const int want = r->fd >= 0 && threads > 1 ? threads : 1;
-  for (; r->nthreads < want; r->nthreads++)
+  for (r->nthreads = 0; r->nthreads < want; r->nthreads++)
     if (pthread_create(&r->threads[r->nthreads], NULL, read_loop, r) != 0) break;
-  if (r->nthreads == 0) {
-    pthread_mutex_destroy(&r->lock);
-    pthread_cond_destroy(&r->cond);
-    free_reader(r);
+  return r->nthreads > 0 ? 0 : -1;
+}
+
+frame_reader *frame_reader_start(FILE *in, size_t frame_size, long max_frames, int depth,
+                                 int threads)
+{
+  frame_reader *r = frame_reader_new(frame_size, depth);
+  if (r && frame_reader_begin(r, in, max_frames, threads) != 0) {
+    frame_reader_stop(r);
     return NULL;
   }
   return r;
@@ -195,7 +209,7 @@ void frame_reader_release(frame_reader *r)
   pthread_mutex_unlock(&r->lock);
 }
 
-void frame_reader_stop(frame_reader *r)
+void frame_reader_end(frame_reader *r)
 {
   if (!r) return;
   pthread_mutex_lock(&r->lock);
@@ -204,6 +218,13 @@ void frame_reader_stop(frame_reader *r)
   pthread_mutex_unlock(&r->lock);
   for (int i = 0; i < r->nthreads; i++)
     pthread_join(r->threads[i], NULL);
+  r->nthreads = 0;
+}
+
+void frame_reader_stop(frame_reader *r)
+{
+  if (!r) return;
+  frame_reader_end(r);
   pthread_mutex_destroy(&r->lock);
   pthread_cond_destroy(&r->cond);
   free_reader(r);

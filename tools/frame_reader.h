@@ -23,6 +23,15 @@ typedef struct frame_reader frame_reader;
 frame_reader *frame_reader_start(FILE *in, size_t frame_size, long max_frames, int depth,
                                  int threads);
 
+/* The same in two steps, for a caller that reads several inputs (or
+ * several ranges of one) through one ring: the buffers (NULL when out of
+ * memory), then the threads reading in from its position (0, or -1 when
+ * no thread could start). frame_reader_end stops them (every frame the
+ * caller holds is then its own until the next begin, which takes them all
+ * back); frame_reader_stop ends and frees. */
+frame_reader *frame_reader_new(size_t frame_size, int depth);
+int frame_reader_begin(frame_reader *r, FILE *in, long max_frames, int threads);
+void frame_reader_end(frame_reader *r);
 /* The frames the reader will deliver when the input is a regular file:
  * its whole frames from where reading started, at most max_frames; -1
  * when unknown (a pipe, a terminal). */

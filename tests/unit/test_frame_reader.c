@@ -2,11 +2,14 @@
  * regular file read by several threads, several held by the caller at
  * once (an encoder reads a borrowed picture until its packet) and
  * released oldest first, EDEADLK rather than a wait for ever when the
- * caller holds every buffer, and the incomplete last frame.
+ * caller holds every buffer, and the incomplete last frame; one ring
+ * reading several ranges in turn (c63-farm's workers), also after a range
+ * left with frames held.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "frame_reader.h"
 #include "tutil.h"
@@ -61,6 +64,35 @@ static void test_held_frames(FILE *in, int threads)
   frame_reader_stop(r);
 }
 
+/* Ranges of the file through one ring: frames first.. of each, at most
+ * count, the last range left with frames held and unread. */
+static void test_ranges(FILE *in, int threads)
+{
+  static const struct {
+    int first, count, expect;
+  } ranges[] = {{5, 10, 10}, {0, 3, 3}, {30, 20, 10}, {12, 6, 6}};
+  frame_reader *r = frame_reader_new(FRAME, DEPTH);
+  TU_CHECK(r != NULL, "frame_reader_new");
+  if (!r) return;
+  for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+    size_t partial;
+    int err, got = 0;
+    /* where the reader starts: the descriptor's offset (stdio's may lag) */
+    lseek(fileno(in), (off_t)ranges[i].first * FRAME, SEEK_SET);
+    TU_CHECK(frame_reader_begin(r, in, ranges[i].count, threads) == 0, "begin range %zu", i);
+    const uint8_t *f;
+    while ((f = frame_reader_next(r, &partial, &err)) != NULL) {
+      TU_CHECK(is_frame(f, ranges[i].first + got), "range %zu frame %d, %d threads", i, got,
+               threads);
+      got++;
+      if (i != 1) frame_reader_release(r); /* range 1: every frame left held */
+    }
+    TU_CHECK(got == ranges[i].expect, "range %zu: %d frames of %d", i, got, ranges[i].expect);
+    frame_reader_end(r);
+  }
+  frame_reader_stop(r);
+}
+
 int main(void)
 {
   FILE *in = tmpfile();
@@ -75,6 +107,8 @@ int main(void)
   fflush(in);
   test_held_frames(in, 1);
   test_held_frames(in, 3);
+  test_ranges(in, 1);
+  test_ranges(in, 3);
   fclose(in);
   return tu_finish("test_frame_reader");
 }

@@ -11,6 +11,8 @@ import sys
 PROG = "c63-farm"
 # The libc63 built or installed with the program (set by c63-farm itself).
 LIBC63 = None
+# The workers' chunk encoder (tools/farm_worker.h), built or installed with it.
+FARM_WORKER = None
 
 # Exit statuses, as c63-enc and c63-dec.
 EXIT_OK = 0

@@ -133,7 +133,9 @@ def _run_chunks(opts, source, work, todo, paths, enc, stream_args, chunk_frames,
         work.create()
         args = stream_args + _machine_args(opts) + farm.threads_args(opts)
         worker = {"enc": enc, "args": args, "engine": opts.engine,
-                  "lib": tools.libc63_candidates(enc), "io_threads": options.io_threads(opts)}
+                  "lib": tools.libc63_candidates(enc),
+                  "worker_lib": tools.farm_worker_candidates(enc),
+                  "io_threads": options.io_threads(opts)}
         if isinstance(source, RawSource):
             runner.prepare(opts, farm, worker)
         start = time.monotonic()

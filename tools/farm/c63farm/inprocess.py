@@ -22,7 +22,6 @@ import concurrent.futures
 import ctypes
 import mmap
 import os
-import queue
 import signal
 import socket
 import threading
@@ -53,152 +52,45 @@ def _i420_size(width, height):
 
 
 class Encoder:
-    """A libc63 encoder and a ring of picture buffers for its input."""
+    """A libc63 encoder, and the ring of picture buffers the worker's chunk
+    encoder (tools/farm_worker.h) reads the input into and lends it."""
 
-    def __init__(self, lib, args):
-        self.lib = lib
+    def __init__(self, lib, worker, args):
+        self.lib, self.worker = lib, worker
         self.storage, params = libc63.enc_params(lib, args)
         self.width, self.height = params.width, params.height
         self.reusable = params.rate_control == libc63.RC_QUALITY
-        self.frame_size, ysize, csize = _i420_size(self.width, self.height)
-        self.plane_offsets = (0, ysize, ysize + csize)
-        self.strides = (self.width, (self.width + 1) // 2, (self.width + 1) // 2)
+        self.frame_size = _i420_size(self.width, self.height)[0]
         self.handle = libc63.new(lib, "encoder", self.storage)
         self.backend = lib.c63_encoder_backend_name(self.handle).decode()
         self.held = lib.c63_encoder_delay(self.handle) + 1  # pictures lent at most
-        self.buffers, self.views, self.pictures = [], [], []
-        self.packet = lib.t.Packet()
-        self.released = None  # called with a picture's user once its packet is out
+        self.ring, self.depth = None, 0
 
-    def ring(self, depth):
-        """DEPTH picture buffers (and a c63_picture of each)."""
-        while len(self.buffers) < depth:
-            address = self.lib.c63_picture_memory_alloc(self.frame_size)
-            if not address:
+    def make_ring(self, depth):
+        """A ring of DEPTH picture buffers (at least)."""
+        if self.depth < depth:
+            self.worker.c63farm_ring_free(self.ring)
+            self.ring, self.depth = self.worker.c63farm_ring_new(self.frame_size, depth), 0
+            if not self.ring:
                 raise MemoryError("out of memory for picture buffers")
-            self.buffers.append(address)
-            self.views.append(libc63.buffer_at(address, self.frame_size))
-            pic = self.lib.t.Picture()
-            for p in range(3):
-                pic.data[p] = address + self.plane_offsets[p]
-                pic.stride[p] = self.strides[p]
-            self.pictures.append(pic)
-        return self.views[:depth], self.pictures[:depth]
+            self.depth = depth
 
-    def error(self):
-        return self.lib.c63_encoder_error(self.handle).decode("utf-8", "replace")
-
-    def receive(self, write):
-        """WRITE every packet ready; True once drained (C63_ERR_EOF)."""
-        lib, pkt = self.lib, self.packet
-        while True:
-            ret = lib.c63_encoder_receive_packet(self.handle, ctypes.byref(pkt))
-            if ret == libc63.ERR_AGAIN:
-                return False
-            if ret == libc63.ERR_EOF:
-                return True
-            if ret != libc63.OK:
-                raise libc63.Failed("encoding failed: " + self.error())
-            if self.released:
-                self.released(pkt.user)
-            write(libc63.buffer_at(pkt.data, pkt.size))
-
-    def send(self, pic, write):
-        """Send PIC (None: drain, to the end), writing the packets that come.
-        The picture is lent: its buffer stays unchanged until its packet is
-        out (self.released), so the library neither copies it nor waits
-        for its upload."""
-        ref = ctypes.byref(pic) if pic is not None else None
-        while True:
-            ret = self.lib.c63_encoder_send_picture_borrowed(self.handle, ref)
-            if ret == libc63.OK:
-                break
-            if ret != libc63.ERR_AGAIN:
-                raise libc63.Failed("encoding failed: " + self.error())
-            self.receive(write)
-        if pic is not None:
-            self.receive(write)
-            return
-        while not self.receive(write):
-            pass
+    def encode(self, in_fd, offset, frames, readers, out_fd):
+        """FRAMES frames from byte OFFSET of IN_FD into OUT_FD, a keyframe
+        first, drained at the end. Returns the bytes written; Failed with
+        the reason (then the encoder may still read the ring: free it)."""
+        written, msg = ctypes.c_uint64(), ctypes.create_string_buffer(512)
+        if self.worker.c63farm_encode_chunk(self.handle, self.ring, self.width, self.height,
+                                            in_fd, offset, frames, readers, out_fd,
+                                            ctypes.byref(written), msg, len(msg)) != 0:
+            raise libc63.Failed(msg.value.decode("utf-8", "replace"))
+        return written.value
 
     def free(self):
         self.lib.c63_encoder_free(self.handle)  # it may read pictures it was lent
         self.handle = None
-        for address in self.buffers:
-            self.lib.c63_picture_memory_free(address)
-        self.buffers, self.views, self.pictures = [], [], []
-
-
-def _pread_full(fd, view, offset):
-    done = 0
-    while done < len(view):
-        n = os.preadv(fd, [view[done:]], offset + done)
-        if n == 0:
-            break
-        done += n
-    return done
-
-
-class _Writer:
-    """The chunk's packets written by a thread of their own, in order, so
-    that the encoding loop goes on while the kernel copies each packet into
-    the file: for a GPU worker that copy is a large share of a frame's
-    time. Packets are copied out of the library's memory, which holds only
-    until the next receive; at most DEPTH wait."""
-
-    _END = None
-
-    def __init__(self, fd, depth=64):
-        self.fd = fd
-        self.queue = queue.Queue(depth)
-        self.failure = None
-        self.thread = threading.Thread(target=self._run, name="c63farm-writer", daemon=True)
-        self.thread.start()
-
-    def _run(self):
-        end = False
-        while not end:
-            batch = [self.queue.get()]
-            while len(batch) < 64:  # whatever else waits, in one writev
-                try:
-                    batch.append(self.queue.get_nowait())
-                except queue.Empty:
-                    break
-            if batch[-1] is self._END:
-                batch.pop()
-                end = True
-            if self.failure is None:
-                try:
-                    _writev_all(self.fd, batch)
-                except OSError as e:
-                    self.failure = e
-
-    def put(self, view):
-        """Queue a copy of VIEW; raises the write's error once one failed."""
-        if self.failure is not None:
-            raise self.failure
-        self.queue.put(bytes(view))
-
-    def close(self, quiet=False):
-        """Wait for every packet queued; raises the write's error unless
-        QUIET (when the chunk failed already)."""
-        self.queue.put(self._END)
-        self.thread.join()
-        if self.failure is not None and not quiet:
-            raise self.failure
-
-
-def _writev_all(fd, buffers):
-    """All of BUFFERS (fewer than IOV_MAX) to FD, in order."""
-    views = [memoryview(b) for b in buffers if len(b)]
-    while views:
-        n = os.writev(fd, views)
-        while views and n >= len(views[0]):
-            n -= len(views[0])
-            views.pop(0)
-        if n:
-            views[0] = views[0][n:]
+        self.worker.c63farm_ring_free(self.ring)
+        self.ring, self.depth = None, 0
 
 
 def _temporary(path):
@@ -218,49 +110,6 @@ def _die_once(marker):
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-class _Reader:
-    """Frames of the raw input read ahead into the encoder's ring by
-    THREADS threads, each frame by one pread straight into its buffer."""
-
-    def __init__(self, fd, offset, frame_size, frames, views, threads):
-        self.fd, self.offset, self.frame_size = fd, offset, frame_size
-        self.frames, self.views = frames, views
-        self.pool = concurrent.futures.ThreadPoolExecutor(threads)
-        self.pending = [None] * len(views)
-        self.read_s = self.wait_s = 0.0
-        for i in range(min(len(views), frames)):
-            self._start(i)
-
-    def _read(self, i):
-        t = time.perf_counter()
-        n = _pread_full(self.fd, self.views[i % len(self.views)],
-                        self.offset + i * self.frame_size)
-        if n != self.frame_size:
-            raise libc63.Failed("the input is shorter than when the job started")
-        return time.perf_counter() - t
-
-    def _start(self, i):
-        self.pending[i % len(self.views)] = self.pool.submit(self._read, i)
-
-    def wait(self, i):
-        """Frame I is in its buffer."""
-        t = time.perf_counter()
-        self.read_s += self.pending[i % len(self.views)].result()
-        self.wait_s += time.perf_counter() - t
-
-    def done_with(self, i):
-        """Frame I's buffer is free again: read the frame that goes there."""
-        if i + len(self.views) < self.frames:
-            self._start(i + len(self.views))
-
-    def close(self):
-        """Every read is over (before a buffer may be freed or reused)."""
-        for future in self.pending:
-            if future is not None:
-                future.cancel()
-        self.pool.shutdown(wait=True)
-
-
 def worker_name():
     gpu = os.environ.get("CUDA_VISIBLE_DEVICES")
     return "%s:%d%s" % (socket.gethostname(), os.getpid(), " gpu %s" % gpu if gpu else "")
@@ -272,44 +121,11 @@ def _ring_depth(job, enc):
     return max(4, 2 * job["io_threads"]) + enc.held
 
 
-def _encode(enc, job, out_fd):
-    frames = job["frames"]
-    depth = _ring_depth(job, enc)
-    views, pictures = enc.ring(depth)
-    received = [0]
-    writer = _Writer(out_fd)
-
-    def write(data):
-        writer.put(data)
-        received[0] += 1
-        if received[0] == 1 and job.get("kill_marker"):
-            _die_once(job["kill_marker"])
-
-    fd = os.open(job["input"], os.O_RDONLY)
-    reader = _Reader(fd, job["offset"], enc.frame_size, frames, views, job["io_threads"])
-    enc.released = reader.done_with  # a frame's buffer is read into again after its packet
-    encoded = False
-    try:
-        for i in range(frames):
-            reader.wait(i)
-            pic = pictures[i % depth]
-            # A chunk starts as a fresh encoder would, kept encoders included.
-            pic.force_keyframe, pic.user = int(i == 0), i
-            enc.send(pic, write)
-        enc.send(None, write)
-        encoded = True
-    finally:
-        enc.released = None
-        reader.close()
-        os.close(fd)
-        writer.close(quiet=not encoded)  # before the caller closes out_fd
-    return reader
-
-
 def _kept_encoder(job):
     lib = libc63.load(job["lib"])
-    key = (job["args"], job["lib"])
-    return key, _take("encoder", key, lambda: Encoder(lib, job["args"]))
+    worker = libc63.load_worker(job["worker_lib"])
+    key = (job["args"], job["lib"], job["worker_lib"])
+    return key, _take("encoder", key, lambda: Encoder(lib, worker, job["args"]))
 
 
 def prepare_encoder(job):
@@ -318,7 +134,7 @@ def prepare_encoder(job):
     encoder's backend."""
     key, enc = _kept_encoder(job)
     try:
-        enc.ring(_ring_depth(job, enc))
+        enc.make_ring(_ring_depth(job, enc))
     except BaseException:
         enc.free()
         raise
@@ -333,10 +149,26 @@ def prepare_decoder(job):
     return dec.backend
 
 
+def _die_when_written(path, marker):
+    """Test hook: a thread that kills this worker once the chunk's output
+    at PATH has its first bytes (the chunk's loop runs in C)."""
+    def watch():
+        while True:
+            try:
+                if os.path.getsize(path) > 0:
+                    _die_once(marker)
+                    return
+            except OSError:
+                return
+            time.sleep(0.001)
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def encode_chunk(job):
     """Encode job["frames"] raw frames from byte job["offset"] of
-    job["input"] into job["out"] with libc63 (the options job["args"]).
-    LibraryMissing when this host has no libc63."""
+    job["input"] into job["out"] with libc63 (the options job["args"]),
+    through the worker's chunk encoder. LibraryMissing when this host has
+    no libc63 or none of it."""
     start = time.monotonic()
     key, enc = _kept_encoder(job)
     setup = time.monotonic() - start
@@ -344,7 +176,15 @@ def encode_chunk(job):
     out_fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     try:
         try:
-            reader = _encode(enc, job, out_fd)
+            in_fd = os.open(job["input"], os.O_RDONLY)
+            try:
+                enc.make_ring(_ring_depth(job, enc))
+                if job.get("kill_marker"):
+                    _die_when_written(tmp, job["kill_marker"])
+                written = enc.encode(in_fd, job["offset"], job["frames"], job["io_threads"],
+                                     out_fd)
+            finally:
+                os.close(in_fd)
         finally:
             os.close(out_fd)
         os.replace(tmp, job["out"])
@@ -357,10 +197,9 @@ def encode_chunk(job):
         _keep("encoder", key, enc)
     else:
         enc.free()  # rate control carries over frames: one per chunk, as one c63-enc each
-    return {"index": job["index"], "frames": job["frames"],
-            "bytes": os.path.getsize(job["out"]), "seconds": time.monotonic() - start,
-            "cached": False, "engine": "libc63 " + enc.backend, "worker": worker_name(),
-            "setup_s": setup, "read_s": reader.read_s, "wait_s": reader.wait_s}
+    return {"index": job["index"], "frames": job["frames"], "bytes": written,
+            "seconds": time.monotonic() - start, "cached": False,
+            "engine": "libc63 " + enc.backend, "worker": worker_name(), "setup_s": setup}
 
 
 class Decoder:

@@ -51,14 +51,6 @@ def _define():
         _fields_ = [("size", C.c_size_t), ("backend", C.c_int), ("device_id", C.c_int),
                     ("threads", C.c_int), ("cuda_context", C.c_void_p)]
 
-    class Picture(C.Structure):
-        _fields_ = [("data", C.c_void_p * 3), ("stride", C.c_int * 3), ("format", C.c_int),
-                    ("user", C.c_int64), ("force_keyframe", C.c_int)]
-
-    class Packet(C.Structure):
-        _fields_ = [("data", C.c_void_p), ("size", C.c_size_t), ("keyframe", C.c_int),
-                    ("user", C.c_int64), ("frame_number", C.c_int64)]
-
     class DecodedPicture(C.Structure):
         _fields_ = [("data", C.c_void_p * 3), ("stride", C.c_int * 3), ("memory", C.c_int),
                     ("width", C.c_int), ("height", C.c_int), ("keyframe", C.c_int),
@@ -82,13 +74,9 @@ def _define():
         "c63_enc_params_init": (None, [VP]),
         "c63_encoder_new": (INT, [VP, P(VP), STR, SIZE]),
         "c63_encoder_free": (None, [VP]),
-        "c63_encoder_send_picture_borrowed": (INT, [VP, P(Picture)]),
         "c63_encoder_delay": (INT, [VP]),
-        "c63_encoder_receive_packet": (INT, [VP, P(Packet)]),
         "c63_encoder_error": (STR, [VP]),
         "c63_encoder_backend_name": (STR, [VP]),
-        "c63_picture_memory_alloc": (VP, [SIZE]),
-        "c63_picture_memory_free": (None, [VP]),
         "c63_dec_params_init": (None, [VP]),
         "c63_decoder_new": (INT, [VP, P(VP), STR, SIZE]),
         "c63_decoder_free": (None, [VP]),
@@ -100,8 +88,8 @@ def _define():
         "c63_frame_scanner_init": (None, [P(Scanner)]),
         "c63_frame_scan": (INT, [P(Scanner), VP, SIZE, INT, P(ScanResult)]),
     }
-    structs = types.SimpleNamespace(EncParams=EncParams, DecParams=DecParams, Picture=Picture,
-                                    Packet=Packet, DecodedPicture=DecodedPicture,
+    structs = types.SimpleNamespace(EncParams=EncParams, DecParams=DecParams,
+                                    DecodedPicture=DecodedPicture,
                                     ScanResult=ScanResult, Scanner=Scanner)
     return structs, signatures
 
@@ -155,6 +143,43 @@ def _load(candidates):
             continue
         return lib
     raise LibraryMissing("; ".join(errors))
+
+
+def load_worker(candidates):
+    """The workers' chunk encoder (tools/farm_worker.h), the first of
+    CANDIDATES that loads, once per process; load libc63 first, so that
+    this library's libc63 is the one already loaded (the same soname).
+    LibraryMissing when none loads."""
+    libraries = worker_state().libraries
+    key = ("worker",) + tuple(candidates)
+    if key not in libraries:
+        libraries[key] = _load_worker(candidates)
+    return libraries[key]
+
+
+def _load_worker(candidates):
+    C = ctypes
+    errors = []
+    for path in [p for p in candidates if p and os.path.exists(p)]:
+        try:
+            lib = C.CDLL(path)
+        except OSError as e:
+            errors.append(str(e))
+            continue
+        try:
+            lib.c63farm_ring_new.restype = C.c_void_p
+            lib.c63farm_ring_new.argtypes = [C.c_size_t, C.c_int]
+            lib.c63farm_ring_free.restype = None
+            lib.c63farm_ring_free.argtypes = [C.c_void_p]
+            lib.c63farm_encode_chunk.restype = C.c_int
+            lib.c63farm_encode_chunk.argtypes = [
+                C.c_void_p, C.c_void_p, C.c_int, C.c_int, C.c_int, C.c_int64, C.c_long, C.c_int,
+                C.c_int, C.POINTER(C.c_uint64), C.c_char_p, C.c_size_t]
+        except AttributeError as e:
+            errors.append("%s: %s" % (path, e))
+            continue
+        return lib
+    raise LibraryMissing("; ".join(errors) or "no libc63farm.so")
 
 
 def _int(text):

@@ -67,8 +67,7 @@ Farm options:
                          default 4 with --backend cuda, else 1)
       --progress         show progress also when standard error is no terminal
       --stats            how long the workers took to get ready, and after the
-                         job a line per worker: its chunks, frames per second,
-                         time spent reading the input
+                         job a line per worker: its chunks, frames per second
 
 With -m exact, constant quality and chunks a multiple of the keyframe interval
 (the default), the output is byte for byte that of one c63-enc run. Otherwise

@@ -69,7 +69,7 @@ def run(farm, func, jobs, name, progress, on_result=None):
 def report_workers(opts, results):
     """--stats: a line per worker of the tasks that ran (not those found
     done): chunks, frames per second of its own time, and where that time
-    went (setting up the encoder, reading the input, of which waited for)."""
+    went (finding or making the encoder)."""
     workers = {}
     for r in results:
         if not r.get("cached"):
@@ -77,9 +77,7 @@ def report_workers(opts, results):
     for name in sorted(workers):
         rs = workers[name]
         frames, seconds = sum(r["frames"] for r in rs), sum(r["seconds"] for r in rs)
-        times = ", ".join("%s %.3f s" % (what, sum(r.get(key, 0.0) for r in rs))
-                          for what, key in (("set-up", "setup_s"), ("reading", "read_s"),
-                                            ("waiting for reads", "wait_s")) if key in rs[0])
+        setup = "; set-up %.3f s" % sum(r["setup_s"] for r in rs) if "setup_s" in rs[0] else ""
         note(opts, "worker %s (%s): %d tasks, %d frames in %.3f s, %.1f fps%s" % (
             name, rs[0].get("engine", "?"), len(rs), frames, seconds,
-            frames / seconds if seconds > 0 else 0.0, "; " + times if times else ""))
+            frames / seconds if seconds > 0 else 0.0, setup))

@@ -12,6 +12,7 @@ import c63farm
 from . import FarmError, UsageError
 
 SONAME = "libc63.so.1"
+FARM_WORKER_NAME = "libc63farm.so"
 
 
 def find(name):
@@ -51,6 +52,14 @@ def check_encoder_options(enc, args):
     if out.returncode == 2:
         raise UsageError(first)
     raise FarmError("c63-enc refuses the options: " + first)
+
+
+def farm_worker_candidates(tool):
+    """Where a worker looks for its chunk encoder (tools/farm_worker.h):
+    the one built or installed with c63-farm, then the one next to TOOL (a
+    build tree's tools, or a folder of binaries)."""
+    return [p for p in (c63farm.FARM_WORKER, os.path.join(os.path.dirname(tool),
+                                                          FARM_WORKER_NAME)) if p]
 
 
 def libc63_candidates(tool):
