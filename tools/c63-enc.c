@@ -291,8 +291,13 @@ int main(int argc, char **argv)
   if (readers == 0) readers = cli_cores() < DEFAULT_READERS_MAX ? cli_cores() : DEFAULT_READERS_MAX;
   /* besides the frames read ahead, those the encoder holds until their
    * packets (its delay, and the one it is given) */
-  reader = frame_reader_start(in, frame_size, max_frames,
-                              readers + READ_AHEAD + c63_encoder_delay(enc) + 1, readers);
+  /* C63_ENC_MAPPED_INPUT=1: a regular file's frames lent to the encoder
+   * from a mapping of it (frame_reader_start_mapped), which stages them,
+   * instead of read into page-locked buffers: to be measured against the
+   * reads (docs/performance.md) before either is chosen for good. */
+  const char *mapped = getenv("C63_ENC_MAPPED_INPUT");
+  reader = (mapped && !strcmp(mapped, "1") ? frame_reader_start_mapped : frame_reader_start)(
+      in, frame_size, max_frames, readers + READ_AHEAD + c63_encoder_delay(enc) + 1, readers);
   sink.enc = loop.enc = enc;
   loop.reader = reader;
   loop.width = params.width;
