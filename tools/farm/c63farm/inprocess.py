@@ -149,18 +149,23 @@ def prepare_decoder(job):
     return dec.backend
 
 
-def _die_when_written(path, marker):
+def _die_when_written(path, final, marker):
     """Test hook: a thread that kills this worker once the chunk's output
-    at PATH has its first bytes (the chunk's loop runs in C)."""
+    at PATH (the temporary) has its first bytes, since the chunk's loop
+    runs in C; or, should the chunk have gone faster than the thread
+    looked, once it is at FINAL: the worker still dies with a chunk of
+    the job to its name."""
     def watch():
         while True:
             try:
                 if os.path.getsize(path) > 0:
-                    _die_once(marker)
-                    return
-            except OSError:
+                    break
+            except OSError:  # renamed into place (atomically), or removed: failed
+                if os.path.exists(final):
+                    break
                 return
             time.sleep(0.001)
+        _die_once(marker)
     threading.Thread(target=watch, daemon=True).start()
 
 
@@ -180,7 +185,7 @@ def encode_chunk(job):
             try:
                 enc.make_ring(_ring_depth(job, enc))
                 if job.get("kill_marker"):
-                    _die_when_written(tmp, job["kill_marker"])
+                    _die_when_written(tmp, job["out"], job["kill_marker"])
                 written = enc.encode(in_fd, job["offset"], job["frames"], job["io_threads"],
                                      out_fd)
             finally:
