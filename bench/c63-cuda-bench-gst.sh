@@ -14,7 +14,9 @@
 # usage: c63-cuda-bench-gst.sh INPUT.yuv WIDTH HEIGHT [FRAMES] [RUNS] [ELEMENT]
 #   INPUT.yuv is repeated into a temporary file of FRAMES frames (default
 #   9000: 28 GB at 1080p, in TMPDIR, default /dev/shm where it exists);
-#   ELEMENT defaults to c63cudaenc (c63enc gives the CPU figure).
+#   ELEMENT defaults to c63cudaenc (c63enc gives the CPU figure; it may
+#   carry properties: "c63cudaenc threads=5"). ALT="ELEMENT PROPS" adds
+#   queue ! ALT as a fourth variant, in the same rounds.
 # Start-up (plugin load, CUDA context, allocation) is told apart: a run of
 # 10 frames is timed beside each full run, and the steady-state fps is
 # (FRAMES - 10) / (t(FRAMES) - t(10)).
@@ -53,10 +55,17 @@ run() { # frames variant -> seconds
   echo "$t0 $t1" | awk '{printf "%.4f\n", $2 - $1}'
 }
 
-gst-inspect-1.0 "$element" > /dev/null || { echo "element $element not found" >&2; exit 1; }
+gst-inspect-1.0 "${element%% *}" > /dev/null || { echo "element $element not found" >&2; exit 1; }
 variants="none enc queue"
-label() { case $1 in none) echo "(no encoder)" ;; enc) echo "$element" ;; *) echo "queue ! $element" ;; esac; }
-chain() { case $1 in none) echo "" ;; enc) echo "$element !" ;; *) echo "queue ! $element !" ;; esac; }
+[ -n "${ALT:-}" ] && variants="$variants alt"
+label() {
+  case $1 in none) echo "(no encoder)" ;; enc) echo "$element" ;; alt) echo "queue ! $ALT" ;;
+    *) echo "queue ! $element" ;; esac
+}
+chain() {
+  case $1 in none) echo "" ;; enc) echo "$element !" ;; alt) echo "queue ! $ALT !" ;;
+    *) echo "queue ! $element !" ;; esac
+}
 res=${TMPDIR:-/tmp}/c63-cuda-bench-gst.$$.res
 trap 'rm -f "$tmp" "$tmp.part" "$res".*' EXIT INT TERM
 for v in $variants; do
