@@ -299,7 +299,6 @@ class ChunkEncoder(FarmCase):
         worker = libc63.load_worker([tool("libc63farm.so")])
         cls.enc = inprocess.Encoder(lib, worker, ["-w", str(W), "-h", str(H), "-k", "8",
                                                   "-t", "1"])
-        cls.enc.make_ring(8 + cls.enc.held)
 
     @classmethod
     def tearDownClass(cls):
@@ -337,7 +336,6 @@ class ChunkEncoder(FarmCase):
         in_fd = os.open(self.clip, os.O_RDONLY)
         out_fd = os.open(out_path, os.O_WRONLY)
         try:
-            enc.make_ring(4 + enc.held)
             enc.encode(in_fd, first * FRAME, frames, 2, out_fd)
         finally:
             enc.free()

@@ -16,9 +16,6 @@
 #include "encode_loop.h"
 #include "progress.h"
 
-/* Frames read ahead of the encoder beyond one a reader thread: enough to
- * cover a slow read while the GPU encodes. */
-#define READ_AHEAD 4
 /* Reader threads for a regular input file, unless --readers says: one a
  * core up to this many. A page-cache read is one thread's copy, so the GPU
  * backend needs several readers to be fed; many more only contend for the
@@ -289,15 +286,13 @@ int main(int argc, char **argv)
    * can read directly; the packets are written by another behind the
    * encoder. */
   if (readers == 0) readers = cli_cores() < DEFAULT_READERS_MAX ? cli_cores() : DEFAULT_READERS_MAX;
-  /* besides the frames read ahead, those the encoder holds until their
-   * packets (its delay, and the one it is given) */
   /* C63_ENC_MAPPED_INPUT=1: a regular file's frames lent to the encoder
    * from a mapping of it (frame_reader_start_mapped), which stages them,
    * instead of read into page-locked buffers: to be measured against the
    * reads (docs/performance.md) before either is chosen for good. */
   const char *mapped = getenv("C63_ENC_MAPPED_INPUT");
   reader = (mapped && !strcmp(mapped, "1") ? frame_reader_start_mapped : frame_reader_start)(
-      in, frame_size, max_frames, readers + READ_AHEAD + c63_encoder_delay(enc) + 1, readers);
+      in, frame_size, max_frames, encode_loop_depth(enc, readers), readers);
   sink.enc = loop.enc = enc;
   loop.reader = reader;
   loop.width = params.width;

@@ -5,6 +5,14 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Frames read ahead beyond one a reader thread. */
+#define READ_AHEAD 4
+
+int encode_loop_depth(const c63_encoder *enc, int readers)
+{
+  return readers + READ_AHEAD + c63_encoder_delay(enc) + 1;
+}
+
 static int encoding_failed(encode_loop *l)
 {
   char why[512];

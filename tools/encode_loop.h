@@ -31,6 +31,12 @@ typedef struct encode_loop {
   void *ctx;
 } encode_loop;
 
+/* Frame buffers for a reader feeding enc with readers threads: one a
+ * thread and a few more read ahead (a slow read is covered while the GPU
+ * encodes), besides those the encoder holds until their packets (its
+ * delay, and the one it is given). */
+int encode_loop_depth(const c63_encoder *enc, int readers);
+
 /* Encode every frame the reader delivers. Returns 0, or 1 after failed()
  * or a write's message; *partial and *read_errno as frame_reader_next
  * leaves them. */

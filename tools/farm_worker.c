@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,6 +14,14 @@
 /* Packets queued for the writer thread, as c63-enc's. */
 #define WRITE_QUEUE 8
 
+struct c63farm_chunks {
+  c63_encoder *enc;
+  int width, height;
+  int readers;
+  frame_reader *ring;
+};
+
+/* One chunk's count, and where its failure is told. */
 typedef struct chunk {
   long frames;
   uint64_t bytes;
@@ -33,14 +42,24 @@ static void encoder_failed(void *ctx, const char *why)
   snprintf(c->msg, c->msg_size, "%s", why);
 }
 
-void *c63farm_ring_new(size_t frame_size, int depth)
+c63farm_chunks *c63farm_chunks_new(c63_encoder *enc, int width, int height, int readers)
 {
-  return frame_reader_new(frame_size, depth);
+  c63farm_chunks *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  *c = (c63farm_chunks){enc, width, height, readers, NULL};
+  c->ring = frame_reader_new(cli_i420_size(width, height), encode_loop_depth(enc, readers));
+  if (!c->ring) {
+    free(c);
+    return NULL;
+  }
+  return c;
 }
 
-void c63farm_ring_free(void *ring)
+void c63farm_chunks_free(c63farm_chunks *c)
 {
-  frame_reader_stop(ring);
+  if (!c) return;
+  frame_reader_stop(c->ring);
+  free(c);
 }
 
 /* A stdio stream on a duplicate of fd, at offset when offset >= 0. */
@@ -57,16 +76,15 @@ static FILE *stream_on(int fd, int64_t offset, const char *mode)
   return f;
 }
 
-int c63farm_encode_chunk(c63_encoder *enc, void *ring, int width, int height, int in_fd,
-                         int64_t offset, long frames, int readers, int out_fd, uint64_t *bytes,
-                         char *msg, size_t msg_size)
+int c63farm_encode_chunk(c63farm_chunks *chunks, int in_fd, int64_t offset, long frames, int out_fd,
+                         uint64_t *bytes, char *msg, size_t msg_size)
 {
   chunk c = {0, 0, msg, msg_size};
   cli_output out = {0};
   encode_loop loop = {0};
   size_t partial = 0;
   int read_errno = 0, ret = -1;
-  frame_reader *reader = ring;
+  frame_reader *reader = chunks->ring;
   FILE *in = stream_on(in_fd, offset, "rb");
 
   msg[0] = '\0';
@@ -76,16 +94,16 @@ int c63farm_encode_chunk(c63_encoder *enc, void *ring, int width, int height, in
     snprintf(msg, msg_size, "cannot open the chunk's files: %s", strerror(errno));
     goto done;
   }
-  if (frame_reader_begin(reader, in, frames, readers) != 0) {
+  if (frame_reader_begin(reader, in, frames, chunks->readers) != 0) {
     snprintf(msg, msg_size, "cannot start the reading threads");
     goto done;
   }
-  loop.enc = enc;
+  loop.enc = chunks->enc;
   loop.reader = reader;
   loop.out = &out;
   loop.prog = PROG;
-  loop.width = width;
-  loop.height = height;
+  loop.width = chunks->width;
+  loop.height = chunks->height;
   loop.keyframe_first = 1;
   loop.packet = count_packet;
   loop.failed = encoder_failed;

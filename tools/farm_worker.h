@@ -13,22 +13,24 @@
 
 #include "c63/c63.h"
 
-/* The ring: depth picture buffers of frame_size bytes (c63_picture_memory_alloc,
- * so that the GPU reads them by DMA). NULL when out of memory. */
-void *c63farm_ring_new(size_t frame_size, int depth);
-/* Free it, after the encoder it lent pictures to. */
-void c63farm_ring_free(void *ring);
+typedef struct c63farm_chunks c63farm_chunks;
 
-/* Encode frames frames of width x height from byte offset of in_fd (read
- * by readers threads) with enc, which starts the chunk with a keyframe,
- * and write the stream to out_fd (by a thread of its own); the stream is
- * drained at the end, so the encoder takes the next chunk as a fresh one.
- * Returns 0 with the bytes written in *bytes; -1 with msg set (the input
- * shorter than frames, a read or write error, the encoder's failure):
- * then the encoder may still read pictures of the ring, and must be freed
- * before the ring is used again. Neither fd is closed. */
-int c63farm_encode_chunk(c63_encoder *enc, void *ring, int width, int height, int in_fd,
-                         int64_t offset, long frames, int readers, int out_fd, uint64_t *bytes,
-                         char *msg, size_t msg_size);
+/* Chunks of width x height pictures for enc (the caller's, which it frees
+ * after this), read by readers threads into a ring of picture memory
+ * (c63_picture_memory_alloc, so that the GPU reads them by DMA). NULL
+ * when out of memory. */
+c63farm_chunks *c63farm_chunks_new(c63_encoder *enc, int width, int height, int readers);
+/* Free the ring, after the encoder it lent pictures to. */
+void c63farm_chunks_free(c63farm_chunks *c);
+
+/* Encode frames frames from byte offset of in_fd, starting with a
+ * keyframe, and write the stream to out_fd (by a thread of its own); the
+ * stream is drained at the end, so the encoder takes the next chunk as a
+ * fresh one. Returns 0 with the bytes written in *bytes; -1 with msg set
+ * (the input shorter than frames, a read or write error, the encoder's
+ * failure): then the encoder may still read pictures of the ring, and
+ * must be freed before the ring. Neither fd is closed. */
+int c63farm_encode_chunk(c63farm_chunks *c, int in_fd, int64_t offset, long frames, int out_fd,
+                         uint64_t *bytes, char *msg, size_t msg_size);
 
 #endif

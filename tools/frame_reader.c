@@ -204,15 +204,20 @@ int frame_reader_begin(frame_reader *r, FILE *in, long max_frames, int threads)
   return r->nthreads > 0 ? 0 : -1;
 }
 
-frame_reader *frame_reader_start(FILE *in, size_t frame_size, long max_frames, int depth,
-                                 int threads)
+/* r (NULL when out of memory) reading in, or NULL. */
+static frame_reader *started(frame_reader *r, FILE *in, long max_frames, int threads)
 {
-  frame_reader *r = frame_reader_new(frame_size, depth);
   if (r && frame_reader_begin(r, in, max_frames, threads) != 0) {
     frame_reader_stop(r);
     return NULL;
   }
   return r;
+}
+
+frame_reader *frame_reader_start(FILE *in, size_t frame_size, long max_frames, int depth,
+                                 int threads)
+{
+  return started(frame_reader_new(frame_size, depth), in, max_frames, threads);
 }
 
 frame_reader *frame_reader_start_mapped(FILE *in, size_t frame_size, long max_frames, int depth,
@@ -224,12 +229,7 @@ frame_reader *frame_reader_start_mapped(FILE *in, size_t frame_size, long max_fr
       (uint64_t)st.st_size <= SIZE_MAX)
     map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fileno(in), 0);
   if (map == MAP_FAILED) return frame_reader_start(in, frame_size, max_frames, depth, threads);
-  frame_reader *r = new_reader(frame_size, depth, map, (size_t)st.st_size);
-  if (r && frame_reader_begin(r, in, max_frames, threads) != 0) {
-    frame_reader_stop(r);
-    return NULL;
-  }
-  return r;
+  return started(new_reader(frame_size, depth, map, (size_t)st.st_size), in, max_frames, threads);
 }
 
 long frame_reader_frames(const frame_reader *r)

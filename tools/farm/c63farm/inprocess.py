@@ -52,36 +52,37 @@ def _i420_size(width, height):
 
 
 class Encoder:
-    """A libc63 encoder, and the ring of picture buffers the worker's chunk
-    encoder (tools/farm_worker.h) reads the input into and lends it."""
+    """A libc63 encoder, and the worker's chunk encoder on it
+    (tools/farm_worker.h: the ring of picture buffers it reads the input
+    into and lends the encoder, made for a number of reading threads)."""
 
     def __init__(self, lib, worker, args):
         self.lib, self.worker = lib, worker
         self.storage, params = libc63.enc_params(lib, args)
         self.width, self.height = params.width, params.height
         self.reusable = params.rate_control == libc63.RC_QUALITY
-        self.frame_size = _i420_size(self.width, self.height)[0]
         self.handle = libc63.new(lib, "encoder", self.storage)
         self.backend = lib.c63_encoder_backend_name(self.handle).decode()
-        self.held = lib.c63_encoder_delay(self.handle) + 1  # pictures lent at most
-        self.ring, self.depth = None, 0
+        self.chunks, self.readers = None, 0
 
-    def make_ring(self, depth):
-        """A ring of DEPTH picture buffers (at least)."""
-        if self.depth < depth:
-            self.worker.c63farm_ring_free(self.ring)
-            self.ring, self.depth = self.worker.c63farm_ring_new(self.frame_size, depth), 0
-            if not self.ring:
-                raise MemoryError("out of memory for picture buffers")
-            self.depth = depth
+    def prepare(self, readers):
+        """The chunk encoder for READERS reading threads (and its ring)."""
+        if self.readers == readers:
+            return
+        self.worker.c63farm_chunks_free(self.chunks)
+        self.chunks = self.worker.c63farm_chunks_new(self.handle, self.width, self.height,
+                                                     readers)
+        self.readers = readers if self.chunks else 0
+        if not self.chunks:
+            raise MemoryError("out of memory for picture buffers")
 
     def encode(self, in_fd, offset, frames, readers, out_fd):
         """FRAMES frames from byte OFFSET of IN_FD into OUT_FD, a keyframe
         first, drained at the end. Returns the bytes written; Failed with
         the reason (then the encoder may still read the ring: free it)."""
+        self.prepare(readers)
         written, msg = ctypes.c_uint64(), ctypes.create_string_buffer(512)
-        if self.worker.c63farm_encode_chunk(self.handle, self.ring, self.width, self.height,
-                                            in_fd, offset, frames, readers, out_fd,
+        if self.worker.c63farm_encode_chunk(self.chunks, in_fd, offset, frames, out_fd,
                                             ctypes.byref(written), msg, len(msg)) != 0:
             raise libc63.Failed(msg.value.decode("utf-8", "replace"))
         return written.value
@@ -89,8 +90,8 @@ class Encoder:
     def free(self):
         self.lib.c63_encoder_free(self.handle)  # it may read pictures it was lent
         self.handle = None
-        self.worker.c63farm_ring_free(self.ring)
-        self.ring, self.depth = None, 0
+        self.worker.c63farm_chunks_free(self.chunks)
+        self.chunks, self.readers = None, 0
 
 
 def _temporary(path):
@@ -115,12 +116,6 @@ def worker_name():
     return "%s:%d%s" % (socket.gethostname(), os.getpid(), " gpu %s" % gpu if gpu else "")
 
 
-def _ring_depth(job, enc):
-    """Picture buffers: two per reading thread, so each has one to read
-    into while the encoder takes another, and those the encoder holds."""
-    return max(4, 2 * job["io_threads"]) + enc.held
-
-
 def _kept_encoder(job):
     lib = libc63.load(job["lib"])
     worker = libc63.load_worker(job["worker_lib"])
@@ -134,7 +129,7 @@ def prepare_encoder(job):
     encoder's backend."""
     key, enc = _kept_encoder(job)
     try:
-        enc.make_ring(_ring_depth(job, enc))
+        enc.prepare(job["io_threads"])
     except BaseException:
         enc.free()
         raise
@@ -183,7 +178,6 @@ def encode_chunk(job):
         try:
             in_fd = os.open(job["input"], os.O_RDONLY)
             try:
-                enc.make_ring(_ring_depth(job, enc))
                 if job.get("kill_marker"):
                     _die_when_written(tmp, job["out"], job["kill_marker"])
                 written = enc.encode(in_fd, job["offset"], job["frames"], job["io_threads"],

@@ -74,7 +74,6 @@ def _define():
         "c63_enc_params_init": (None, [VP]),
         "c63_encoder_new": (INT, [VP, P(VP), STR, SIZE]),
         "c63_encoder_free": (None, [VP]),
-        "c63_encoder_delay": (INT, [VP]),
         "c63_encoder_error": (STR, [VP]),
         "c63_encoder_backend_name": (STR, [VP]),
         "c63_dec_params_init": (None, [VP]),
@@ -118,31 +117,10 @@ def load(candidates):
     missing ones are passed over) that loads, else the soname through the
     dynamic loader (LD_LIBRARY_PATH, ld.so.cache); loaded once per process.
     LibraryMissing when none loads."""
-    libraries = worker_state().libraries
-    key = tuple(candidates)
-    if key not in libraries:
-        libraries[key] = _load(candidates)
-    return libraries[key]
-
-
-def _load(candidates):
-    errors = []
-    for path in [p for p in candidates if p and os.path.exists(p)] + [SONAME]:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError as e:
-            errors.append(str(e))
-            continue
+    def define(lib):
         lib.t, signatures = _define()
-        try:
-            for name, (restype, argtypes) in signatures.items():
-                fn = getattr(lib, name)
-                fn.restype, fn.argtypes = restype, argtypes
-        except AttributeError:
-            errors.append("%s: no %s (another version of libc63)" % (path, name))
-            continue
-        return lib
-    raise LibraryMissing("; ".join(errors))
+        return signatures
+    return _load("libc63", list(candidates) + [SONAME], define)
 
 
 def load_worker(candidates):
@@ -150,36 +128,42 @@ def load_worker(candidates):
     CANDIDATES that loads, once per process; load libc63 first, so that
     this library's libc63 is the one already loaded (the same soname).
     LibraryMissing when none loads."""
-    libraries = worker_state().libraries
-    key = ("worker",) + tuple(candidates)
-    if key not in libraries:
-        libraries[key] = _load_worker(candidates)
-    return libraries[key]
-
-
-def _load_worker(candidates):
     C = ctypes
+    VP = C.c_void_p
+    signatures = {
+        "c63farm_chunks_new": (VP, [VP, C.c_int, C.c_int, C.c_int]),
+        "c63farm_chunks_free": (None, [VP]),
+        "c63farm_encode_chunk": (C.c_int, [VP, C.c_int, C.c_int64, C.c_long, C.c_int,
+                                           C.POINTER(C.c_uint64), C.c_char_p, C.c_size_t]),
+    }
+    return _load("libc63farm", candidates, lambda lib: signatures)
+
+
+def _load(what, candidates, define):
+    """The first of CANDIDATES (paths, or a soname for the dynamic loader)
+    that loads and has every function DEFINE(lib) gives the signature of,
+    set; once per process."""
+    libraries = worker_state().libraries
+    key = (what,) + tuple(candidates)
+    if key in libraries:
+        return libraries[key]
     errors = []
-    for path in [p for p in candidates if p and os.path.exists(p)]:
+    for path in [p for p in candidates if p and (os.path.exists(p) or "/" not in p)]:
         try:
-            lib = C.CDLL(path)
+            lib = ctypes.CDLL(path)
         except OSError as e:
             errors.append(str(e))
             continue
         try:
-            lib.c63farm_ring_new.restype = C.c_void_p
-            lib.c63farm_ring_new.argtypes = [C.c_size_t, C.c_int]
-            lib.c63farm_ring_free.restype = None
-            lib.c63farm_ring_free.argtypes = [C.c_void_p]
-            lib.c63farm_encode_chunk.restype = C.c_int
-            lib.c63farm_encode_chunk.argtypes = [
-                C.c_void_p, C.c_void_p, C.c_int, C.c_int, C.c_int, C.c_int64, C.c_long, C.c_int,
-                C.c_int, C.POINTER(C.c_uint64), C.c_char_p, C.c_size_t]
-        except AttributeError as e:
-            errors.append("%s: %s" % (path, e))
+            for name, (restype, argtypes) in define(lib).items():
+                fn = getattr(lib, name)
+                fn.restype, fn.argtypes = restype, argtypes
+        except AttributeError:
+            errors.append("%s: no %s (another version of %s)" % (path, name, what))
             continue
+        libraries[key] = lib
         return lib
-    raise LibraryMissing("; ".join(errors) or "no libc63farm.so")
+    raise LibraryMissing("; ".join(errors) or "no %s" % what)
 
 
 def _int(text):
