@@ -8,10 +8,9 @@
 #if defined(__x86_64__) || defined(_M_X64)
 #include <emmintrin.h>
 
-void c63_copy_streaming(void *dst, const void *src, size_t n)
+/* The copy without the fence. */
+static void stream(uint8_t *d, const uint8_t *s, size_t n)
 {
-  uint8_t *d = dst;
-  const uint8_t *s = src;
   /* streaming stores want 16-byte aligned destinations */
   size_t head = (16 - ((uintptr_t)d & 15)) & 15;
   if (head > n) head = n;
@@ -30,13 +29,33 @@ void c63_copy_streaming(void *dst, const void *src, size_t n)
     _mm_stream_si128((__m128i *)(d + 48), e);
   }
   memcpy(d, s, n);
-  /* the stores are weakly ordered: done before whoever waits for the copy
-   * (the upload) is told */
+}
+
+/* The stores are weakly ordered: done before whoever waits for the copy
+ * (the upload) is told. */
+static void ordered(void)
+{
   _mm_sfence();
 }
 #else
-void c63_copy_streaming(void *dst, const void *src, size_t n)
+static void stream(uint8_t *d, const uint8_t *s, size_t n)
 {
-  memcpy(dst, src, n);
+  memcpy(d, s, n);
 }
+
+static void ordered(void) {}
 #endif
+
+void c63_copy_streaming_rows(void *dst, size_t dst_pitch, const void *src, size_t src_pitch,
+                             size_t width, size_t rows)
+{
+  uint8_t *d = dst;
+  const uint8_t *s = src;
+  if (src_pitch == width && dst_pitch == width) {
+    stream(d, s, width * rows);
+  } else {
+    for (size_t y = 0; y < rows; y++, d += dst_pitch, s += src_pitch)
+      stream(d, s, width);
+  }
+  ordered();
+}

@@ -14,9 +14,12 @@
 extern "C" {
 #endif
 
-/* memcpy(dst, src, n) with non-temporal stores where the CPU has them
- * (x86-64: SSE2), ordered before the function returns. */
-void c63_copy_streaming(void *dst, const void *src, size_t n);
+/* rows rows of width bytes, src_pitch and dst_pitch bytes apart, as
+ * memcpy row by row would copy them, with non-temporal stores where the
+ * CPU has them (x86-64: SSE2): one run where both are tight, and the
+ * stores ordered once, before the function returns, not after every row. */
+void c63_copy_streaming_rows(void *dst, size_t dst_pitch, const void *src, size_t src_pitch,
+                             size_t width, size_t rows);
 
 #ifdef __cplusplus
 }

@@ -364,12 +364,8 @@ void copy_slice(void *arg, int i)
     const uint8_t *src = t->job->src[p] + (size_t)y0 * t->job->src_stride[p];
     uint8_t *dst = t->dst + t->be->in_off[p] + (size_t)y0 * w;
     /* read next by the DMA engines, not the CPU (stream_copy.h) */
-    if (t->job->src_stride[p] == w) {
-      c63_copy_streaming(dst, src, (size_t)(y1 - y0) * w);
-      continue;
-    }
-    for (int y = y0; y < y1; y++, src += t->job->src_stride[p], dst += w)
-      c63_copy_streaming(dst, src, (size_t)w);
+    c63_copy_streaming_rows(dst, (size_t)w, src, (size_t)t->job->src_stride[p], (size_t)w,
+                            (size_t)(y1 - y0));
   }
 }
 
