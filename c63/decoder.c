@@ -25,8 +25,6 @@
 #include "sparse.h"
 #include "threadpool.h"
 
-#include <unistd.h>
-
 #include "params.h"
 
 /* Frames in flight at most: one being entropy-decoded per thread (up to
@@ -127,11 +125,7 @@ int c63_decoder_new(const c63_dec_params *caller_p, c63_decoder **out, char *msg
     return p->backend == C63_BACKEND_CUDA ? C63_ERR_NO_DEVICE : C63_ERR_UNSUPPORTED;
   c63_decoder *dec = calloc(1, sizeof(*dec));
   if (!dec) return C63_ERR_NOMEM;
-  int threads = p->threads;
-  if (threads == 0) {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    threads = cores < 1 ? 1 : cores > 16 ? 16 : (int)cores;
-  }
+  const int threads = p->threads ? p->threads : c63_threadpool_default_size(0);
   dec->ops = c63_decode_backend_lookup(p->backend);
   dec->pool = c63_threadpool_new(threads);
   if (!dec->pool) {

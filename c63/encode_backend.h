@@ -113,6 +113,10 @@ typedef struct c63_backend_ops {
    * msg set, unregister C63_ERR_INVALID_ARG for memory not registered. */
   int (*host_register)(void *ptr, size_t size, char *msg, size_t msg_size);
   int (*host_unregister)(void *ptr);
+  /* The encoder's pool when the caller leaves its size to the library
+   * (c63_enc_params.threads 0): one thread per core, at most this many
+   * (0: c63_threadpool_default_size's own bound). */
+  int default_threads;
 } c63_backend_ops;
 
 /* The backends built into libc63, declared by the core (as FFmpeg declares

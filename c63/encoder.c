@@ -15,8 +15,6 @@
 #include "ratectl.h"
 #include "tables.h"
 
-#include <unistd.h>
-
 #include "params.h"
 
 #define MAX_IN_FLIGHT 8
@@ -209,11 +207,8 @@ int c63_encoder_new(const c63_enc_params *caller_p, c63_encoder **out, char *msg
   enc->quality = p->quality;
   c63_make_quant_tables(enc->quality, enc->quant);
   c63_ratectl_init(&enc->rc, p);
-  int threads = p->threads;
-  if (threads == 0) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    threads = n < 1 ? 1 : n > 16 ? 16 : (int)n;
-  }
+  const int threads =
+      p->threads ? p->threads : c63_threadpool_default_size(enc->ops->default_threads);
   enc->pool = c63_threadpool_new(threads);
   if (!enc->pool) {
     set_msg(msg, msg_size, "out of memory creating %d encoder threads", threads);

@@ -15,6 +15,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 typedef struct pool_worker {
   struct c63_threadpool *pool;
@@ -168,6 +169,13 @@ void c63_threadpool_free(c63_threadpool *p)
 int c63_threadpool_size(const c63_threadpool *p)
 {
   return p->nthreads + 1;
+}
+
+int c63_threadpool_default_size(int most)
+{
+  if (most <= 0) most = 16;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores < 1 ? 1 : cores > most ? most : (int)cores;
 }
 
 void c63_threadpool_run(c63_threadpool *p, void (*fn)(void *arg, int i), void *arg, int n)

@@ -19,6 +19,10 @@ c63_threadpool *c63_threadpool_new(int threads);
 void c63_threadpool_free(c63_threadpool *pool);
 int c63_threadpool_size(const c63_threadpool *pool);
 
+/* The pool's size when a caller leaves it to the library (threads 0): one
+ * thread per online core, at most `most`, or at most 16 for most 0. */
+int c63_threadpool_default_size(int most);
+
 /* Run fn(arg, i) for i in 0..n-1 and return when all have finished. One
  * batch at a time: calls must not overlap. */
 void c63_threadpool_run(c63_threadpool *pool, void (*fn)(void *arg, int i), void *arg, int n);

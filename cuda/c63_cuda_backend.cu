@@ -841,6 +841,7 @@ extern "C" const c63_backend_ops c63_backend_cuda = {
     cu_rewind,
     c63_cuda_host_register,
     c63_cuda_host_unregister,
+    policy::kDefaultThreads,
 };
 
 extern "C" int c63_cuda_pin(void *ptr, size_t size, char *msg, size_t msg_size)

@@ -111,6 +111,13 @@ struct c63_cuda_backend_policy {
    * copies of other frames run, so it needs fewer slices: each one more is
    * another hand-over to a thread for the same bytes. */
   static constexpr int kLentCopySlices = 4;
+  /* The encoder's pool when the caller leaves its size to the encoder
+   * (threads 0): the pool only copies pageable input here, and a borrowed
+   * picture's slices plus one thread to start the next keep the copies at
+   * the GPU's pace; threads beyond that only take cores and memory
+   * bandwidth from the caller's own work (upstream's reading and copying
+   * in a pipeline). */
+  static constexpr int kDefaultThreads = kLentCopySlices + 1;
   /* split_uv (c63_cuda_convert.cu): threads per CTA, a row's UV pairs */
   static constexpr int kSplitThreads = 128;
 };

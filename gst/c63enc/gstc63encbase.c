@@ -970,7 +970,8 @@ static void gst_c63_enc_base_class_init(GstC63EncBaseClass *klass)
       gobject_class, PROP_THREADS,
       g_param_spec_int("threads", "Threads",
                        "CPU threads of the encoder (the CPU encoder's whole work, the CUDA "
-                       "encoder's input copies); 0 = one per core, at most 16 (c63-enc -t). "
+                       "encoder's copies of input in system memory); 0 = one per core, at most 16 "
+                       "for c63enc and 5 for c63cudaenc (c63-enc -t). "
                        "Applies when the encoder next starts; refused with a warning above the "
                        "READY state (0.." G_STRINGIFY(C63_MAX_THREADS) ", default 0)",
                        0, C63_MAX_THREADS, 0, flags | GST_PARAM_MUTABLE_READY));

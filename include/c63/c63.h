@@ -165,8 +165,11 @@ typedef struct c63_enc_params {
                             pixels; chroma uses search_range / 2 */
   c63_backend_kind backend;
   int device_id; /* CUDA device ordinal */
-  int threads;   /* CPU threads for entropy coding: 0 = one per core (up to 16),
-                    at most C63_MAX_THREADS */
+  int threads;   /* CPU threads: the CPU backend's whole work, the CUDA backend's
+                    copies of pageable pictures into its staging; 0 = one per
+                    core, up to 16 for the CPU backend and 5 for the CUDA one
+                    (more only take cores from the caller's own work); at
+                    most C63_MAX_THREADS */
   /* A CUDA context (CUcontext) the CUDA backend works in, e.g. a
    * GstCudaContext's; NULL: device_id's primary context. The encoder pushes
    * it around each of its calls and pops it after (never cudaSetDevice), so

@@ -1,10 +1,12 @@
 /* The thread pool: batches run every index once; background tasks run
  * once each, whether a worker or the waiting caller takes them, also while
  * batches run, queued one by one or many at once, and with a pool that has
- * no workers.
+ * no workers. The size left to the library is one a core within the
+ * caller's bound.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "c63/threadpool.h"
 #include "tutil.h"
@@ -88,8 +90,21 @@ static void test_pool(int threads)
   c63_threadpool_free(pool);
 }
 
+/* One thread per online core, at most the bound given (16 for none). */
+static void test_default_size(void)
+{
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const int bounds[] = {0, 1, 5, 16, 64};
+  for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++) {
+    const int most = bounds[i] ? bounds[i] : 16;
+    const int want = cores < 1 ? 1 : cores > most ? most : (int)cores;
+    TU_CHECK_EQ(c63_threadpool_default_size(bounds[i]), want);
+  }
+}
+
 int main(void)
 {
+  test_default_size();
   const int threads[] = {1, 2, 3, 8};
   for (size_t i = 0; i < sizeof threads / sizeof threads[0]; i++)
     test_pool(threads[i]);
