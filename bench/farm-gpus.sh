@@ -70,7 +70,7 @@ export PYTHONPATH
 mkdir "$tmp/bin"
 ln -s "$bin/c63-enc" "$bin/c63-dec" "$tmp/bin/"
 sed -e "s|@FARM_PYDIR@|$repo/tools/farm|" -e "s|@LIBC63@|$bin/libc63.so.1|" \
-  -e "s|@VERSION@|farm-gpus|" "$repo/tools/c63-farm.in" > "$tmp/bin/c63-farm"
+  -e "s|@FARM_WORKER@|$bin/libc63farm.so|" -e "s|@VERSION@|farm-gpus|" "$repo/tools/c63-farm.in" > "$tmp/bin/c63-farm"
 farm="$py $tmp/bin/c63-farm"
 
 echo "host: $(nproc) cores, $("$py" --version 2>&1), $(uname -r)"

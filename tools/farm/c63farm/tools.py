@@ -57,9 +57,12 @@ def check_encoder_options(enc, args):
 def farm_worker_candidates(tool):
     """Where a worker looks for its chunk encoder (tools/farm_worker.h):
     the one built or installed with c63-farm, then the one next to TOOL (a
-    build tree's tools, or a folder of binaries)."""
-    return [p for p in (c63farm.FARM_WORKER, os.path.join(os.path.dirname(tool),
-                                                          FARM_WORKER_NAME)) if p]
+    build tree's tools, or a folder of binaries; TOOL's own folder where
+    TOOL is a link)."""
+    return [p for p in (c63farm.FARM_WORKER,
+                        os.path.join(os.path.dirname(tool), FARM_WORKER_NAME),
+                        os.path.join(os.path.dirname(os.path.realpath(tool)),
+                                     FARM_WORKER_NAME)) if p]
 
 
 def libc63_candidates(tool):
