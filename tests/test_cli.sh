@@ -673,20 +673,6 @@ for threads in "--readers 1 --writers 0" "--readers 16 --writers 1" "--readers 3
     fail "c63-enc $threads: $(cat "$T/err")"
   fi
 done
-# frames lent from a mapping of the input (C63_ENC_MAPPED_INPUT=1), whole
-# and -f 5
-if C63_ENC_MAPPED_INPUT=1 "$ENC" -w "$w" -h "$h" -q "$q" -k "$k" -r "$r" --readers 3 \
-  -o "$T/mapped.c63" "$in" 2>"$T/err"; then
-  same "$T/mapped.c63" "$CONF/$s" "c63-enc from a mapped input reproduces $s"
-else
-  fail "c63-enc from a mapped input: $(cat "$T/err")"
-fi
-C63_ENC_MAPPED_INPUT=1 "$ENC" -w "$w" -h "$h" -f 5 -o "$T/f5-mapped.c63" "$in" 2>/dev/null &&
-  "$ENC" -w "$w" -h "$h" -f 5 -o "$T/f5-read.c63" "$in" 2>/dev/null &&
-  same "$T/f5-mapped.c63" "$T/f5-read.c63" "c63-enc -f 5 from a mapped input" ||
-  fail "c63-enc -f 5 from a mapped input failed"
-expect_error "partial frame.*--allow-partial" env C63_ENC_MAPPED_INPUT=1 "$ENC" -w 176 -h 144 \
-  -o "$T/partial-mapped.c63" "$T/partial.yuv"
 "$ENC" -w "$w" -h "$h" -f 5 --readers 1 --writers 0 -o "$T/f5-1.c63" "$in" 2>/dev/null &&
   "$ENC" -w "$w" -h "$h" -f 5 --readers 16 --writers 3 -o "$T/f5-16.c63" "$in" 2>/dev/null &&
   same "$T/f5-16.c63" "$T/f5-1.c63" "c63-enc -f 5: 16 readers, 3 writers write one reader's bytes" ||

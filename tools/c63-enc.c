@@ -287,13 +287,7 @@ int main(int argc, char **argv)
    * can read directly; the packets are written by another behind the
    * encoder. */
   if (readers == 0) readers = cli_cores() < DEFAULT_READERS_MAX ? cli_cores() : DEFAULT_READERS_MAX;
-  /* C63_ENC_MAPPED_INPUT=1: a regular file's frames lent to the encoder
-   * from a mapping of it (frame_reader_start_mapped), which stages them,
-   * instead of read into page-locked buffers: to be measured against the
-   * reads (docs/performance.md) before either is chosen for good. */
-  const char *mapped = getenv("C63_ENC_MAPPED_INPUT");
-  reader = (mapped && !strcmp(mapped, "1") ? frame_reader_start_mapped : frame_reader_start)(
-      in, frame_size, max_frames, encode_loop_depth(enc, readers), readers);
+  reader = frame_reader_start(in, frame_size, max_frames, encode_loop_depth(enc, readers), readers);
   sink.enc = loop.enc = enc;
   loop.reader = reader;
   loop.width = params.width;

@@ -3,16 +3,13 @@
  * Frame k goes to slot k % depth. A regular file is read with pread by
  * several threads at once, each a whole frame at its offset (a single copy
  * out of the page cache is slower than the GPU encodes); a pipe or
- * terminal by one thread with fread, in order. A mapped reader
- * (frame_reader_start_mapped) hands out frames where a mapping of the file
- * holds them, its threads only bringing the pages in ahead of the caller.
+ * terminal by one thread with fread, in order.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "frame_reader.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,8 +23,6 @@ typedef struct slot {
 } slot;
 
 struct frame_reader {
-  const uint8_t *map; /* the whole file mapped (frame_reader_start_mapped) */
-  size_t map_size;
   FILE *in;
   int fd;     /* >= 0: a regular file, read with pread */
   off_t base; /* its offset when reading started */
@@ -48,41 +43,9 @@ struct frame_reader {
   pthread_cond_t cond;
 };
 
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22 /* Linux 5.14 */
-#endif
-
-/* Frame k's bytes in the mapping brought in (pages mapped, read from the
- * disk where they are not cached), so that the caller's reads of them
- * (the encoder's copies) take no page faults: the bytes the file has of
- * it (less than a frame at the end). */
-static size_t map_frame(frame_reader *r, long k, int *err)
-{
-  const size_t at = (size_t)r->base + (size_t)k * r->frame_size;
-  const size_t got = at >= r->map_size                  ? 0
-                     : r->map_size - at < r->frame_size ? r->map_size - at
-                                                        : r->frame_size;
-  const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  const size_t start = at / page * page;
-  *err = 0;
-  if (got == 0) return 0;
-  if (madvise((void *)(r->map + start), at + got - start, MADV_POPULATE_READ) == 0) return got;
-  if (errno != EINVAL) { /* EFAULT, EIO: the file shrank or cannot be read */
-    *err = errno == EFAULT ? 0 : errno;
-    return 0;
-  }
-  /* an older kernel: a read of every page faults them in */
-  volatile uint8_t sink = 0;
-  for (size_t i = start; i < at + got; i += page)
-    sink ^= r->map[i];
-  (void)sink;
-  return got;
-}
-
 /* Read frame k into buf: the bytes read (less than a frame at the end). */
 static size_t read_frame(frame_reader *r, long k, uint8_t *buf, int *err)
 {
-  if (r->map) return map_frame(r, k, err);
   if (r->fd < 0) { /* sequential: one thread, frames in order */
     size_t got = cli_read_full(r->in, buf, r->frame_size);
     *err = ferror(r->in) ? errno : 0;
@@ -140,24 +103,16 @@ static void *read_loop(void *arg)
 
 static void free_reader(frame_reader *r)
 {
-  if (r->map) munmap((void *)r->map, r->map_size);
   for (int i = 0; r->slots && i < r->depth; i++)
     c63_picture_memory_free(r->slots[i].buf);
   free(r->slots);
   free(r);
 }
 
-/* A reader of depth slots, their buffers allocated unless the frames are
- * read where map holds them. */
-static frame_reader *new_reader(size_t frame_size, int depth, const uint8_t *map, size_t map_size)
+frame_reader *frame_reader_new(size_t frame_size, int depth)
 {
   frame_reader *r = calloc(1, sizeof *r);
-  if (!r) {
-    if (map) munmap((void *)map, map_size);
-    return NULL;
-  }
-  r->map = map;
-  r->map_size = map_size;
+  if (!r) return NULL;
   r->frame_size = frame_size;
   r->depth = depth;
   r->slots = calloc((size_t)depth, sizeof *r->slots);
@@ -165,7 +120,7 @@ static frame_reader *new_reader(size_t frame_size, int depth, const uint8_t *map
     free_reader(r);
     return NULL;
   }
-  for (int i = 0; !map && i < depth; i++)
+  for (int i = 0; i < depth; i++)
     if (!(r->slots[i].buf = c63_picture_memory_alloc(frame_size))) {
       free_reader(r);
       return NULL;
@@ -173,11 +128,6 @@ static frame_reader *new_reader(size_t frame_size, int depth, const uint8_t *map
   pthread_mutex_init(&r->lock, NULL);
   pthread_cond_init(&r->cond, NULL);
   return r;
-}
-
-frame_reader *frame_reader_new(size_t frame_size, int depth)
-{
-  return new_reader(frame_size, depth, NULL, 0);
 }
 
 int frame_reader_begin(frame_reader *r, FILE *in, long max_frames, int threads)
@@ -204,32 +154,15 @@ int frame_reader_begin(frame_reader *r, FILE *in, long max_frames, int threads)
   return r->nthreads > 0 ? 0 : -1;
 }
 
-/* r (NULL when out of memory) reading in, or NULL. */
-static frame_reader *started(frame_reader *r, FILE *in, long max_frames, int threads)
+frame_reader *frame_reader_start(FILE *in, size_t frame_size, long max_frames, int depth,
+                                 int threads)
 {
+  frame_reader *r = frame_reader_new(frame_size, depth);
   if (r && frame_reader_begin(r, in, max_frames, threads) != 0) {
     frame_reader_stop(r);
     return NULL;
   }
   return r;
-}
-
-frame_reader *frame_reader_start(FILE *in, size_t frame_size, long max_frames, int depth,
-                                 int threads)
-{
-  return started(frame_reader_new(frame_size, depth), in, max_frames, threads);
-}
-
-frame_reader *frame_reader_start_mapped(FILE *in, size_t frame_size, long max_frames, int depth,
-                                        int threads)
-{
-  struct stat st;
-  void *map = MAP_FAILED;
-  if (fstat(fileno(in), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-      (uint64_t)st.st_size <= SIZE_MAX)
-    map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fileno(in), 0);
-  if (map == MAP_FAILED) return frame_reader_start(in, frame_size, max_frames, depth, threads);
-  return started(new_reader(frame_size, depth, map, (size_t)st.st_size), in, max_frames, threads);
 }
 
 long frame_reader_frames(const frame_reader *r)
@@ -251,7 +184,7 @@ const uint8_t *frame_reader_next(frame_reader *r, size_t *partial, int *read_err
     /* every buffer held by the caller: no frame could ever come */
     if ((held_all = r->next_take - r->next_out >= r->depth)) break;
     if (s->frame == r->next_take && s->ready) {
-      frame = r->map ? r->map + r->base + (size_t)r->next_take * r->frame_size : s->buf;
+      frame = s->buf;
       r->next_take++;
       break;
     }

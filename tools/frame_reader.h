@@ -23,16 +23,6 @@ typedef struct frame_reader frame_reader;
 frame_reader *frame_reader_start(FILE *in, size_t frame_size, long max_frames, int depth,
                                  int threads);
 
-/* The same, but a regular file's frames are handed out where a shared
- * mapping of the file holds them, its threads only bringing each frame's
- * pages in ahead (MADV_POPULATE_READ): no copy by the reader, and none of
- * the page cache's per-read bookkeeping, which read threads contend for.
- * The caller then copies each frame itself (an encoder that stages
- * pageable pictures). Other inputs, or a file that cannot be mapped, are
- * read as frame_reader_start reads them. A file that shrinks while it is
- * mapped faults (SIGBUS) where the caller reads the lost pages. */
-frame_reader *frame_reader_start_mapped(FILE *in, size_t frame_size, long max_frames, int depth,
-                                        int threads);
 /* The same in two steps, for a caller that reads several inputs (or
  * several ranges of one) through one ring: the buffers (NULL when out of
  * memory), then the threads reading in from its position (0, or -1 when

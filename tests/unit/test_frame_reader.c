@@ -4,7 +4,7 @@
  * released oldest first, EDEADLK rather than a wait for ever when the
  * caller holds every buffer, and the incomplete last frame; one ring
  * reading several ranges in turn (c63-farm's workers), also after a range
- * left with frames held; the same frames from a mapping of the file.
+ * left with frames held.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <stdio.h>
@@ -27,13 +27,10 @@ static int is_frame(const uint8_t *buf, int k)
   return 1;
 }
 
-typedef frame_reader *(*start_fn)(FILE *in, size_t frame_size, long max_frames, int depth,
-                                  int threads);
-
-static void test_held_frames(FILE *in, int threads, start_fn start)
+static void test_held_frames(FILE *in, int threads)
 {
   rewind(in);
-  frame_reader *r = start(in, FRAME, -1, DEPTH, threads);
+  frame_reader *r = frame_reader_start(in, FRAME, -1, DEPTH, threads);
   TU_CHECK(r != NULL, "frame_reader_start with %d threads", threads);
   if (!r) return;
   TU_CHECK_EQ(frame_reader_frames(r), FRAMES);
@@ -108,11 +105,8 @@ int main(void)
   }
   fwrite(frame, 1, TAIL, in);
   fflush(in);
-  test_held_frames(in, 1, frame_reader_start);
-  test_held_frames(in, 3, frame_reader_start);
-  /* frames where a mapping of the file holds them */
-  test_held_frames(in, 1, frame_reader_start_mapped);
-  test_held_frames(in, 3, frame_reader_start_mapped);
+  test_held_frames(in, 1);
+  test_held_frames(in, 3);
   test_ranges(in, 1);
   test_ranges(in, 3);
   fclose(in);
