@@ -4,11 +4,17 @@ four CPU cores.
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
 import contextlib
+import hashlib
+import importlib
 import logging
 import os
+import shutil
 import subprocess
+import sys
+import tempfile
+import zipfile
 
-from . import FarmError, inprocess, libc63, media, tasks
+from . import FarmError
 
 CORES_PER_CPU_WORKER = 4
 
@@ -23,21 +29,56 @@ def import_distributed():
         import distributed
     except ImportError as e:
         raise FarmError("%s (%s)" % (MISSING_DASK, e))
-    # The tasks travel by value, so that workers need no copy of this package.
-    import cloudpickle
-    if hasattr(cloudpickle, "register_pickle_by_value"):
-        for module in (tasks, media, inprocess, libc63):
-            cloudpickle.register_pickle_by_value(module)
     return distributed
 
 
-def by_value(func):
-    """FUNC, as a closure that travels to the workers by value whatever
-    Dask's version: distributed pickles a task with the standard pickle
-    first, which names a function by its module (absent on the workers),
-    and only what that cannot pickle goes to cloudpickle, which takes this
-    package's task modules by value (import_distributed)."""
-    return lambda *args: func(*args)
+# What runs on the workers (standard library only, imports within it relative).
+WORKER_MODULES = ("tasks", "inprocess", "libc63", "media")
+
+
+class _Shipped:
+    """The worker modules as a package of their own, sent to every worker
+    once a job (Client.upload_file: a plugin, which the scheduler also gives
+    workers that join or restart later, and the scheduler's own copy where
+    it reads the tasks, as Dask 2024 and later do) and imported here from
+    the same zip, so that a task names its function (the standard pickle, a
+    few bytes) instead of carrying this package by value (cloudpickle,
+    tens of kilobytes made and read again every task). The package is
+    named by a hash of its sources: a worker that outlives a job keeps the
+    modules of every version it ran, never a stale one under a new
+    driver."""
+
+    def __init__(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        sources = []
+        for module in WORKER_MODULES:
+            with open(os.path.join(here, module + ".py"), "rb") as f:
+                sources.append((module, f.read()))
+        digest = hashlib.sha256()
+        for module, source in sources:
+            digest.update(module.encode() + b"\0" + source + b"\0")
+        self.name = "c63farm_worker_" + digest.hexdigest()[:16]
+        self.folder = tempfile.mkdtemp(prefix="c63-farm-")
+        # The file's name is the job's own: a worker that had the same
+        # package from an earlier job keeps reading that zip (Python's
+        # zipimport caches its directory), which another of the same name
+        # would overwrite under it.
+        self.path = os.path.join(self.folder, "%s-%s.zip" % (
+            self.name, os.path.basename(self.folder).rsplit("-", 1)[-1]))
+        with zipfile.ZipFile(self.path, "w") as z:
+            z.writestr(self.name + "/__init__.py", "")
+            for module, source in sources:
+                z.writestr("%s/%s.py" % (self.name, module), source)
+        sys.path.insert(0, self.path)
+        self.modules = {m: importlib.import_module("%s.%s" % (self.name, m))
+                        for m in WORKER_MODULES}
+
+    def send(self, client):
+        client.upload_file(self.path)
+
+    def close(self):
+        sys.path.remove(self.path)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def visible_gpus():
@@ -81,8 +122,9 @@ def _gpu_cluster(distributed, gpus):
 class Farm:
     """The client, and what the tasks need to know of the workers."""
 
-    def __init__(self, client, workers, use_gpu, threads_per_worker):
+    def __init__(self, client, workers, use_gpu, threads_per_worker, shipped):
         self.client = client
+        self.shipped = shipped
         self.workers = workers
         self.resources = {"GPU": 1} if use_gpu else None
         # Local workers share the host's cores; a remote worker's tools use all of theirs.
@@ -95,15 +137,28 @@ class Farm:
             return ["-t", str(self.threads_per_worker)]
         return []
 
+    def remote(self, func):
+        """FUNC of one of WORKER_MODULES, as the workers have it (_Shipped)."""
+        module = func.__module__.rsplit(".", 1)[-1]
+        return getattr(self.shipped.modules[module], func.__name__)
+
     def dashboard(self):
         services = self.client.scheduler_info().get("services", {})
         if "dashboard" not in services:
             return None
         try:
-            has_pages = self.client.run_on_scheduler(by_value(tasks.has_bokeh))
+            has_pages = self.client.run_on_scheduler(_has_bokeh)
         except Exception:  # a scheduler that cannot run it: say nothing
             return None
         return self.client.dashboard_link if has_pages else None
+
+
+def _has_bokeh():
+    """Whether this process can import bokeh: on the scheduler, whether its
+    web server has the dashboard's pages. Standard library only: it travels
+    by value (it names no module the scheduler lacks)."""
+    import importlib.util
+    return importlib.util.find_spec("bokeh") is not None
 
 
 @contextlib.contextmanager
@@ -120,18 +175,23 @@ def connect(opts, use_gpu):
             client = distributed.Client(cluster)
     except (OSError, TimeoutError) as e:
         raise FarmError("cannot reach the Dask scheduler %s: %s" % (opts.scheduler, e))
+    shipped = None
     try:
         workers = client.scheduler_info()["workers"]
         if use_gpu and not any(w.get("resources", {}).get("GPU") for w in workers.values()):
             raise FarmError("--backend cuda: no worker declares a GPU (dask worker "
                             "--resources GPU=1, see docs/farm.md)")
-        yield Farm(client, len(workers), use_gpu, threads)
+        shipped = _Shipped()
+        shipped.send(client)
+        yield Farm(client, len(workers), use_gpu, threads, shipped)
     finally:
         if cluster is not None:
             _settle(client, len(cluster.workers))
         client.close()
         if cluster is not None:
             cluster.close()
+        if shipped is not None:
+            shipped.close()
 
 
 def _settle(client, workers):

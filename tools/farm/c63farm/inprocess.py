@@ -15,7 +15,8 @@ An encoder at constant quality and a decoder are kept in the worker process
 from one task to the next, with their picture memory: the CUDA backend's
 set-up (a context, page-locked memory) would otherwise be paid again for
 every chunk. Standard library
-only: this module travels to the workers by value with the tasks.
+only: this module travels to the workers with the job
+(c63farm.cluster.WORKER_MODULES).
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
 import concurrent.futures
@@ -119,7 +120,7 @@ def worker_name():
 def _kept_encoder(job):
     lib = libc63.load(job["lib"])
     worker = libc63.load_worker(job["worker_lib"])
-    key = (job["args"], job["lib"], job["worker_lib"])
+    key = (__name__, job["args"], job["lib"], job["worker_lib"])
     return key, _take("encoder", key, lambda: Encoder(lib, worker, job["args"]))
 
 
@@ -218,7 +219,7 @@ class Decoder:
 
 def _kept_decoder(job):
     lib = libc63.load(job["lib"])
-    key = (job["args"], job["lib"])
+    key = (__name__, job["args"], job["lib"])
     return key, _take("decoder", key, lambda: Decoder(lib, job["args"]))
 
 

@@ -4,8 +4,8 @@ uses, and c63-enc's and c63-dec's options turned into the parameter structs
 the way the tools fill them (tools/cliutil.c), so that the bytes are the
 tools' own.
 
-Standard library only: this module travels to the workers by value with
-the tasks (cloudpickle). ctypes releases the GIL around every call, so
+Standard library only: this module travels to the workers with the job
+(c63farm.cluster.WORKER_MODULES). ctypes releases the GIL around every call, so
 reader threads run while the library encodes.
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
@@ -35,8 +35,8 @@ PARAMS_ROOM = 4096
 
 def _define():
     """The structs of c63.h, and the functions' signatures. Made when a
-    worker loads the library, never at import: ctypes classes cannot travel
-    by value with the module."""
+    worker loads the library, never at import: a module's import stays
+    cheap where the library is never loaded (the driver)."""
     C = ctypes
 
     class EncParams(C.Structure):
@@ -102,8 +102,11 @@ class Failed(Exception):
 
 
 def worker_state():
-    """What outlives a task in a worker process. Modules sent by value are
-    made anew for every task, so it hangs on a module of its own."""
+    """What outlives a task in a worker process: the libraries loaded and
+    the kept encoder or decoder. It hangs on a module of its own, shared
+    by every version of the worker modules a long-lived worker imports
+    (a job's package is named by its sources' hash), since the libraries
+    are loaded once a process."""
     state = sys.modules.get(_STATE_MODULE)
     if state is None:
         state = types.ModuleType(_STATE_MODULE)

@@ -10,8 +10,9 @@ chunk and chunks join as one run over the decoded frames would.
 Constant-framerate input only; a gap or a repeat in the numbers fails the
 chunk.
 
-Workers import this module by value with the tasks (standard library and
-PyGObject only, imported when used).
+Workers import this module from the package the job sends them
+(c63farm.cluster.WORKER_MODULES: standard library and PyGObject only,
+imported when used).
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
 import os

@@ -5,7 +5,7 @@ SPDX-License-Identifier: LGPL-2.1-or-later
 import os
 import time
 
-from . import FarmError, cluster, note, tasks
+from . import FarmError, note, tasks
 
 # Retries for a task that raised (a tool that failed on a worker, e.g. a
 # full disk there); a task whose worker died is retried by the scheduler
@@ -29,7 +29,7 @@ def prepare(opts, farm, worker):
     so that a CUDA context's start is not counted as the job's speed.
     --stats says how long that took and what the workers will use."""
     t = time.monotonic()
-    ready = farm.client.run(cluster.by_value(tasks.prepare), worker)
+    ready = farm.client.run(farm.remote(tasks.prepare), worker)
     if opts.stats:
         note(opts, "workers ready in %.2f s: %s" % (
             time.monotonic() - t, ", ".join(sorted(set(ready.values())))))
@@ -43,7 +43,7 @@ def run(farm, func, jobs, name, progress, on_result=None):
     driver would, after N tasks."""
     distributed = __import__("distributed")
     stop_after = os.environ.get("C63_FARM_TEST_STOP_AFTER")
-    func = cluster.by_value(func)
+    func = farm.remote(func)
     futures = [farm.client.submit(func, job, key="%s-%d" % (name, job["index"]),
                                   resources=farm.resources, retries=TASK_RETRIES)
                for job in jobs]

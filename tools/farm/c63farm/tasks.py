@@ -2,9 +2,9 @@
 bytes, with the c63-enc and c63-dec tools of the worker's host.
 
 This module and c63farm.media use only the standard library (and PyGObject
-when the input is decoded with GStreamer) and travel to the workers by
-value (cloudpickle), so a worker host needs Dask and the tools, not this
-package. Every task is idempotent: the tools write their output under a
+when the input is decoded with GStreamer) and travel to the workers with
+the job (c63farm.cluster.WORKER_MODULES), so a worker host needs Dask and
+the tools, not this package. Every task is idempotent: the tools write their output under a
 temporary name and rename it, so a finished chunk file is complete, and a
 task that runs again (its worker died, or the job was started again) finds
 the file or writes the same bytes.
@@ -212,10 +212,3 @@ def prepare(job):
         return "no libc63: the tools"
     except (libc63.Failed, MemoryError) as e:
         return "libc63 failed: %s" % e  # each chunk then says so
-
-
-def has_bokeh():
-    """Whether this process can import bokeh: on the scheduler, whether its
-    web server has the dashboard's pages."""
-    import importlib.util
-    return importlib.util.find_spec("bokeh") is not None
