@@ -21,7 +21,8 @@
 # 2400" (decode); ENGINES="libc63 c63-enc" (the in-process workers, then a
 # c63-enc or c63-dec process per chunk, on the most GPUs and the last
 # chunk length); IO_THREADS=4 (c63-farm --io-threads), IO_SWEEP="8 16" (other
-# thread counts swept on the most GPUs and the last chunk length);
+# thread counts swept on the most GPUs and the last chunk length; empty:
+# none);
 # SHM=/dev/shm/farm-gpus; PYTHON=python3; BACKEND=cuda (cpu: a dry run on a
 # machine without GPU; then use small FRAMES and W/H).
 # Every row gives the wall time of the whole command (process and cluster
@@ -46,7 +47,7 @@ pieces=${PIECES:-default 2400}
 engines=${ENGINES:-libc63 c63-enc}
 jobs=${JOBS:-encode decode}
 io_threads=${IO_THREADS:-4}
-io_sweep=${IO_SWEEP:-8 16}
+io_sweep=${IO_SWEEP-8 16}
 backend=${BACKEND:-cuda}
 shm=${SHM:-/dev/shm/farm-gpus}
 py=${PYTHON:-python3}
