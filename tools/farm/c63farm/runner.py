@@ -27,12 +27,18 @@ def prepare(opts, farm, worker):
     """Every worker makes its libc63 encoder or decoder (and picture
     memory) for the job WORKER describes before the job's timing starts,
     so that a CUDA context's start is not counted as the job's speed.
-    --stats says how long that took and what the workers will use."""
+    --stats says how long that took and what the workers will use; a
+    worker that cannot use libc63 is told of without it, since its tool a
+    chunk is several times slower."""
     t = time.monotonic()
     ready = farm.client.run(farm.remote(tasks.prepare), worker)
+    kinds = sorted(set(ready.values()))
     if opts.stats:
-        note(opts, "workers ready in %.2f s: %s" % (
-            time.monotonic() - t, ", ".join(sorted(set(ready.values())))))
+        note(opts, "workers ready in %.2f s: %s" % (time.monotonic() - t, ", ".join(kinds)))
+    elif worker["engine"] == "libc63":
+        for kind in kinds:
+            if not kind.startswith("libc63 "):
+                note(opts, "note: some workers run %s: a tool's process a chunk, slower" % kind)
 
 
 def run(farm, func, jobs, name, progress, on_result=None):

@@ -208,7 +208,7 @@ def prepare(job):
     try:
         make = inprocess.prepare_encoder if "enc" in job else inprocess.prepare_decoder
         return "libc63 " + make(job)
-    except libc63.LibraryMissing:
-        return "no libc63: the tools"
+    except libc63.LibraryMissing as e:
+        return "the tools, no libc63 here (%s)" % e
     except (libc63.Failed, MemoryError) as e:
         return "libc63 failed: %s" % e  # each chunk then says so
