@@ -20,9 +20,9 @@
 # c63-farm's default chunks, then chunks of 2400 frames); PIECES="default
 # 2400" (decode); ENGINES="libc63 c63-enc" (the in-process workers, then a
 # c63-enc or c63-dec process per chunk, on the most GPUs and the last
-# chunk length); IO_THREADS=4 (c63-farm --io-threads), IO_SWEEP="8 16" (other
-# thread counts swept on the most GPUs and the last chunk length; empty:
-# none);
+# chunk length); IO_THREADS=default (c63-farm's --io-threads: its own
+# default), IO_SWEEP="8 16" (other thread counts swept on the most GPUs
+# and the last chunk length; empty: none);
 # SHM=/dev/shm/farm-gpus; PYTHON=python3; BACKEND=cuda (cpu: a dry run on a
 # machine without GPU; then use small FRAMES and W/H).
 # Every row gives the wall time of the whole command (process and cluster
@@ -46,7 +46,7 @@ chunks=${CHUNKS:-default 2400}
 pieces=${PIECES:-default 2400}
 engines=${ENGINES:-libc63 c63-enc}
 jobs=${JOBS:-encode decode}
-io_threads=${IO_THREADS:-4}
+io_threads=${IO_THREADS:-default}
 io_sweep=${IO_SWEEP-8 16}
 backend=${BACKEND:-cuda}
 shm=${SHM:-/dev/shm/farm-gpus}
@@ -140,11 +140,12 @@ farm_rows() {
           fi
           opt=""
           [ "$c" = default ] || opt="--chunk-frames $c"
+          [ "$t" = default ] || opt="$opt --io-threads $t"
           # shellcheck disable=SC2086 # $farm and $opt are word lists
           how="farm $engine"
-          [ "$engine" != "$first" ] || how="$how io $t"
+          [ "$engine" != "$first" ] || [ "$t" = default ] || how="$how io $t"
           if ! timed env CUDA_VISIBLE_DEVICES="$(devices "$g")" $farm "$job" --backend "$backend" \
-            --workers "$g" $opt --engine "$engine" --io-threads "$t" --stats -o "$out" "$@"; then
+            --workers "$g" $opt --engine "$engine" --stats -o "$out" "$@"; then
             printf '%-6s %-18s %4s %7s  FAILED\n' "$job" "$how" "$g" "$c" >> "$table"
             rm -f "$out"
             continue

@@ -135,7 +135,7 @@ def _run_chunks(opts, source, work, todo, paths, enc, stream_args, chunk_frames,
         worker = {"enc": enc, "args": args, "engine": opts.engine,
                   "lib": tools.libc63_candidates(enc),
                   "worker_lib": tools.farm_worker_candidates(enc),
-                  "io_threads": options.io_threads(opts)}
+                  "io_threads": options.io_threads(opts, options.ENCODE_GPU_IO_THREADS)}
         if isinstance(source, RawSource):
             runner.prepare(opts, farm, worker)
         start = time.monotonic()

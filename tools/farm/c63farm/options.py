@@ -22,8 +22,12 @@ STREAM_OPTIONS = [
     (("--fps",), "fps", str),
 ]
 # Threads per GPU worker that move raw frames between the files and the
-# library: one thread copies a fraction of what a GPU encodes.
-DEFAULT_GPU_IO_THREADS = 4
+# library, one thread copying a fraction of what a GPU encodes: to read
+# the input, c63-enc's own default (one a core, up to eight: its loop is
+# the worker's); to write decoded pictures into the one output file, four
+# (more only contend for that file).
+ENCODE_GPU_IO_THREADS = 8
+DECODE_GPU_IO_THREADS = 4
 # Options that choose where and how fast, never the bytes.
 MACHINE_OPTIONS = [
     (("--backend",), "backend", str),
@@ -64,7 +68,8 @@ Farm options:
                          finds no libc63), or c63-enc, a process per chunk.
                          Input that GStreamer decodes always goes to c63-enc.
       --io-threads N     threads per worker that read the raw input (libc63;
-                         default 4 with --backend cuda, else 1)
+                         default 8 with --backend cuda, as c63-enc's
+                         --readers, else 1)
       --progress         show progress also when standard error is no terminal
       --stats            how long the workers took to get ready, and after the
                          job a line per worker: its chunks, frames per second
@@ -151,11 +156,12 @@ def decode_parser():
     return p
 
 
-def io_threads(opts):
-    """--io-threads, or its default for the backend."""
+def io_threads(opts, gpu_default):
+    """--io-threads, or GPU_DEFAULT (ENCODE_ or DECODE_GPU_IO_THREADS) with
+    --backend cuda, else 1."""
     if opts.io_threads is not None:
         return opts.io_threads
-    return DEFAULT_GPU_IO_THREADS if opts.backend == "cuda" else 1
+    return gpu_default if opts.backend == "cuda" else 1
 
 
 def tool_args(opts, table):
