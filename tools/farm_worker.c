@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "encode_loop.h"
+#include "mapped_output.h"
 
 #define PROG "c63-farm worker"
 /* Packets queued for the writer thread, as c63-enc's. */
@@ -142,4 +143,21 @@ done:
   if (in) fclose(in);
   if (out.f) fclose(out.f);
   return ret;
+}
+
+/* c63farm_output is the worker's name for a mapped_output opened over the
+ * allocated file. */
+c63farm_output *c63farm_output_open(int fd)
+{
+  return (c63farm_output *)mapped_output_open(fd);
+}
+
+int c63farm_output_put(c63farm_output *o, uint64_t off, const void *data, size_t n)
+{
+  return mapped_output_put((mapped_output *)o, off, data, n);
+}
+
+int c63farm_output_close(c63farm_output *o)
+{
+  return mapped_output_finish((mapped_output *)o, 0);
 }

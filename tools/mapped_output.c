@@ -36,6 +36,7 @@ struct mapped_output {
   pthread_mutex_t lock;
   uint64_t size;     /* the file's size now */
   uint64_t max_size; /* the file size limit (ulimit -f) */
+  int fixed;         /* mapped_output_open: the size is the file's, for good */
   window *live;      /* mapped windows not yet full */
 };
 
@@ -78,10 +79,9 @@ static void release_handler(void)
   pthread_mutex_unlock(&handler_lock);
 }
 
-mapped_output *mapped_output_new(int fd)
+/* fd's writer, fd a regular file of size bytes (checked by the caller). */
+static mapped_output *writer(int fd, uint64_t size, int fixed)
 {
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0) return NULL;
   /* A mapping for writing needs the file open for reading too. */
   int flags = fcntl(fd, F_GETFL);
   if (flags < 0 || (flags & O_ACCMODE) != O_RDWR) return NULL;
@@ -96,6 +96,8 @@ mapped_output *mapped_output_new(int fd)
   if (!m) return NULL;
   m->fd = fd;
   m->page = page;
+  m->size = size;
+  m->fixed = fixed;
   struct rlimit fsize;
   m->max_size = UINT64_MAX;
   if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY)
@@ -103,6 +105,20 @@ mapped_output *mapped_output_new(int fd)
   pthread_mutex_init(&m->lock, NULL);
   hold_handler();
   return m;
+}
+
+mapped_output *mapped_output_new(int fd)
+{
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0) return NULL;
+  return writer(fd, 0, 0);
+}
+
+mapped_output *mapped_output_open(int fd)
+{
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) return NULL;
+  return writer(fd, (uint64_t)st.st_size, 1);
 }
 
 /* The copy itself, which a SIGBUS abandons. Kept out of line so that
@@ -127,7 +143,9 @@ static int grow(mapped_output *m, uint64_t end)
 {
   int err = 0;
   pthread_mutex_lock(&m->lock);
-  if (m->size < end) {
+  if (m->fixed && m->size < end) {
+    err = EFBIG;
+  } else if (m->size < end) {
     uint64_t want = end + GROW_STEP;
     if (want > m->max_size) want = m->max_size > end ? m->max_size : end;
     if (ftruncate(m->fd, (off_t)want) == 0)
@@ -235,7 +253,7 @@ int mapped_output_finish(mapped_output *m, uint64_t size)
     m->live = w->next;
     drop_window(w);
   }
-  if (m->size != size && ftruncate(m->fd, (off_t)size) != 0) err = errno;
+  if (!m->fixed && m->size != size && ftruncate(m->fd, (off_t)size) != 0) err = errno;
   release_handler();
   pthread_mutex_destroy(&m->lock);
   free(m);

@@ -24,13 +24,21 @@ typedef struct mapped_output mapped_output;
  * it, or memory is short: write it with write() instead. */
 mapped_output *mapped_output_new(int fd);
 
-/* Copy n bytes to offset off, growing the file as needed. Safe to call from
+/* Write into fd, a regular file of its final size open for reading and
+ * writing (its pages allocated ahead: c63-farm's decoded pictures, each
+ * worker its own range), which the caller keeps open. Puts must lie within
+ * it; mapped_output_finish leaves its size. NULL as mapped_output_new. */
+mapped_output *mapped_output_open(int fd);
+
+/* Copy n bytes to offset off, growing the file as needed (EFBIG past the
+ * end of one opened with mapped_output_open). Safe to call from
  * several threads at once for disjoint ranges. Returns 0, or an errno value
  * (ENOSPC when a page could not be had). */
 int mapped_output_put(mapped_output *m, uint64_t off, const void *data, size_t n);
 
-/* Set the file's size to size (the end of the last range put) and free m.
- * Returns 0 or an errno value. */
+/* Set the file's size to size (the end of the last range put; not for one
+ * opened with mapped_output_open, whose size stays) and free m. Returns 0
+ * or an errno value. */
 int mapped_output_finish(mapped_output *m, uint64_t size);
 
 #endif

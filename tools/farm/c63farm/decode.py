@@ -41,7 +41,9 @@ def decode(opts):
                 raise
         worker = {"input": os.path.abspath(opts.input), "dec": dec,
                   "args": machine_args + farm.threads_args(opts), "engine": opts.engine,
-                  "lib": tools.libc63_candidates(dec), "io_threads": options.io_threads(opts, options.DECODE_GPU_IO_THREADS),
+                  "lib": tools.libc63_candidates(dec),
+                  "worker_lib": tools.farm_worker_candidates(dec),
+                  "io_threads": options.io_threads(opts, options.DECODE_GPU_IO_THREADS),
                   "frames_file": frames_file, "size": (width, height)}
         runner.prepare(opts, farm, worker)
         # Timed from the cluster's being up and its workers ready: their

@@ -227,27 +227,52 @@ class _Unclean(Exception):
     """A piece that does not decode frame for frame: c63-dec takes it."""
 
 
-def _pwrite_all(fd, view, offset):
-    while len(view):
-        n = os.pwrite(fd, view, offset)
-        view, offset = view[n:], offset + n
+class _Output:
+    """The job's output file (allocated to its size before the first
+    piece), written through shared mappings by libc63farm.so
+    (c63farm_output, tools/mapped_output.c), as c63-dec writes its own:
+    write() takes the file's inode lock, so every worker's writes into the
+    one file would go one at a time. Its windows are unmapped as they fill,
+    so a large piece does not count against the worker's memory (a nanny
+    restarts a worker past its limit). With pwrite where there is no
+    libc63farm.so or the file cannot be mapped."""
+
+    def __init__(self, fd, worker):
+        self.fd, self.worker = fd, worker
+        self.handle = worker.c63farm_output_open(fd) if worker else None
+
+    def put(self, offset, src, size):
+        """SIZE bytes at address SRC to OFFSET of the file."""
+        if self.handle:
+            err = self.worker.c63farm_output_put(self.handle, offset, src, size)
+            if err:
+                raise OSError(err, os.strerror(err))
+            return
+        view = libc63.buffer_at(src, size)
+        while len(view):
+            n = os.pwrite(self.fd, view, offset)
+            view, offset = view[n:], offset + n
+
+    def close(self):
+        if self.handle:
+            handle, self.handle = self.handle, None
+            err = self.worker.c63farm_output_close(handle)
+            if err:
+                raise OSError(err, os.strerror(err))
 
 
-def _write_share(fd, share):
+def _write_share(output, share):
     for offset, src, size in share:
-        _pwrite_all(fd, libc63.buffer_at(src, size), offset)
+        output.put(offset, src, size)
 
 
 class _PictureWriter:
-    """Decoded pictures written into their place in the output file, each
-    in THREADS slices (one thread copies far below the memory's pace).
-    Written, not mapped: pages written through a mapping of a large piece
-    count against the worker's memory (a nanny restarts a worker past its
-    limit), and a write reports a full disk where a mapping would raise
-    SIGBUS."""
+    """Decoded pictures written into their place in the output file
+    (_Output), each in THREADS slices (one thread copies far below the
+    memory's pace)."""
 
-    def __init__(self, dec, fd, base, width, height, frames, threads):
-        self.dec, self.fd, self.base, self.frames = dec, fd, base, frames
+    def __init__(self, dec, output, base, width, height, frames, threads):
+        self.dec, self.output, self.base, self.frames = dec, output, base, frames
         self.width, self.height = width, height
         self.frame_size, ysize, csize = _i420_size(width, height)
         cw, ch = (width + 1) // 2, (height + 1) // 2
@@ -272,7 +297,8 @@ class _PictureWriter:
         return shares
 
     def _packed(self, pic):
-        """PIC's planes copied by the library into one packed picture."""
+        """PIC's planes copied by the library into one packed picture: its
+        address."""
         if self.scratch is None:
             self.scratch = (ctypes.c_char * self.frame_size)()
         base = ctypes.addressof(self.scratch)
@@ -281,7 +307,7 @@ class _PictureWriter:
         if self.dec.lib.c63_decoder_copy_picture(self.dec.handle, ctypes.byref(pic), planes,
                                                  strides, libc63.MEMORY_HOST) != libc63.OK:
             raise _Unclean()
-        return memoryview(self.scratch).cast("B")
+        return base
 
     def write(self, pic):
         n = pic.user
@@ -290,12 +316,12 @@ class _PictureWriter:
         at = self.base + n * self.frame_size
         shares = self._shares(pic, at)
         if shares is None:
-            _pwrite_all(self.fd, self._packed(pic), at)
+            self.output.put(at, self._packed(pic), self.frame_size)
         elif self.pool:
-            for f in [self.pool.submit(_write_share, self.fd, share) for share in shares]:
+            for f in [self.pool.submit(_write_share, self.output, share) for share in shares]:
                 f.result()
         else:
-            _write_share(self.fd, shares[0])
+            _write_share(self.output, shares[0])
         self.done += 1
 
     def close(self):
@@ -358,6 +384,15 @@ def _map(fd, offset, length, access):
     return m, anchor, ctypes.addressof(anchor)
 
 
+def _output_writer(job):
+    """libc63farm.so, which writes the output through mappings (_Output),
+    or None where this host has none."""
+    try:
+        return libc63.load_worker(job.get("worker_lib", []))
+    except libc63.LibraryMissing:
+        return None
+
+
 def decode_piece(job):
     """Decode the piece into its place in job["frames_file"] with libc63;
     True when every frame decoded, False when c63-dec must take the piece.
@@ -367,19 +402,23 @@ def decode_piece(job):
     width, height = job["size"]
     frame_size = _i420_size(width, height)[0]
     in_fd = os.open(job["input"], os.O_RDONLY)
-    out_fd = os.open(job["frames_file"], os.O_WRONLY)
+    out_fd = os.open(job["frames_file"], os.O_RDWR)
     maps = []
     try:
         maps.append(_map(in_fd, job["offset"], job["length"], mmap.ACCESS_COPY))
-        writer = _PictureWriter(dec, out_fd, job["first"] * frame_size, width, height,
-                                job["frames"], job["io_threads"])
+        output = _Output(out_fd, _output_writer(job))
         try:
-            _decode_frames(dec, maps[0][2], job["length"], writer, job["frames"])
-            clean = True
-        except _Unclean:
-            clean = False
+            writer = _PictureWriter(dec, output, job["first"] * frame_size, width, height,
+                                    job["frames"], job["io_threads"])
+            try:
+                _decode_frames(dec, maps[0][2], job["length"], writer, job["frames"])
+                clean = True
+            except _Unclean:
+                clean = False
+            finally:
+                writer.close()
         finally:
-            writer.close()
+            output.close()
     except BaseException:
         dec.free()
         raise

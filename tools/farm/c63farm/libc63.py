@@ -127,7 +127,7 @@ def load(candidates):
 
 
 def load_worker(candidates):
-    """The workers' chunk encoder (tools/farm_worker.h), the first of
+    """The workers' chunk encoder and mapped output (tools/farm_worker.h), the first of
     CANDIDATES that loads, once per process; load libc63 first, so that
     this library's libc63 is the one already loaded (the same soname).
     LibraryMissing when none loads."""
@@ -138,6 +138,9 @@ def load_worker(candidates):
         "c63farm_chunks_free": (None, [VP]),
         "c63farm_encode_chunk": (C.c_int, [VP, C.c_int, C.c_int64, C.c_long, C.c_int,
                                            C.POINTER(C.c_uint64), C.c_char_p, C.c_size_t]),
+        "c63farm_output_open": (VP, [C.c_int]),
+        "c63farm_output_put": (C.c_int, [VP, C.c_uint64, VP, C.c_size_t]),
+        "c63farm_output_close": (C.c_int, [VP]),
     }
     return _load("libc63farm", candidates, lambda lib: signatures)
 
