@@ -45,7 +45,7 @@ static void encoder_failed(void *ctx, const char *why)
 
 c63farm_chunks *c63farm_chunks_new(c63_encoder *enc, int width, int height, int readers)
 {
-  c63farm_chunks *c = calloc(1, sizeof *c);
+  c63farm_chunks *c = malloc(sizeof *c);
   if (!c) return NULL;
   *c = (c63farm_chunks){enc, width, height, readers, NULL};
   c->ring = frame_reader_new(cli_i420_size(width, height), encode_loop_depth(enc, readers));

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import uuid
 import zipfile
 
 from . import FarmError
@@ -63,8 +64,7 @@ class _Shipped:
         # package from an earlier job keeps reading that zip (Python's
         # zipimport caches its directory), which another of the same name
         # would overwrite under it.
-        self.path = os.path.join(self.folder, "%s-%s.zip" % (
-            self.name, os.path.basename(self.folder).rsplit("-", 1)[-1]))
+        self.path = os.path.join(self.folder, "%s-%s.zip" % (self.name, uuid.uuid4().hex))
         with zipfile.ZipFile(self.path, "w") as z:
             z.writestr(self.name + "/__init__.py", "")
             for module, source in sources:

@@ -14,9 +14,8 @@ then hold).
 An encoder at constant quality and a decoder are kept in the worker process
 from one task to the next, with their picture memory: the CUDA backend's
 set-up (a context, page-locked memory) would otherwise be paid again for
-every chunk. Standard library
-only: this module travels to the workers with the job
-(c63farm.cluster.WORKER_MODULES).
+every chunk. Standard library only: this module travels to the workers
+with the job (c63farm.cluster.WORKER_MODULES).
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
 import concurrent.futures
@@ -203,10 +202,12 @@ def encode_chunk(job):
 
 
 class Decoder:
-    """A libc63 decoder; flushed between pieces, which start at keyframes."""
+    """A libc63 decoder; flushed between pieces, which start at keyframes.
+    WORKER: libc63farm.so, which writes the pictures through mappings
+    (_Output), or None where this host has none."""
 
-    def __init__(self, lib, args):
-        self.lib = lib
+    def __init__(self, lib, worker, args):
+        self.lib, self.worker = lib, worker
         self.storage, _ = libc63.dec_params(lib, args)
         self.handle = libc63.new(lib, "decoder", self.storage)
         self.backend = lib.c63_decoder_backend_name(self.handle).decode()
@@ -219,8 +220,12 @@ class Decoder:
 
 def _kept_decoder(job):
     lib = libc63.load(job["lib"])
-    key = (__name__, job["args"], job["lib"])
-    return key, _take("decoder", key, lambda: Decoder(lib, job["args"]))
+    try:
+        worker = libc63.load_worker(job.get("worker_lib", []))
+    except libc63.LibraryMissing:
+        worker = None
+    key = (__name__, job["args"], job["lib"], job.get("worker_lib"))
+    return key, _take("decoder", key, lambda: Decoder(lib, worker, job["args"]))
 
 
 class _Unclean(Exception):
@@ -384,15 +389,6 @@ def _map(fd, offset, length, access):
     return m, anchor, ctypes.addressof(anchor)
 
 
-def _output_writer(job):
-    """libc63farm.so, which writes the output through mappings (_Output),
-    or None where this host has none."""
-    try:
-        return libc63.load_worker(job.get("worker_lib", []))
-    except libc63.LibraryMissing:
-        return None
-
-
 def decode_piece(job):
     """Decode the piece into its place in job["frames_file"] with libc63;
     True when every frame decoded, False when c63-dec must take the piece.
@@ -406,7 +402,7 @@ def decode_piece(job):
     maps = []
     try:
         maps.append(_map(in_fd, job["offset"], job["length"], mmap.ACCESS_COPY))
-        output = _Output(out_fd, _output_writer(job))
+        output = _Output(out_fd, dec.worker)
         try:
             writer = _PictureWriter(dec, output, job["first"] * frame_size, width, height,
                                     job["frames"], job["io_threads"])

@@ -5,8 +5,8 @@ the way the tools fill them (tools/cliutil.c), so that the bytes are the
 tools' own.
 
 Standard library only: this module travels to the workers with the job
-(c63farm.cluster.WORKER_MODULES). ctypes releases the GIL around every call, so
-reader threads run while the library encodes.
+(c63farm.cluster.WORKER_MODULES). ctypes releases the GIL around every
+call, so reader threads run while the library encodes.
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
 import ctypes
@@ -127,8 +127,8 @@ def load(candidates):
 
 
 def load_worker(candidates):
-    """The workers' chunk encoder and mapped output (tools/farm_worker.h), the first of
-    CANDIDATES that loads, once per process; load libc63 first, so that
+    """The workers' chunk encoder and mapped output (tools/farm_worker.h),
+    the first of CANDIDATES that loads, once per process; load libc63 first, so that
     this library's libc63 is the one already loaded (the same soname).
     LibraryMissing when none loads."""
     C = ctypes

@@ -4,8 +4,8 @@ bytes, with the c63-enc and c63-dec tools of the worker's host.
 This module and c63farm.media use only the standard library (and PyGObject
 when the input is decoded with GStreamer) and travel to the workers with
 the job (c63farm.cluster.WORKER_MODULES), so a worker host needs Dask and
-the tools, not this package. Every task is idempotent: the tools write their output under a
-temporary name and rename it, so a finished chunk file is complete, and a
+the tools, not this package. Every task is idempotent: the tools write
+their output under a temporary name and rename it, so a finished chunk file is complete, and a
 task that runs again (its worker died, or the job was started again) finds
 the file or writes the same bytes.
 SPDX-License-Identifier: LGPL-2.1-or-later
