@@ -30,7 +30,10 @@ w=${2:?width}; h=${3:?height}; frames=${4:-9000}; runs=${5:-5}; element=${6:-c63
 fsize=$(( w * h + 2 * ((w + 1) / 2) * ((h + 1) / 2) ))
 [ -d /dev/shm ] && [ -w /dev/shm ] && : "${TMPDIR:=/dev/shm}"
 tmp=${TMPDIR:-/tmp}/c63-cuda-bench-gst.$$.yuv
-trap 'rm -f "$tmp"' EXIT INT TERM
+trap 'rm -f "$tmp"' EXIT
+# a signal ends the script (a trap that returns would let it go on)
+trap "exit 130" INT
+trap "exit 143" TERM
 
 need_kb=$(( frames * (fsize / 1024 + 1) ))
 have_kb=$(df -Pk "$(dirname "$tmp")" | awk 'NR == 2 {print $4}')
@@ -38,7 +41,7 @@ have_kb=$(df -Pk "$(dirname "$tmp")" | awk 'NR == 2 {print $4}')
   echo "$frames frames need $(( need_kb / 1048576 + 1 )) GiB in $(dirname "$tmp"); set TMPDIR or FRAMES" >&2
   exit 1
 }
-"$(dirname "$0")/repeat-frames.sh" "$in" "$w" "$h" "$frames" "$tmp" || exit 1
+python3 "$(dirname "$0")/repeat-frames.py" "$in" "$w" "$h" "$frames" "$tmp" || exit 1
 cat "$tmp" > /dev/null  # into the page cache
 
 now() { date +%s.%N; }
@@ -67,7 +70,7 @@ chain() {
     *) echo "queue ! $element !" ;; esac
 }
 res=${TMPDIR:-/tmp}/c63-cuda-bench-gst.$$.res
-trap 'rm -f "$tmp" "$tmp.part" "$res".*' EXIT INT TERM
+trap 'rm -f "$tmp" "$tmp.part" "$res".*' EXIT
 for v in $variants; do
   run 10 "$(chain "$v")" > /dev/null  # warm-up: registry, driver
   : > "$res.$v"

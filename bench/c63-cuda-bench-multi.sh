@@ -14,7 +14,10 @@ set -eu
 bench=${1:?usage: $0 BENCH N [options...]}; n=${2:?process count}; shift 2
 per_gpu=${PER_GPU:-0}
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT INT TERM
+trap 'rm -rf "$tmp"' EXIT
+# a signal ends the script (a trap that returns would let it go on)
+trap "exit 130" INT
+trap "exit 143" TERM
 fps_of() { sed -n 's/^median of [0-9]* runs: \([0-9.]*\) fps$/\1/p' "$1"; }
 # the device options of process $1 (1-based): none on a shared GPU
 dev_args() { if [ "$per_gpu" = 1 ]; then echo "-d $(($1 - 1))"; fi; }

@@ -35,7 +35,7 @@ static void usage(FILE *out)
           "  -k K         keyframe interval (default %d)\n"
           "  -m MODE      exact (default) or rd\n"
           "  -d N         CUDA device (default 0)\n"
-          "  -t N         encoder threads (default 0: one per core, up to 16)\n"
+          "  -t N         encoder threads (default 0: the library's, one per core up to 5)\n"
           "  -p           page-lock the clip, as a pinned buffer pool would: frames are\n"
           "               uploaded straight from it (default: pageable, copied into\n"
           "               staging by the encoder's threads)\n"

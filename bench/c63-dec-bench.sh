@@ -49,7 +49,10 @@ plugin=$(find_prog libgstc63.so)
 [ -n "$lib" ] || { echo "no c63-decode-bench in $bin" >&2; exit 1; }
 dir=${SHM:-/dev/shm}/c63-dec-bench.$$
 mkdir -p "$dir"
-trap 'rm -rf "$dir"' EXIT INT TERM
+trap 'rm -rf "$dir"' EXIT
+# a signal ends the script (a trap that returns would let it go on)
+trap "exit 130" INT
+trap "exit 143" TERM
 
 now() { date +%s.%N; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }

@@ -27,13 +27,16 @@ enc=$build/tools/c63-enc
 fsize=$(( w * h + 2 * ((w + 1) / 2) * ((h + 1) / 2) ))
 dir=${SHM:-/dev/shm}/c63-enc-bench.$$
 mkdir -p "$dir"
-trap 'rm -rf "$dir"' EXIT INT TERM
+trap 'rm -rf "$dir"' EXIT
+# a signal ends the script (a trap that returns would let it go on)
+trap "exit 130" INT
+trap "exit 143" TERM
 
 # The input: INPUT repeated to FRAMES frames, on tmpfs.
 if [ "$in" = synth ]; then
   "$build/tools/c63-synth" -w "$w" -h "$h" -f "$frames" "$dir/in.yuv"
 else
-  "$(dirname "$0")/repeat-frames.sh" "$in" "$w" "$h" "$frames" "$dir/in.yuv"
+  python3 "$(dirname "$0")/repeat-frames.py" "$in" "$w" "$h" "$frames" "$dir/in.yuv"
 fi
 echo "input: $frames frames of ${w}x${h} ($(( frames * fsize )) bytes) in $dir"
 

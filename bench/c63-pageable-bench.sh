@@ -61,7 +61,7 @@ if [ -x "$bin/c63-enc" ]; then
   # 3000 frames on tmpfs, file to file, three times
   shm=${SHM:-/dev/shm}/c63-pageable-bench
   mkdir -p "$shm"
-  sh bench/repeat-frames.sh "$in" 1920 1080 3000 "$shm/in.yuv" || status=1
+  python3 bench/repeat-frames.py "$in" 1920 1080 3000 "$shm/in.yuv" || status=1
   for i in 1 2 3; do
     t0=$(date +%s.%N)
     "$bin/c63-enc" --backend cuda -w 1920 -h 1080 -o "$shm/out.c63" "$shm/in.yuv" > /dev/null 2>&1 ||

@@ -26,7 +26,10 @@ if [ -n "${WORK:-}" ]; then
   mkdir -p "$work"
 else
   work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT INT TERM
+  trap 'rm -rf "$work"' EXIT
+  # a signal ends the script (a trap that returns would let it go on)
+  trap "exit 130" INT
+  trap "exit 143" TERM
 fi
 
 # The library of a commit, and the working tree's bench_entropy against it.

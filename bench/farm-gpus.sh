@@ -58,7 +58,10 @@ cleanup() {
   rm -rf "$tmp" "$shm"/*.c63 "$shm"/*.out "$shm"/*.out.yuv "$shm"/.*.farm
   [ "${KEEP_INPUT:-1}" = 1 ] || rm -f "$in"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+# a signal ends the script (a trap that returns would let it go on)
+trap "exit 130" INT
+trap "exit 143" TERM
 
 for tool in c63-enc c63-dec c63-synth libc63farm.so libc63.so.1; do
   [ -e "$bin/$tool" ] || { echo "farm-gpus: $bin/$tool missing" >&2; exit 1; }
@@ -84,7 +87,7 @@ if [ "$(stat -c %s "$in" 2> /dev/null || echo 0)" != $((frames * frame)) ]; then
   else
     "$bin/c63-synth" -w "$w" -h "$h" -f 300 "$tmp/clip.yuv" > /dev/null
   fi
-  "$here/repeat-frames.sh" "$tmp/clip.yuv" "$w" "$h" "$frames" "$in"
+  python3 "$here/repeat-frames.py" "$tmp/clip.yuv" "$w" "$h" "$frames" "$in"
   rm -f "$tmp/clip.yuv"
 fi
 echo "input: $in, ${w}x${h}, $frames frames (${FOOTAGE:-c63-synth}), keyframe interval $k"

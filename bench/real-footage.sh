@@ -34,7 +34,10 @@ else
   exit 1
 fi
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT INT TERM
+trap 'rm -rf "$tmp"' EXIT
+# a signal ends the script (a trap that returns would let it go on)
+trap "exit 130" INT
+trap "exit 143" TERM
 # shellcheck disable=SC2086 # $dec is a pipeline fragment
 gst-launch-1.0 -q filesrc location="$mp4" ! qtdemux ! h264parse ! $dec ! videoconvert \
   ! video/x-raw,format=I420,width=1920,height=1080 ! filesink location="$tmp/clip.yuv"

@@ -19,7 +19,10 @@ ref=${1:?usage: $0 REF_C63DEC STREAM.c63...}
 shift
 dec=${C63_DEC:-build/tools/c63-dec}
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT INT TERM
+trap 'rm -rf "$tmp"' EXIT
+# a signal ends the script (a trap that returns would let it go on)
+trap "exit 130" INT
+trap "exit 143" TERM
 bad=0 n=0
 for s in "$@"; do
   ours=${s%.c63}.yuv

@@ -213,7 +213,7 @@ PY
   profile profile-dec-cuda filesrc location="$c63" ! c63parse ! c63dec ! \
     "video/x-raw(memory:CUDAMemory)" ! fakesink sync=false
   profile profile-dec-sysmem filesrc location="$c63" ! c63parse ! c63dec ! fakesink sync=false
-  sh bench/repeat-frames.sh "$mandel" 1920 1080 1000 "$out/mandel-1000.yuv"
+  python3 bench/repeat-frames.py "$mandel" 1920 1080 1000 "$out/mandel-1000.yuv"
   profile profile-enc-rawvideoparse filesrc location="$out/mandel-1000.yuv" \
     blocksize=3110400 ! rawvideoparse width=1920 height=1080 format=i420 ! queue ! \
     c63cudaenc ! fakesink sync=false

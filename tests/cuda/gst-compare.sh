@@ -9,7 +9,10 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 fsize=$(( w * h + 2 * ((w + 1) / 2) * ((h + 1) / 2) ))
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT INT TERM
+trap 'rm -rf "$tmp"' EXIT
+# a signal ends the script (a trap that returns would let it go on)
+trap "exit 130" INT
+trap "exit 143" TERM
 raw="filesrc location=$in blocksize=$fsize num-buffers=$frames ! \
 rawvideoparse width=$w height=$h format=i420 framerate=25/1"
 status=0
