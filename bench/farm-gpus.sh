@@ -22,7 +22,11 @@
 # c63-enc or c63-dec process per chunk, on the most GPUs and the last
 # chunk length); IO_THREADS=default (c63-farm's --io-threads: its own
 # default), IO_SWEEP="8 16" (other thread counts swept on the most GPUs
-# and the last chunk length; empty: none);
+# and the last chunk length; empty: none); STANDING=1 (the first engine's
+# rows again on a cluster started before the command, one dask scheduler
+# and a dask worker a GPU, as a farm that runs job after job has: the
+# command then pays no cluster start or stop, and the workers keep their
+# encoders from one job to the next; 0: none);
 # SHM=/dev/shm/farm-gpus; PYTHON=python3; BACKEND=cuda (cpu: a dry run on a
 # machine without GPU; then use small FRAMES and W/H).
 # Every row gives the wall time of the whole command (process and cluster
@@ -48,6 +52,7 @@ engines=${ENGINES:-libc63 c63-enc}
 jobs=${JOBS:-encode decode}
 io_threads=${IO_THREADS:-default}
 io_sweep=${IO_SWEEP-8 16}
+standing=${STANDING:-1}
 backend=${BACKEND:-cuda}
 shm=${SHM:-/dev/shm/farm-gpus}
 py=${PYTHON:-python3}
@@ -55,6 +60,7 @@ in=$shm/in-${w}x${h}-$frames.yuv
 tmp=$(mktemp -d)
 mkdir -p "$shm"
 cleanup() {
+  stop_cluster
   rm -rf "$tmp" "$shm"/*.c63 "$shm"/*.out "$shm"/*.out.yuv "$shm"/.*.farm
   [ "${KEEP_INPUT:-1}" = 1 ] || rm -f "$in"
 }
@@ -103,9 +109,9 @@ farm_times() {
   echo "${t:-- -}"
 }
 table=$tmp/table
-printf '%-6s %-18s %4s %7s %8s %9s %6s %9s %6s %8s %7s  %s\n' job how GPUs chunk "wall s" \
+printf '%-6s %-24s %4s %7s %8s %9s %6s %9s %6s %8s %7s  %s\n' job how GPUs chunk "wall s" \
   "wall fps" "x" "own fps" "x" "chunks s" "join s" output > "$table"
-row() { printf '%-6s %-18s %4s %7s %8.2f %9.1f %6s %9s %6s %8s %7s  %s\n' "$@" >> "$table"; }
+row() { printf '%-6s %-24s %4s %7s %8.2f %9.1f %6s %9s %6s %8s %7s  %s\n' "$@" >> "$table"; }
 
 # $1 job, $2 how, $3 reference fps; the rest: the command, its log in $tmp/log
 # A command that fails is reported (its last lines, again below the
@@ -123,15 +129,40 @@ timed() {
 }
 
 last() { echo "$1" | awk '{ print $NF }'; }
+
+# A standing cluster of $1 workers, one a GPU (docs/farm.md, "A cluster
+# started by hand"), ready when this returns; stop_cluster ends it.
+cluster_pids=""
+start_cluster() {
+  rm -f "$tmp/scheduler.json"
+  "$py" -m distributed.cli.dask_scheduler --scheduler-file "$tmp/scheduler.json" \
+    --host 127.0.0.1 --port 0 --dashboard-address :0 > "$tmp/scheduler.log" 2>&1 &
+  cluster_pids=$!
+  for i in $(seq 0 $(($1 - 1))); do
+    CUDA_VISIBLE_DEVICES=$i "$py" -m distributed.cli.dask_worker --scheduler-file \
+      "$tmp/scheduler.json" --nthreads 1 --resources GPU=1 --name "gpu-$i" \
+      > "$tmp/worker-$i.log" 2>&1 &
+    cluster_pids="$cluster_pids $!"
+  done
+  "$py" -c 'import sys, time, os, distributed
+while not os.path.exists(sys.argv[1]): time.sleep(0.1)
+with distributed.Client(scheduler_file=sys.argv[1], timeout="30s") as c:
+    c.wait_for_workers(int(sys.argv[2]), timeout=60)' "$tmp/scheduler.json" "$1"
+}
+stop_cluster() {
+  # shellcheck disable=SC2086 # a list of process ids
+  [ -z "$cluster_pids" ] || { kill $cluster_pids 2> /dev/null; wait $cluster_pids 2> /dev/null; }
+  cluster_pids=""
+}
 # $1 encode or decode; $2 the single process's output, $3 and $4 its wall
 # and own fps; $5 the engines, $6 the chunk lengths; the rest: c63-farm's
 # options for the job, the input last. A row for every GPU count and
 # length with the first engine and IO_THREADS; the other engine and
-# IO_SWEEP's thread counts on the most GPUs and the last length only.
+# IO_SWEEP's thread counts on the most GPUs and the last length only;
+# with STANDING=1, the first engine's rows on a standing cluster.
 farm_rows() {
   job=$1 ref=$2 ref_fps=$3 ref_own=$4 job_engines=$5 lengths=$6
   shift 6
-  out=$shm/farm-$job.out
   first=$(echo "$job_engines" | awk '{ print $1 }')
   for engine in $job_engines; do
     for g in $gpus; do
@@ -142,30 +173,59 @@ farm_rows() {
             [ "$engine" = "$first" ] || [ "$t" = "$io_threads" ] || continue
           fi
           opt=""
-          [ "$c" = default ] || opt="--chunk-frames $c"
-          [ "$t" = default ] || opt="$opt --io-threads $t"
-          # shellcheck disable=SC2086 # $farm and $opt are word lists
+          [ "$t" = default ] || opt="--io-threads $t"
           how="farm $engine"
           [ "$engine" != "$first" ] || [ "$t" = default ] || how="$how io $t"
-          if ! timed env CUDA_VISIBLE_DEVICES="$(devices "$g")" $farm "$job" --backend "$backend" \
-            --workers "$g" $opt --engine "$engine" --stats -o "$out" "$@"; then
-            printf '%-6s %-18s %4s %7s  FAILED\n' "$job" "$how" "$g" "$c" >> "$table"
-            rm -f "$out"
-            continue
-          fi
-          fps=$(calc %.1f "$frames / $wall")
-          own=$(farm_fps "$tmp/log")
-          times=$(farm_times "$tmp/log")
-          row "$job" "$how" "$g" "$c" "$wall" "$fps" "$(calc %.2f "$fps / $ref_fps")" "$own" \
-            "$(calc %.2f "${own:-0} / $ref_own")" "${times% *}" "${times#* }" \
-            "$(same "$ref" "$out")"
-          { echo "$job, $how, $g GPUs, chunks $c:"; grep 'worker\|chunks of' "$tmp/log"; } \
-            >> "$tmp/workers"
-          rm -f "$out"
+          # shellcheck disable=SC2086 # $opt is a word list
+          farm_row "$how" "$g" "$c" --workers "$g" $opt --engine "$engine" "$@"
         done
       done
     done
   done
+  [ "$standing" = 1 ] || return 0
+  for g in $gpus; do
+    if ! start_cluster "$g"; then
+      printf '%-6s %-24s %4s  FAILED (the cluster did not start)\n' "$job" standing "$g" >> "$table"
+      stop_cluster
+      continue
+    fi
+    for c in $lengths; do
+      farm_row "farm $first standing" "$g" "$c" --scheduler "$(scheduler_address)" \
+        --engine "$first" "$@"
+    done
+    stop_cluster
+  done
+}
+
+scheduler_address() {
+  "$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["address"])' \
+    "$tmp/scheduler.json"
+}
+
+# One row of farm_rows' job: $1 how, $2 GPUs, $3 chunk length; the rest:
+# c63-farm's options, the input last.
+farm_row() {
+  how=$1 g=$2 c=$3
+  shift 3
+  out=$shm/farm-$job.out
+  opt=""
+  [ "$c" = default ] || opt="--chunk-frames $c"
+  # shellcheck disable=SC2086 # $farm and $opt are word lists
+  if ! timed env CUDA_VISIBLE_DEVICES="$(devices "$g")" $farm "$job" --backend "$backend" \
+    $opt --stats -o "$out" "$@"; then
+    printf '%-6s %-24s %4s %7s  FAILED\n' "$job" "$how" "$g" "$c" >> "$table"
+    rm -f "$out"
+    return 0
+  fi
+  fps=$(calc %.1f "$frames / $wall")
+  own=$(farm_fps "$tmp/log")
+  times=$(farm_times "$tmp/log")
+  row "$job" "$how" "$g" "$c" "$wall" "$fps" "$(calc %.2f "$fps / $ref_fps")" "$own" \
+    "$(calc %.2f "${own:-0} / $ref_own")" "${times% *}" "${times#* }" \
+    "$(same "$ref" "$out")"
+  { echo "$job, $how, $g GPUs, chunks $c:"; grep 'worker\|chunks of\|cluster' "$tmp/log"; } \
+    >> "$tmp/workers"
+  rm -f "$out"
 }
 
 timed "$bin/c63-enc" --backend "$backend" -w "$w" -h "$h" -k "$k" -o "$shm/ref.c63" "$in" || exit 1

@@ -12,10 +12,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 import zipfile
 
-from . import FarmError
+from . import FarmError, note
 
 CORES_PER_CPU_WORKER = 4
 
@@ -163,7 +164,10 @@ def _has_bokeh():
 
 @contextlib.contextmanager
 def connect(opts, use_gpu):
-    """A Farm for the job: the scheduler at opts.scheduler, or a local cluster."""
+    """A Farm for the job: the scheduler at opts.scheduler, or a local cluster.
+    --stats tells how long it took to be up (Dask's import included) and to
+    close: on a short job that is much of the command's time."""
+    begun = time.monotonic()
     distributed = import_distributed()
     cluster = None
     try:
@@ -183,8 +187,12 @@ def connect(opts, use_gpu):
                             "--resources GPU=1, see docs/farm.md)")
         shipped = _Shipped()
         shipped.send(client)
+        if opts.stats:
+            note(opts, "cluster up in %.2f s (%s)" % (
+                time.monotonic() - begun, "connected" if opts.scheduler else "started here"))
         yield Farm(client, len(workers), use_gpu, threads, shipped)
     finally:
+        closing = time.monotonic()
         if cluster is not None:
             _settle(client, len(cluster.workers))
         client.close()
@@ -192,6 +200,9 @@ def connect(opts, use_gpu):
             cluster.close()
         if shipped is not None:
             shipped.close()
+        if opts.stats:
+            note(opts, "cluster %s in %.2f s" % ("closed" if cluster is not None else "left",
+                                                 time.monotonic() - closing))
 
 
 def _settle(client, workers):

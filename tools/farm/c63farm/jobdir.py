@@ -7,6 +7,7 @@ import concurrent.futures
 import errno
 import hashlib
 import json
+import mmap
 import os
 import shutil
 import tempfile
@@ -88,9 +89,45 @@ JOIN_THREADS = 8
 COPY_BLOCK = 16 << 20
 
 
+def _map_into(dst, dst_off, length, src, src_off):
+    """Read LENGTH bytes of SRC from SRC_OFF straight into a shared mapping
+    of DST at DST_OFF (its blocks allocated, so that no page fault finds the
+    disk full). False where DST cannot be mapped or allocated (a file
+    system without fallocate or mmap): the caller copies by hand.
+    Into a mapping because write() and copy_file_range() hold the file's
+    inode lock while they copy, so the join's threads would write the one
+    output one at a time (on tmpfs, one core's memcpy), where page faults
+    into a shared mapping go in parallel."""
+    try:
+        os.posix_fallocate(dst, dst_off, length)
+    except OSError as e:
+        if e.errno in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+            return False
+        raise
+    skew = dst_off % mmap.ALLOCATIONGRANULARITY
+    try:
+        window = mmap.mmap(dst, skew + length, offset=dst_off - skew)
+    except (OSError, ValueError):
+        return False
+    try:
+        with memoryview(window) as view:
+            done = 0
+            while done < length:
+                n = os.preadv(src, [view[skew + done:skew + length]], src_off + done)
+                if n == 0:
+                    raise OSError("a chunk file became shorter while it was copied")
+                done += n
+    finally:
+        window.close()
+    return True
+
+
 def _copy_segment(src, dst, src_off, dst_off, length):
-    """Copy LENGTH bytes between the open descriptors at the offsets given,
-    in the kernel where it can (copy_file_range), else by pread/pwrite."""
+    """Copy LENGTH bytes between the open descriptors at the offsets given:
+    through a mapping of DST (_map_into), else in the kernel
+    (copy_file_range), else by pread/pwrite."""
+    if length == 0 or _map_into(dst, dst_off, length, src, src_off):
+        return
     done = 0
     try:
         while done < length:
