@@ -38,7 +38,7 @@ static double time_reads(FILE *in, size_t frame_size, int threads, long *frames)
 
   if (fseek(in, 0, SEEK_SET) != 0) return -1;
   const double t0 = cli_now();
-  frame_reader *r = frame_reader_start(in, frame_size, -1, threads + READ_AHEAD, threads);
+  frame_reader *r = frame_reader_start(in, frame_size, -1, threads + READ_AHEAD, threads, 1);
   if (!r) return -1;
   *frames = 0;
   while (frame_reader_next(r, &partial, &err) != NULL) {

@@ -284,10 +284,11 @@ int main(int argc, char **argv)
     goto done;
   }
   /* Frames are read ahead by threads of their own, into buffers the GPU
-   * can read directly; the packets are written by another behind the
+   * can read directly where it encodes; the packets are written by another behind the
    * encoder. */
   if (readers == 0) readers = cli_cores() < DEFAULT_READERS_MAX ? cli_cores() : DEFAULT_READERS_MAX;
-  reader = frame_reader_start(in, frame_size, max_frames, encode_loop_depth(enc, readers), readers);
+  reader = frame_reader_start(in, frame_size, max_frames, encode_loop_depth(enc, readers), readers,
+                              encode_loop_page_locked(enc));
   sink.enc = loop.enc = enc;
   loop.reader = reader;
   loop.width = params.width;

@@ -13,6 +13,11 @@ int encode_loop_depth(const c63_encoder *enc, int readers)
   return readers + READ_AHEAD + c63_encoder_delay(enc) + 1;
 }
 
+int encode_loop_page_locked(const c63_encoder *enc)
+{
+  return strcmp(c63_encoder_backend_name(enc), "cuda") == 0;
+}
+
 static int encoding_failed(encode_loop *l)
 {
   char why[512];

@@ -37,6 +37,11 @@ typedef struct encode_loop {
  * delay, and the one it is given). */
 int encode_loop_depth(const c63_encoder *enc, int readers);
 
+/* Whether the reader's buffers should be page-locked for enc: for a
+ * backend that uploads its pictures to a GPU. The CPU backend reads them
+ * where they are, and page-locked memory would cost it a CUDA context. */
+int encode_loop_page_locked(const c63_encoder *enc);
+
 /* Encode every frame the reader delivers. Returns 0, or 1 after failed()
  * or a write's message; *partial and *read_errno as frame_reader_next
  * leaves them. */

@@ -48,7 +48,8 @@ c63farm_chunks *c63farm_chunks_new(c63_encoder *enc, int width, int height, int 
   c63farm_chunks *c = malloc(sizeof *c);
   if (!c) return NULL;
   *c = (c63farm_chunks){enc, width, height, readers, NULL};
-  c->ring = frame_reader_new(cli_i420_size(width, height), encode_loop_depth(enc, readers));
+  c->ring = frame_reader_new(cli_i420_size(width, height), encode_loop_depth(enc, readers),
+                             encode_loop_page_locked(enc));
   if (!c->ring) {
     free(c);
     return NULL;

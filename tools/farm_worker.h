@@ -20,7 +20,7 @@ typedef struct c63farm_chunks c63farm_chunks;
 
 /* Chunks of width x height pictures for enc (the caller's, which it frees
  * after this), read by readers threads into a ring of picture memory
- * (c63_picture_memory_alloc, so that the GPU reads them by DMA). NULL
+ * (page-locked for the CUDA backend, so that the GPU reads them by DMA). NULL
  * when out of memory. */
 c63farm_chunks *c63farm_chunks_new(c63_encoder *enc, int width, int height, int readers);
 /* Free the ring, after the encoder it lent pictures to. */

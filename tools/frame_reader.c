@@ -29,6 +29,7 @@ struct frame_reader {
   size_t frame_size;
   long max_frames; /* < 0: no limit */
   int depth;
+  int page_locked; /* the buffers are c63_picture_memory_alloc's */
   slot *slots;
   long next_read; /* the next frame a thread takes */
   long next_take; /* the next frame the caller gets */
@@ -103,25 +104,31 @@ static void *read_loop(void *arg)
 
 static void free_reader(frame_reader *r)
 {
-  for (int i = 0; r->slots && i < r->depth; i++)
-    c63_picture_memory_free(r->slots[i].buf);
+  for (int i = 0; r->slots && i < r->depth; i++) {
+    if (r->page_locked)
+      c63_picture_memory_free(r->slots[i].buf);
+    else
+      free(r->slots[i].buf);
+  }
   free(r->slots);
   free(r);
 }
 
-frame_reader *frame_reader_new(size_t frame_size, int depth)
+frame_reader *frame_reader_new(size_t frame_size, int depth, int page_locked)
 {
   frame_reader *r = calloc(1, sizeof *r);
   if (!r) return NULL;
   r->frame_size = frame_size;
   r->depth = depth;
+  r->page_locked = page_locked;
   r->slots = calloc((size_t)depth, sizeof *r->slots);
   if (!r->slots) {
     free_reader(r);
     return NULL;
   }
   for (int i = 0; i < depth; i++)
-    if (!(r->slots[i].buf = c63_picture_memory_alloc(frame_size))) {
+    if (!(r->slots[i].buf = page_locked ? c63_picture_memory_alloc(frame_size)
+                                        : aligned_alloc(64, (frame_size + 63) & ~(size_t)63))) {
       free_reader(r);
       return NULL;
     }
@@ -155,9 +162,9 @@ int frame_reader_begin(frame_reader *r, FILE *in, long max_frames, int threads)
 }
 
 frame_reader *frame_reader_start(FILE *in, size_t frame_size, long max_frames, int depth,
-                                 int threads)
+                                 int threads, int page_locked)
 {
-  frame_reader *r = frame_reader_new(frame_size, depth);
+  frame_reader *r = frame_reader_new(frame_size, depth, page_locked);
   if (r && frame_reader_begin(r, in, max_frames, threads) != 0) {
     frame_reader_stop(r);
     return NULL;

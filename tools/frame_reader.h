@@ -1,8 +1,9 @@
 /* Reading raw pictures in a thread of its own, so the encoder never waits
  * for the disk or a pipe: a ring of frame buffers that the reader fills
- * ahead while the caller encodes. The buffers come from
- * c63_picture_memory_alloc, so the CUDA backend uploads them by DMA
- * without a staging copy.
+ * ahead while the caller encodes. For an encoder that uploads its pictures
+ * (encode_loop_page_locked) the buffers come from c63_picture_memory_alloc,
+ * so the CUDA backend uploads them by DMA without a staging copy; others
+ * get plain memory, which needs no CUDA context.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef CLI_FRAME_READER_H
 #define CLI_FRAME_READER_H
@@ -17,11 +18,11 @@ typedef struct frame_reader frame_reader;
 #define FRAME_READER_MAX_THREADS 16
 
 /* Start reading frames of frame_size bytes from in (at most max_frames
- * when >= 0) into depth buffers, with threads threads (1..
- * FRAME_READER_MAX_THREADS, at most depth) when in is a regular file, one
- * otherwise. NULL when out of memory or threads. */
+ * when >= 0) into depth buffers (page-locked ones when page_locked), with
+ * threads threads (1..FRAME_READER_MAX_THREADS, at most depth) when in is
+ * a regular file, one otherwise. NULL when out of memory or threads. */
 frame_reader *frame_reader_start(FILE *in, size_t frame_size, long max_frames, int depth,
-                                 int threads);
+                                 int threads, int page_locked);
 
 /* The same in two steps, for a caller that reads several inputs (or
  * several ranges of one) through one ring: the buffers (NULL when out of
@@ -29,7 +30,7 @@ frame_reader *frame_reader_start(FILE *in, size_t frame_size, long max_frames, i
  * no thread could start). frame_reader_end stops them (every frame the
  * caller holds is then its own until the next begin, which takes them all
  * back); frame_reader_stop ends and frees. */
-frame_reader *frame_reader_new(size_t frame_size, int depth);
+frame_reader *frame_reader_new(size_t frame_size, int depth, int page_locked);
 int frame_reader_begin(frame_reader *r, FILE *in, long max_frames, int threads);
 void frame_reader_end(frame_reader *r);
 /* The frames the reader will deliver when the input is a regular file:
