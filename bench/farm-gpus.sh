@@ -13,7 +13,9 @@
 # The job: FRAMES (default 9000) frames of 1920x1080 in /dev/shm, keyframe
 # interval K (default 100): FOOTAGE=clip.mp4 makes them from real footage
 # (bench/real-footage.sh, GStreamer needed for that only), else c63-synth;
-# the input is kept for the next run (KEEP_INPUT=0 removes it).
+# the input is kept for the next run (KEEP_INPUT=0 removes it). When it is
+# made, twice its size is written and deleted in SHM first (WARM=0: not),
+# since a fresh virtual machine's first touch of memory is slow.
 # Settings (environment): JOBS="encode decode" (either alone: the table's
 # rows of that job; the single c63-enc run is always made, as decode's
 # input); GPUS="1 2 4"; CHUNKS="default 2400" (encode:
@@ -87,6 +89,8 @@ echo "host: $(nproc) cores, $("$py" --version 2>&1), $(uname -r)"
 nvidia-smi -L 2> /dev/null || echo "no nvidia-smi"
 df -h "$shm" | tail -n 1
 frame=$((w * h + 2 * ((w + 1) / 2) * ((h + 1) / 2)))
+now() { date +%s.%N; }
+calc() { awk "BEGIN { printf \"$1\", $2 }"; }
 if [ "$(stat -c %s "$in" 2> /dev/null || echo 0)" != $((frames * frame)) ]; then
   if [ -n "${FOOTAGE:-}" ]; then
     "$here/real-footage.sh" "$tmp/clip.yuv" 82 "$FOOTAGE"
@@ -94,12 +98,21 @@ if [ "$(stat -c %s "$in" 2> /dev/null || echo 0)" != $((frames * frame)) ]; then
     "$bin/c63-synth" -w "$w" -h "$h" -f 300 "$tmp/clip.yuv" > /dev/null
   fi
   python3 "$here/repeat-frames.py" "$tmp/clip.yuv" "$w" "$h" "$frames" "$in"
+  # A fresh virtual machine backs a page of memory at its first touch,
+  # which is slow: the first run to write a large file would pay for it.
+  # Written and deleted once, as much as the decoding rows write (the
+  # reference's pictures and a farm's), so that every row pays alike.
+  if [ "${WARM:-1}" = 1 ]; then
+    t0=$(now)
+    if python3 "$here/repeat-frames.py" "$tmp/clip.yuv" "$w" "$h" $((2 * frames)) "$shm/warm.yuv"; then
+      echo "memory: $((2 * frames)) frames written and deleted in $(calc %.1f "$(now) - $t0") s"
+    fi
+    rm -f "$shm/warm.yuv"
+  fi
   rm -f "$tmp/clip.yuv"
 fi
 echo "input: $in, ${w}x${h}, $frames frames (${FOOTAGE:-c63-synth}), keyframe interval $k"
 
-now() { date +%s.%N; }
-calc() { awk "BEGIN { printf \"$1\", $2 }"; }
 same() { if cmp -s "$1" "$2"; then echo identical; else echo DIFFERENT; fi; }
 devices() { seq -s, 0 $(($1 - 1)); }
 # c63-farm's closing line: its fps, the chunks' and the join's seconds
