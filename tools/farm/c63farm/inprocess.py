@@ -180,8 +180,10 @@ def encode_chunk(job):
             try:
                 if job.get("kill_marker"):
                     _die_when_written(tmp, job["out"], job["kill_marker"])
+                looped = time.monotonic()
                 written = enc.encode(in_fd, job["offset"], job["frames"], job["io_threads"],
                                      out_fd)
+                looped = time.monotonic() - looped
             finally:
                 os.close(in_fd)
         finally:
@@ -196,9 +198,11 @@ def encode_chunk(job):
         _keep("encoder", key, enc)
     else:
         enc.free()  # rate control carries over frames: one per chunk, as one c63-enc each
+    ended = time.monotonic()
     return {"index": job["index"], "frames": job["frames"], "bytes": written,
-            "seconds": time.monotonic() - start, "cached": False,
-            "engine": "libc63 " + enc.backend, "worker": worker_name(), "setup_s": setup}
+            "seconds": ended - start, "ended": ended, "cached": False,
+            "engine": "libc63 " + enc.backend, "worker": worker_name(), "setup_s": setup,
+            "loop_s": looped}
 
 
 class Decoder:
