@@ -6,7 +6,7 @@ long inputs from a short clip).
 usage: repeat-frames.py INPUT.yuv WIDTH HEIGHT FRAMES OUTPUT.yuv
 
 The copies are written through shared mappings of OUTPUT by one child
-process a core (JOBS in the environment sets the count). Writing a large file on
+process a core (PROCESSES in the environment sets the count). Writing a large file on
 tmpfs is bound by allocating and zeroing its pages, and on a fresh virtual
 machine by the host backing them: write() holds the file's lock while it
 does that, one writer at a time, where page faults into a shared mapping
@@ -52,7 +52,7 @@ def main(argv):
                  % (dst, size, room.f_bavail * room.f_frsize))
     with open(dst, "wb") as f:
         f.truncate(size)
-    jobs = max(1, min(int(os.environ.get("JOBS", os.cpu_count() or 1)),
+    jobs = max(1, min(int(os.environ.get("PROCESSES", os.cpu_count() or 1)),
                       -(-size // len(clip))))
     children = []
     for first in range(jobs):
