@@ -61,6 +61,13 @@ py=${PYTHON:-python3}
 in=$shm/in-${w}x${h}-$frames.yuv
 tmp=$(mktemp -d)
 mkdir -p "$shm"
+# The standing cluster's processes (start_cluster, below).
+cluster_pids=""
+stop_cluster() {
+  # shellcheck disable=SC2086 # a list of process ids
+  [ -z "$cluster_pids" ] || { kill $cluster_pids 2> /dev/null; wait $cluster_pids 2> /dev/null; }
+  cluster_pids=""
+}
 cleanup() {
   stop_cluster
   rm -rf "$tmp" "$shm"/*.c63 "$shm"/*.out "$shm"/*.out.yuv "$shm"/.*.farm
@@ -145,7 +152,6 @@ last() { echo "$1" | awk '{ print $NF }'; }
 
 # A standing cluster of $1 workers, one a GPU (docs/farm.md, "A cluster
 # started by hand"), ready when this returns; stop_cluster ends it.
-cluster_pids=""
 start_cluster() {
   rm -f "$tmp/scheduler.json"
   "$py" -m distributed.cli.dask_scheduler --scheduler-file "$tmp/scheduler.json" \
@@ -161,11 +167,6 @@ start_cluster() {
 while not os.path.exists(sys.argv[1]): time.sleep(0.1)
 with distributed.Client(scheduler_file=sys.argv[1], timeout="30s") as c:
     c.wait_for_workers(int(sys.argv[2]), timeout=60)' "$tmp/scheduler.json" "$1"
-}
-stop_cluster() {
-  # shellcheck disable=SC2086 # a list of process ids
-  [ -z "$cluster_pids" ] || { kill $cluster_pids 2> /dev/null; wait $cluster_pids 2> /dev/null; }
-  cluster_pids=""
 }
 # $1 encode or decode; $2 the single process's output, $3 and $4 its wall
 # and own fps; $5 the engines, $6 the chunk lengths; the rest: c63-farm's
