@@ -102,7 +102,7 @@ if [ "$(stat -c %s "$in" 2> /dev/null || echo 0)" != $((frames * frame)) ]; then
   if [ -n "${FOOTAGE:-}" ]; then
     "$here/real-footage.sh" "$tmp/clip.yuv" 82 "$FOOTAGE"
   else
-    "$bin/c63-synth" -w "$w" -h "$h" -f 300 "$tmp/clip.yuv" > /dev/null
+    "$bin/c63-synth" -w "$w" -h "$h" -f 100 "$tmp/clip.yuv" > /dev/null
   fi
   python3 "$here/repeat-frames.py" "$tmp/clip.yuv" "$w" "$h" "$frames" "$in"
   # A fresh virtual machine backs a page of memory at its first touch,
