@@ -457,6 +457,65 @@ class MediaInput(FarmCase):
         self.assertNoOutput("junk.c63")
 
 
+class Join(unittest.TestCase):
+    """The joiner (c63farm.jobdir): parts across segment and page
+    boundaries, empty ones and ranges of a file give their concatenation,
+    through shared mappings of the output and through the copies that
+    stand in where the output cannot be mapped; a part that shrank fails
+    the join and leaves no output."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                        "..", "tools", "farm"))
+        from c63farm import FarmError, jobdir
+        cls.jobdir, cls.FarmError = jobdir, FarmError
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory(prefix="c63-join-test.")
+        self.saved = (self.jobdir.SEGMENT_BYTES, self.jobdir._map_into)
+        self.jobdir.SEGMENT_BYTES = 3 * 4096 + 5  # segments not page-aligned
+
+    def tearDown(self):
+        self.jobdir.SEGMENT_BYTES, self.jobdir._map_into = self.saved
+        self.dir.cleanup()
+
+    def parts(self):
+        paths, want = [], b""
+        for i, size in enumerate((70001, 0, 4096, 12289, 1, 40000)):
+            data = bytes((i * 7 + k) % 251 for k in range(size))
+            path = os.path.join(self.dir.name, "part%d" % i)
+            with open(path, "wb") as f:
+                f.write(data)
+            paths.append(path)
+            want += data
+        # a range of the first part, as decoding joins pieces of a stream
+        paths.append((paths[0], 123, 30000))
+        want += want[123:30123]
+        return paths, want
+
+    def test_mapped_and_copied(self):
+        mapped = self.jobdir._map_into
+        for how, map_into in (("mapped", mapped), ("copied", lambda *a: False)):
+            with self.subTest(how=how):
+                self.jobdir._map_into = map_into
+                paths, want = self.parts()
+                out = os.path.join(self.dir.name, "out-" + how)
+                self.jobdir.join_files(paths, out)
+                self.assertEqual(read(out), want)
+
+    def test_shrunk_part_fails(self):
+        paths, _ = self.parts()
+        out = os.path.join(self.dir.name, "out")
+        joiner = self.jobdir.Joiner(out, 2)
+        joiner.add(0, paths[0])
+        joiner.add(1, (paths[3], 0, 20000))  # says 20000 bytes; the file has 12289
+        with self.assertRaises(self.FarmError):
+            joiner.finish()
+        self.assertFalse(os.path.exists(out))
+        self.assertEqual([n for n in os.listdir(self.dir.name) if n.startswith(".out")], [])
+
+
 class GpuWorkers(FarmCase):
     """The local cluster of GPU workers, without a GPU: each worker pinned to
     its own with CUDA_VISIBLE_DEVICES, declaring GPU=1."""
