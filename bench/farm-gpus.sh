@@ -104,14 +104,14 @@ if [ "$(stat -c %s "$in" 2> /dev/null || echo 0)" != $((frames * frame)) ]; then
   else
     "$bin/c63-synth" -w "$w" -h "$h" -f 100 "$tmp/clip.yuv" > /dev/null
   fi
-  python3 "$here/repeat-frames.py" "$tmp/clip.yuv" "$w" "$h" "$frames" "$in"
+  "$py" "$here/repeat-frames.py" "$tmp/clip.yuv" "$w" "$h" "$frames" "$in"
   # A fresh virtual machine backs a page of memory at its first touch,
   # which is slow: the first run to write a large file would pay for it.
   # Written and deleted once, as much as the decoding rows write (the
   # reference's pictures and a farm's), so that every row pays alike.
   if [ "${WARM:-1}" = 1 ]; then
     t0=$(now)
-    if python3 "$here/repeat-frames.py" "$tmp/clip.yuv" "$w" "$h" $((2 * frames)) "$shm/warm.yuv"; then
+    if "$py" "$here/repeat-frames.py" "$tmp/clip.yuv" "$w" "$h" $((2 * frames)) "$shm/warm.yuv"; then
       echo "memory: $((2 * frames)) frames written and deleted in $(calc %.1f "$(now) - $t0") s"
     fi
     rm -f "$shm/warm.yuv"

@@ -6,11 +6,11 @@ long inputs from a short clip).
 usage: repeat-frames.py INPUT.yuv WIDTH HEIGHT FRAMES OUTPUT.yuv
 
 The copies are written through shared mappings of OUTPUT by one child
-process a core (PROCESSES in the environment sets the count). Writing a large file on
-tmpfs is bound by allocating and zeroing its pages, and on a fresh virtual
-machine by the host backing them: write() holds the file's lock while it
-does that, one writer at a time, where page faults into a shared mapping
-run in parallel.
+process a core (PROCESSES in the environment sets the count). Writing a
+large file on tmpfs is bound by allocating and zeroing its pages, and on a
+fresh virtual machine by the host backing them: write() holds the file's
+lock while it does that, one writer at a time, where page faults into a
+shared mapping run in parallel.
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
 

@@ -284,8 +284,8 @@ int main(int argc, char **argv)
     goto done;
   }
   /* Frames are read ahead by threads of their own, into buffers the GPU
-   * can read directly where it encodes; the packets are written by another behind the
-   * encoder. */
+   * reads directly when it encodes (encode_loop_page_locked); the packets
+   * are written by another behind the encoder. */
   if (readers == 0) readers = cli_cores() < DEFAULT_READERS_MAX ? cli_cores() : DEFAULT_READERS_MAX;
   reader = frame_reader_start(in, frame_size, max_frames, encode_loop_depth(enc, readers), readers,
                               encode_loop_page_locked(enc));

@@ -180,10 +180,10 @@ def encode_chunk(job):
             try:
                 if job.get("kill_marker"):
                     _die_when_written(tmp, job["out"], job["kill_marker"])
-                looped = time.monotonic()
+                loop_start = time.monotonic()
                 written = enc.encode(in_fd, job["offset"], job["frames"], job["io_threads"],
                                      out_fd)
-                looped = time.monotonic() - looped
+                loop_s = time.monotonic() - loop_start
             finally:
                 os.close(in_fd)
         finally:
@@ -202,7 +202,7 @@ def encode_chunk(job):
     return {"index": job["index"], "frames": job["frames"], "bytes": written,
             "seconds": ended - start, "ended": ended, "cached": False,
             "engine": "libc63 " + enc.backend, "worker": worker_name(), "setup_s": setup,
-            "loop_s": looped}
+            "loop_s": loop_s}
 
 
 class Decoder:

@@ -84,12 +84,12 @@ def report_workers(opts, results):
     for name in sorted(workers):
         rs = workers[name]
         frames, seconds = sum(r["frames"] for r in rs), sum(r["seconds"] for r in rs)
-        setup = "; set-up %.3f s" % sum(r["setup_s"] for r in rs) if "setup_s" in rs[0] else ""
+        detail = "; set-up %.3f s" % sum(r["setup_s"] for r in rs) if "setup_s" in rs[0] else ""
         if "loop_s" in rs[0]:
-            setup += ", in the chunk loop %.3f s" % sum(r["loop_s"] for r in rs)
+            detail += ", in the chunk loop %.3f s" % sum(r["loop_s"] for r in rs)
         if all("ended" in r for r in rs):  # one process's monotonic clock
             span = max(r["ended"] for r in rs) - min(r["ended"] - r["seconds"] for r in rs)
-            setup += "; from its first task's start to its last's end %.3f s" % span
+            detail += "; from its first task's start to its last's end %.3f s" % span
         note(opts, "worker %s (%s): %d tasks, %d frames in %.3f s, %.1f fps%s" % (
             name, rs[0].get("engine", "?"), len(rs), frames, seconds,
-            frames / seconds if seconds > 0 else 0.0, setup))
+            frames / seconds if seconds > 0 else 0.0, detail))
